@@ -1,0 +1,1 @@
+//! Attribute macros for symfonic-evals (see the `symfonic-evals` crate).

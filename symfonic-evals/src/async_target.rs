@@ -1,0 +1,97 @@
+//! Driving an async deployment without executor boilerplate.
+//!
+//! Most agent frameworks are async. An adopter implements [`AsyncTarget`] with
+//! plain `async fn`s and hands the harness a [`TokioTarget`], which owns a
+//! current-thread tokio runtime for the trial and blocks on each turn.
+
+use std::future::Future;
+
+use crate::capability::CapabilityEvidence;
+use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::target::{Target, TargetContext};
+
+/// An async deployment. Mirrors [`Target`] with `async fn`s.
+pub trait AsyncTarget {
+    /// What the deployment declares it can do.
+    fn capabilities(&self) -> CapabilityEvidence;
+
+    /// Runs one prompt turn.
+    fn run_turn(
+        &mut self,
+        request: &PromptRequest,
+    ) -> impl Future<Output = Result<TurnRecord, TurnError>>;
+
+    /// Redeems the latest pause of a conversation.
+    fn resume(
+        &mut self,
+        request: &ResumeRequest,
+    ) -> impl Future<Output = Result<TurnRecord, TurnError>> {
+        let _ = request;
+        async {
+            Err(TurnError::new(
+                "ResumeUnsupported",
+                "this deployment declares no resume operation",
+            ))
+        }
+    }
+}
+
+/// Adapts an [`AsyncTarget`] to [`Target`] by owning a tokio runtime
+/// (current-thread, with timers and I/O enabled).
+pub struct TokioTarget<T> {
+    runtime: tokio::runtime::Runtime,
+    inner: T,
+}
+
+impl<T: AsyncTarget> TokioTarget<T> {
+    /// Builds the deployment with an async constructor inside a new runtime.
+    ///
+    /// # Panics
+    ///
+    /// When the runtime cannot be created (the process is out of threads or
+    /// file descriptors); the runner reports it as the step that broke.
+    pub fn build<F, Fut>(context: &TargetContext, constructor: F) -> Self
+    where
+        F: FnOnce(&TargetContext) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime for the async target");
+        let inner = runtime.block_on(constructor(context));
+        Self { runtime, inner }
+    }
+
+    /// Wraps an already-built deployment in a new runtime.
+    ///
+    /// # Panics
+    ///
+    /// When the runtime cannot be created.
+    pub fn new(inner: T) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime for the async target");
+        Self { runtime, inner }
+    }
+
+    /// The wrapped deployment.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T: AsyncTarget> Target for TokioTarget<T> {
+    fn capabilities(&self) -> CapabilityEvidence {
+        self.inner.capabilities()
+    }
+
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        self.runtime.block_on(self.inner.run_turn(request))
+    }
+
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        self.runtime.block_on(self.inner.resume(request))
+    }
+}

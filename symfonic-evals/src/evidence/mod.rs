@@ -1,0 +1,13 @@
+//! The evidence model: what the harness asks and what a deployment reports.
+
+mod error;
+mod governance;
+mod record;
+mod request;
+mod tool_call;
+
+pub use error::TurnError;
+pub use governance::{StageOutcome, StageRecord};
+pub use record::{Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSE_FACTS};
+pub use request::{Operation, PromptRequest, ResumeRequest};
+pub use tool_call::{ToolCall, ToolOutcome};

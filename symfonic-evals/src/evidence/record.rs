@@ -1,0 +1,209 @@
+//! What a deployment reports about one turn it ran.
+//!
+//! Every pack assertion reads this record, never the wording of the answer, so
+//! the record is built through [`TurnRecordBuilder`]: a target says what it
+//! did in the vocabulary the packs read, and cannot forget a field the packs
+//! rely on.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::governance::StageRecord;
+use super::tool_call::ToolCall;
+
+/// Attribute names whose values come from the terminal event, not from the
+/// deployment's attribute map. A deployment that sets `paused` by hand while
+/// its turn completed must not look paused.
+pub const PAUSE_FACTS: [&str; 3] = ["paused", "pause_name", "pause_resumable"];
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Terminal {
+    /// The turn ran to its answer.
+    #[default]
+    Completed,
+    /// The turn stopped for a person.
+    Paused(Pause),
+}
+
+/// A turn that stopped to ask a person something.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    /// The registered interaction that paused the turn (for example `ask_user`).
+    pub interaction: String,
+    /// Whether the stopped turn reached a checkpoint a redemption can rebuild.
+    pub resumable: bool,
+    /// The single-use token a person redeems to resume.
+    pub token: String,
+}
+
+impl Pause {
+    /// A pause of `interaction`, redeemable with `token`.
+    pub fn new(interaction: impl Into<String>, resumable: bool, token: impl Into<String>) -> Self {
+        Self {
+            interaction: interaction.into(),
+            resumable,
+            token: token.into(),
+        }
+    }
+}
+
+/// The evidence one turn left behind. Built with [`TurnRecord::builder`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TurnRecord {
+    answer: String,
+    #[serde(default)]
+    terminal: Terminal,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    model_input: String,
+    #[serde(default)]
+    governance: Vec<StageRecord>,
+    #[serde(default)]
+    attributes: BTreeMap<String, Value>,
+}
+
+impl TurnRecord {
+    /// Starts a record; see [`TurnRecordBuilder`].
+    pub fn builder() -> TurnRecordBuilder {
+        TurnRecordBuilder::default()
+    }
+
+    /// The answer text (never asserted on except by `ResponseContains`).
+    pub fn answer(&self) -> &str {
+        &self.answer
+    }
+
+    /// How the turn ended.
+    pub fn terminal(&self) -> &Terminal {
+        &self.terminal
+    }
+
+    /// The pause, when the turn ended in one.
+    pub fn pause(&self) -> Option<&Pause> {
+        match &self.terminal {
+            Terminal::Paused(pause) => Some(pause),
+            Terminal::Completed => None,
+        }
+    }
+
+    /// Every tool call the turn made, in order.
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        &self.tool_calls
+    }
+
+    /// The text the model was shown, recall block included.
+    pub fn model_input(&self) -> &str {
+        &self.model_input
+    }
+
+    /// Each governance stage's answer during the turn.
+    pub fn governance(&self) -> &[StageRecord] {
+        &self.governance
+    }
+
+    /// The attributes exactly as the deployment set them.
+    pub fn attributes(&self) -> &BTreeMap<String, Value> {
+        &self.attributes
+    }
+
+    /// The value an assertion reads under `name`.
+    ///
+    /// The pause facts in [`PAUSE_FACTS`] are derived from the terminal event
+    /// and shadow any attribute of the same name; everything else is looked up
+    /// in the deployment's attributes.
+    pub fn fact(&self, name: &str) -> Option<Value> {
+        match name {
+            "paused" => Some(Value::Bool(self.pause().is_some())),
+            "pause_name" => self.pause().map(|p| Value::String(p.interaction.clone())),
+            "pause_resumable" => self.pause().map(|p| Value::Bool(p.resumable)),
+            _ => self.attributes.get(name).cloned(),
+        }
+    }
+}
+
+/// Builds a [`TurnRecord`] one fact at a time.
+///
+/// ```
+/// use symfonic_evals::{Pause, StageOutcome, StageRecord, ToolCall, TurnRecord};
+/// let record = TurnRecord::builder()
+///     .answer("refund issued")
+///     .model_input("system: ... recall: verify the account region")
+///     .tool_call(ToolCall::succeeded("c1", "issue_refund", serde_json::json!({"order": 3}), serde_json::json!("ok")))
+///     .stage(StageRecord::new("procedural_precondition", StageOutcome::Passed).count("checked", 1))
+///     .attribute("procedural_promoted", 1)
+///     .build();
+/// assert_eq!(record.tool_calls().len(), 1);
+/// let paused = TurnRecord::builder().paused(Pause::new("ask_user", true, "tok-1")).build();
+/// assert_eq!(paused.fact("paused"), Some(serde_json::json!(true)));
+/// ```
+#[derive(Debug, Default, Clone)]
+#[must_use]
+pub struct TurnRecordBuilder {
+    record: TurnRecord,
+}
+
+impl TurnRecordBuilder {
+    /// Sets the answer text.
+    pub fn answer(mut self, answer: impl Into<String>) -> Self {
+        self.record.answer = answer.into();
+        self
+    }
+
+    /// Sets the text the model was shown.
+    pub fn model_input(mut self, input: impl Into<String>) -> Self {
+        self.record.model_input = input.into();
+        self
+    }
+
+    /// Marks the turn as paused for a person.
+    pub fn paused(mut self, pause: Pause) -> Self {
+        self.record.terminal = Terminal::Paused(pause);
+        self
+    }
+
+    /// Appends one tool call.
+    pub fn tool_call(mut self, call: ToolCall) -> Self {
+        self.record.tool_calls.push(call);
+        self
+    }
+
+    /// Appends several tool calls.
+    pub fn tool_calls(mut self, calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        self.record.tool_calls.extend(calls);
+        self
+    }
+
+    /// Appends one governance stage's answer.
+    pub fn stage(mut self, stage: StageRecord) -> Self {
+        self.record.governance.push(stage);
+        self
+    }
+
+    /// Appends a whole governance trace.
+    pub fn stages(mut self, stages: impl IntoIterator<Item = StageRecord>) -> Self {
+        self.record.governance.extend(stages);
+        self
+    }
+
+    /// Publishes a value the deployment read back out of its own store.
+    ///
+    /// # Panics
+    ///
+    /// When `value` cannot be represented as JSON (a map with non-string keys):
+    /// that is a bug in the target, not a turn outcome.
+    pub fn attribute(mut self, name: impl Into<String>, value: impl Serialize) -> Self {
+        let value = serde_json::to_value(value).expect("attribute values must serialize to JSON");
+        self.record.attributes.insert(name.into(), value);
+        self
+    }
+
+    /// Finishes the record.
+    pub fn build(self) -> TurnRecord {
+        self.record
+    }
+}

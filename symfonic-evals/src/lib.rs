@@ -1,0 +1,27 @@
+//! Capability packs that prove, in `cargo test`, what a tool-using agent
+//! deployment really does.
+//!
+//! An adopter implements [`Target`] for its deployment and annotates a
+//! function that builds it with one of the pack attributes
+//! ([`procedural_pack`], [`approval_resume_pack`], [`extension_tool_pack`]).
+//! Each attribute expands into an ordinary `#[test]` that runs the pack's
+//! scenario against the deployment and asserts on the evidence it reported.
+#![warn(missing_docs)]
+
+mod async_target;
+mod capability;
+pub mod contracts;
+mod evidence;
+mod ledger;
+mod target;
+
+pub use async_target::{AsyncTarget, TokioTarget};
+pub use capability::{
+    CapabilityEvidence, Missing, Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+};
+pub use evidence::{
+    Operation, Pause, PromptRequest, ResumeRequest, StageOutcome, StageRecord, Terminal, ToolCall,
+    ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSE_FACTS,
+};
+pub use ledger::{Applied, LedgerCounts, SideEffectLedger};
+pub use target::{Target, TargetContext};

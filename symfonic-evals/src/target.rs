@@ -1,0 +1,112 @@
+//! The one trait an adopter implements, and the fixtures the harness owns.
+
+use std::path::{Path, PathBuf};
+
+use crate::capability::CapabilityEvidence;
+use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::ledger::SideEffectLedger;
+
+/// A deployment under evaluation.
+///
+/// The harness builds it from a [`TargetContext`], drives it one step at a
+/// time on a thread of its own, and drops it to simulate a restart. A target
+/// need not be `Send`: it lives and dies on that thread.
+///
+/// ```
+/// use symfonic_evals::{CapabilityEvidence, PromptRequest, Target, TurnError, TurnRecord};
+/// struct Echo;
+/// impl Target for Echo {
+///     fn capabilities(&self) -> CapabilityEvidence {
+///         CapabilityEvidence::new()
+///     }
+///     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+///         Ok(TurnRecord::builder().answer(request.prompt.clone()).build())
+///     }
+/// }
+/// ```
+pub trait Target {
+    /// What the deployment declares it can do; packs decide applicability on it.
+    fn capabilities(&self) -> CapabilityEvidence;
+
+    /// Runs one prompt turn.
+    ///
+    /// # Errors
+    ///
+    /// A [`TurnError`] whose kind a step may expect.
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError>;
+
+    /// Redeems the latest pause of a conversation with a person's answer.
+    ///
+    /// # Errors
+    ///
+    /// By default `ResumeUnsupported`; a deployment with the `resume`
+    /// operation returns its own kinds, such as `PauseTokenReplayedError`.
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        let _ = request;
+        Err(TurnError::new(
+            "ResumeUnsupported",
+            "this deployment declares no resume operation",
+        ))
+    }
+}
+
+impl<T: Target + ?Sized> Target for Box<T> {
+    fn capabilities(&self) -> CapabilityEvidence {
+        (**self).capabilities()
+    }
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        (**self).run_turn(request)
+    }
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        (**self).resume(request)
+    }
+}
+
+/// The fixtures the harness owns and hands to the function that builds a
+/// deployment: the side-effect ledger and a durable directory. Both live for
+/// one trial: a restart rebuilds the deployment from the same context, and
+/// the next trial gets a fresh one.
+#[derive(Debug)]
+pub struct TargetContext {
+    ledger: SideEffectLedger,
+    durable: tempfile::TempDir,
+    trial: u32,
+}
+
+impl TargetContext {
+    /// A fresh context for trial number `trial` (zero-based).
+    ///
+    /// # Errors
+    ///
+    /// When the durable directory cannot be created.
+    pub fn fresh(trial: u32) -> std::io::Result<Self> {
+        let durable = tempfile::Builder::new()
+            .prefix("symfonic-evals-trial-")
+            .tempdir()?;
+        Ok(Self {
+            ledger: SideEffectLedger::new(),
+            durable,
+            trial,
+        })
+    }
+
+    /// The ledger the action tool applies its effects through.
+    pub fn ledger(&self) -> &SideEffectLedger {
+        &self.ledger
+    }
+
+    /// A directory that survives a restart within this trial.
+    pub fn durable_dir(&self) -> &Path {
+        self.durable.path()
+    }
+
+    /// A path inside the durable directory.
+    pub fn durable_path(&self, name: &str) -> PathBuf {
+        self.durable.path().join(name)
+    }
+
+    /// Which trial this context belongs to (zero-based).
+    pub fn trial(&self) -> u32 {
+        self.trial
+    }
+}
