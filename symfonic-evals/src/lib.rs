@@ -8,12 +8,29 @@
 //! scenario against the deployment and asserts on the evidence it reported.
 #![warn(missing_docs)]
 
+mod assertion;
 mod async_target;
 mod capability;
 pub mod contracts;
 mod evidence;
 mod ledger;
+mod packs;
+pub mod process;
+mod redact;
+mod report;
+mod runner;
+mod scenario;
 mod target;
+
+pub use assertion::{Assertion, Check};
+pub use packs::{
+    procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
+    ExtensionToolPack, PackDefinition, PackKind, PackResolution, ProceduralPack, APPROVED,
+};
+pub use redact::{short_digest, SHOW_VALUES_ENV};
+pub use report::{report_dir, run_pack, Failure, PackRun, RunOptions, Verdict, REPORT_DIR_ENV};
+pub use runner::{run_scenario, AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
+pub use scenario::{Scenario, Step, StepInput, TrialPolicy};
 
 pub use async_target::{AsyncTarget, TokioTarget};
 pub use capability::{
@@ -24,4 +41,5 @@ pub use evidence::{
     ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSE_FACTS,
 };
 pub use ledger::{Applied, LedgerCounts, SideEffectLedger};
+pub use process::ProcessTarget;
 pub use target::{Target, TargetContext};

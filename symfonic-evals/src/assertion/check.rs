@@ -1,0 +1,277 @@
+//! Evaluating an assertion against one step's evidence.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::Value;
+
+use super::Assertion;
+use crate::evidence::TurnRecord;
+use crate::ledger::LedgerCounts;
+use crate::redact::{sensitive, sensitive_json};
+
+/// The answer of one assertion: whether it held, and expected vs observed as
+/// report-safe text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// Whether the assertion held.
+    pub passed: bool,
+    /// What the assertion required (from the pack's own definition).
+    pub expected: String,
+    /// What the evidence showed; values that could carry turn content are digests.
+    pub observed: String,
+}
+
+impl Check {
+    fn new(passed: bool, expected: impl Into<String>, observed: impl Into<String>) -> Self {
+        Self {
+            passed,
+            expected: expected.into(),
+            observed: observed.into(),
+        }
+    }
+}
+
+impl Assertion {
+    /// Checks this assertion against a turn's record and the ledger counts
+    /// read after the turn.
+    pub fn check(&self, record: &TurnRecord, ledger: LedgerCounts) -> Check {
+        match self {
+            Self::AttributeEquals { name, expected } => attribute_equals(record, name, expected),
+            Self::AttributeCount { name, minimum } => attribute_count(record, name, *minimum),
+            Self::AttributesSameNonEmpty { left, right } => same_non_empty(record, left, right),
+            Self::PromptRecallContains(fragment) => recall(record, fragment, true),
+            Self::PromptRecallExcludes(fragment) => recall(record, fragment, false),
+            Self::ToolCalled {
+                tool,
+                times,
+                arguments,
+            } => {
+                let calls = record
+                    .tool_calls()
+                    .iter()
+                    .filter(|call| call.name == *tool)
+                    .collect::<Vec<_>>();
+                let matching = calls
+                    .iter()
+                    .filter(|call| arguments.as_ref().is_none_or(|a| call.arguments == *a))
+                    .count();
+                let expected = match arguments {
+                    Some(args) => format!("{times} call(s) of {tool} with arguments {args}"),
+                    None => format!("{times} call(s) of {tool}"),
+                };
+                let observed = if arguments.is_some() && matching != calls.len() {
+                    format!(
+                        "{matching} matching of {} call(s); arguments {}",
+                        calls.len(),
+                        calls
+                            .iter()
+                            .map(|c| sensitive_json(&c.arguments))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else {
+                    format!("{matching} call(s)")
+                };
+                Check::new(matching == *times, expected, observed)
+            }
+            Self::ToolSucceeded { tool, times } => {
+                let calls = record.tool_calls().iter().filter(|c| c.name == *tool);
+                let (mut succeeded, mut total) = (0, 0);
+                for call in calls {
+                    total += 1;
+                    succeeded += usize::from(call.is_success());
+                }
+                Check::new(
+                    succeeded == *times,
+                    format!("{times} successful call(s) of {tool}"),
+                    format!("{succeeded} of {total} call(s) succeeded"),
+                )
+            }
+            Self::ToolCallIdsUnique { minimum } => {
+                let calls = record.tool_calls();
+                let mut seen = HashSet::with_capacity(calls.len());
+                let repeated = calls.iter().filter(|c| !seen.insert(&c.id)).count();
+                Check::new(
+                    calls.len() >= *minimum && repeated == 0,
+                    format!("at least {minimum} call(s), no repeated id"),
+                    format!("{} call(s), {repeated} repeated id(s)", calls.len()),
+                )
+            }
+            Self::SideEffectCount {
+                attempts,
+                effects,
+                duplicates,
+            } => {
+                let want = LedgerCounts {
+                    attempts: *attempts,
+                    effects: *effects,
+                    duplicates: *duplicates,
+                };
+                Check::new(ledger == want, ledger_text(want), ledger_text(ledger))
+            }
+            Self::StageObserved {
+                stage,
+                outcome,
+                minimum_counts,
+            } => stage_observed(record, stage, *outcome, minimum_counts),
+            Self::ResponseContains(fragments) => {
+                let missing = fragments
+                    .iter()
+                    .filter(|f| !record.answer().contains(f.as_str()))
+                    .count();
+                Check::new(
+                    missing == 0,
+                    format!("answer contains all {} fragment(s)", fragments.len()),
+                    format!(
+                        "{missing} fragment(s) missing from answer {}",
+                        sensitive(record.answer())
+                    ),
+                )
+            }
+        }
+    }
+}
+
+fn ledger_text(counts: LedgerCounts) -> String {
+    format!(
+        "attempts={} effects={} duplicates={}",
+        counts.attempts, counts.effects, counts.duplicates
+    )
+}
+
+fn attribute_equals(record: &TurnRecord, name: &str, expected: &Value) -> Check {
+    let expected_text = format!("{name} = {expected}");
+    match record.fact(name) {
+        None => Check::new(false, expected_text, format!("{name} absent")),
+        Some(observed) => Check::new(
+            observed == *expected,
+            expected_text,
+            format!("{name} = {}", sensitive_json(&observed)),
+        ),
+    }
+}
+
+/// A count read from a number, or the length of a collection or string.
+fn count_of(value: &Value) -> Option<u64> {
+    match value {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Value::Array(items) => Some(items.len() as u64),
+        Value::Object(map) => Some(map.len() as u64),
+        Value::String(text) => Some(text.len() as u64),
+        Value::Bool(_) | Value::Null => None,
+    }
+}
+
+fn attribute_count(record: &TurnRecord, name: &str, minimum: u64) -> Check {
+    let expected = format!("{name} counts at least {minimum}");
+    match record.fact(name) {
+        None => Check::new(false, expected, format!("{name} absent")),
+        Some(value) => match count_of(&value) {
+            Some(count) => Check::new(count >= minimum, expected, format!("{name} counts {count}")),
+            None => Check::new(
+                false,
+                expected,
+                format!("{name} is not a count or collection"),
+            ),
+        },
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        Value::String(text) => text.is_empty(),
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+fn same_non_empty(record: &TurnRecord, left: &str, right: &str) -> Check {
+    let expected = format!("{left} and {right} equal and non-empty");
+    let (l, r) = (record.fact(left), record.fact(right));
+    let describe = |name: &str, value: &Option<Value>| match value {
+        None => format!("{name} absent"),
+        Some(v) if is_empty(v) => format!("{name} empty"),
+        Some(v) => format!("{name} = {}", sensitive_json(v)),
+    };
+    let passed = matches!((&l, &r), (Some(a), Some(b)) if a == b && !is_empty(a));
+    Check::new(
+        passed,
+        expected,
+        format!("{}; {}", describe(left, &l), describe(right, &r)),
+    )
+}
+
+fn recall(record: &TurnRecord, fragment: &str, present: bool) -> Check {
+    let found = record.model_input().contains(fragment);
+    let expected = if present {
+        "fragment present in model input"
+    } else {
+        "fragment absent from model input"
+    };
+    let observed = format!(
+        "fragment {} model input {}",
+        if found { "present in" } else { "absent from" },
+        sensitive(record.model_input())
+    );
+    Check::new(found == present, expected, observed)
+}
+
+fn stage_observed(
+    record: &TurnRecord,
+    stage: &str,
+    outcome: Option<crate::StageOutcome>,
+    minimum_counts: &BTreeMap<String, u64>,
+) -> Check {
+    let mut expected = format!("stage {stage}");
+    if let Some(outcome) = outcome {
+        expected.push_str(&format!(" {outcome}"));
+    }
+    for (name, least) in minimum_counts {
+        expected.push_str(&format!(", {name} >= {least}"));
+    }
+    let named: Vec<_> = record
+        .governance()
+        .iter()
+        .filter(|r| r.stage == stage)
+        .collect();
+    if named.is_empty() {
+        return Check::new(false, expected, format!("stage {stage} absent from trace"));
+    }
+    let matching: Vec<_> = named
+        .iter()
+        .filter(|r| outcome.is_none_or(|o| r.outcome == o))
+        .collect();
+    let outcomes = named
+        .iter()
+        .map(|r| r.outcome.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    if matching.is_empty() {
+        return Check::new(
+            false,
+            expected,
+            format!("stage {stage} outcomes [{outcomes}]"),
+        );
+    }
+    let mut totals = BTreeMap::<&str, u64>::new();
+    for record in &matching {
+        for (name, n) in &record.counts {
+            *totals.entry(name.as_str()).or_insert(0) += n;
+        }
+    }
+    let short = minimum_counts
+        .iter()
+        .any(|(name, least)| totals.get(name.as_str()).copied().unwrap_or(0) < *least);
+    let counts = totals
+        .iter()
+        .map(|(name, n)| format!("{name}={n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Check::new(
+        !short,
+        expected,
+        format!("stage {stage} outcomes [{outcomes}], counts [{counts}]"),
+    )
+}

@@ -1,0 +1,136 @@
+//! The approval and resume pack: pause for a person, resume once, refuse the replay.
+
+use serde_json::Value;
+
+use super::definition::ArgumentChecks;
+use super::ArgumentError;
+use crate::assertion::Assertion;
+use crate::capability::Requirements;
+use crate::scenario::{Scenario, Step, TrialPolicy};
+
+/// Arguments of the approval and resume pack. `Default` fills the optional
+/// arguments with their documented defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalResumePack {
+    /// The turn that must pause.
+    pub pause_prompt: String,
+    /// What the person answers; the deployment validates it.
+    pub answer: Value,
+    /// The registered interaction that pauses (no default: it is the one under test).
+    pub interaction_tool: String,
+    /// What the deployment claims its pause is; continuation follows it.
+    pub resumable: bool,
+    /// Where the deployment publishes the redemption's outcome.
+    pub resume_attribute: String,
+    /// The outcome a successful redemption reports.
+    pub resume_outcome: String,
+    /// Where it publishes whether the paused turn was continued.
+    pub continued_attribute: String,
+    /// Where it publishes whether the token was bound to a checkpoint.
+    pub checkpoint_attribute: String,
+    /// The error kind a replayed token must fail with.
+    pub replay_error: String,
+    /// Rebuild the deployment before the replay: a token single-use only
+    /// until the next restart is not single-use.
+    pub restart_before_replay: bool,
+    /// The conversation every step runs in.
+    pub conversation: String,
+    /// Trials and passes required.
+    pub policy: TrialPolicy,
+}
+
+impl Default for ApprovalResumePack {
+    fn default() -> Self {
+        Self {
+            pause_prompt: String::new(),
+            answer: Value::Null,
+            interaction_tool: String::new(),
+            resumable: true,
+            resume_attribute: "resume_outcome".into(),
+            resume_outcome: "resumed".into(),
+            continued_attribute: "resume_continued".into(),
+            checkpoint_attribute: "resume_checkpoint".into(),
+            replay_error: "PauseTokenReplayedError".into(),
+            restart_before_replay: false,
+            conversation: "approval".into(),
+            policy: TrialPolicy::default(),
+        }
+    }
+}
+
+impl ApprovalResumePack {
+    /// Refuses arguments that would make the pack unable to discriminate.
+    ///
+    /// # Errors
+    ///
+    /// Every offending argument.
+    pub fn check(&self) -> Result<(), Vec<ArgumentError>> {
+        let mut checks = ArgumentChecks::default();
+        checks.text("pause_prompt", &self.pause_prompt);
+        checks.text("interaction_tool", &self.interaction_tool);
+        let answered = match &self.answer {
+            Value::Null => false,
+            Value::Object(map) => !map.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            Value::String(text) => !text.is_empty(),
+            Value::Bool(_) | Value::Number(_) => true,
+        };
+        checks.require(
+            answered,
+            "answer",
+            "must not be empty: redeeming a token with nothing to validate proves only that it was spent",
+        );
+        for (argument, value) in [
+            ("resume_attribute", &self.resume_attribute),
+            ("resume_outcome", &self.resume_outcome),
+            ("continued_attribute", &self.continued_attribute),
+            ("checkpoint_attribute", &self.checkpoint_attribute),
+            ("replay_error", &self.replay_error),
+            ("conversation", &self.conversation),
+        ] {
+            checks.text(argument, value);
+        }
+        checks.policy(&self.policy);
+        checks.finish()
+    }
+
+    /// The `human` capability and the `resume` operation.
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            capabilities: vec!["human".into()],
+            operations: vec!["resume".into()],
+            ..Requirements::default()
+        }
+    }
+
+    /// The pack's one scenario.
+    pub fn scenario(&self) -> Scenario {
+        let conversation = self.conversation.as_str();
+        let tool = self.interaction_tool.as_str();
+        let steps = vec![
+            Step::prompt("pause", &self.pause_prompt, conversation).asserting([
+                Assertion::attribute_equals("paused", Value::Bool(true)),
+                Assertion::attribute_equals("pause_name", Value::from(tool)),
+                Assertion::attribute_equals("pause_resumable", Value::Bool(self.resumable)),
+            ]),
+            Step::resume("resume", self.answer.clone(), conversation).asserting([
+                Assertion::attribute_equals(
+                    &self.resume_attribute,
+                    Value::from(self.resume_outcome.as_str()),
+                ),
+                Assertion::attribute_equals("resume_name", Value::from(tool)),
+                Assertion::attribute_equals(&self.checkpoint_attribute, Value::Bool(true)),
+                Assertion::attribute_equals(&self.continued_attribute, Value::Bool(self.resumable)),
+                Assertion::tool_called(tool, 0),
+            ]),
+            Step::resume("replay", self.answer.clone(), conversation)
+                .restarting(self.restart_before_replay)
+                .expecting_error(&self.replay_error),
+        ];
+        Scenario {
+            name: "approval-pause-resume-and-replay-refusal".into(),
+            steps,
+            policy: self.policy,
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! What running a scenario produced: per trial, per step, per assertion.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::assertion::Check;
+use crate::evidence::Operation;
+
+/// Why a step could not be judged on its assertions alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum StepErrorKind {
+    /// The step expected an error kind and the turn succeeded or failed otherwise.
+    ExpectedError,
+    /// The turn failed with an error the step did not expect.
+    UnexpectedError,
+    /// The target (or its constructor) panicked.
+    TargetPanicked,
+    /// The step ran past the trial policy's time limit.
+    StepTimeout,
+    /// A resume step found no retained pause token in its conversation.
+    NoPauseToResume,
+    /// The harness could not set up the trial's fixtures.
+    ContextFailed,
+}
+
+impl StepErrorKind {
+    /// The name failures and reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ExpectedError => "ExpectedError",
+            Self::UnexpectedError => "UnexpectedError",
+            Self::TargetPanicked => "TargetPanicked",
+            Self::StepTimeout => "StepTimeout",
+            Self::NoPauseToResume => "NoPauseToResume",
+            Self::ContextFailed => "ContextFailed",
+        }
+    }
+
+    /// Whether the trial cannot go on after this error.
+    pub fn ends_trial(self) -> bool {
+        !matches!(self, Self::ExpectedError)
+    }
+}
+
+/// A step that broke, with report-safe detail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepError {
+    /// What went wrong.
+    pub kind: StepErrorKind,
+    /// What was expected, report-safe.
+    pub expected: String,
+    /// What happened, report-safe (messages are digested).
+    pub observed: String,
+}
+
+/// One assertion's result within a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AssertionRun {
+    /// The assertion kind, e.g. `ToolSucceeded`.
+    pub kind: &'static str,
+    /// Its parameters, e.g. `ToolSucceeded(issue_refund, times=0)`.
+    pub description: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What it required.
+    pub expected: String,
+    /// What the evidence showed.
+    pub observed: String,
+}
+
+impl AssertionRun {
+    pub(crate) fn new(kind: &'static str, description: String, check: Check) -> Self {
+        Self {
+            kind,
+            description,
+            passed: check.passed,
+            expected: check.expected,
+            observed: check.observed,
+        }
+    }
+}
+
+/// One step's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepRun {
+    /// Zero-based position in the scenario.
+    pub index: usize,
+    /// The step's readable label.
+    pub label: String,
+    /// Which door the step went through.
+    pub operation: Operation,
+    /// Digest of the prompt or answer the step sent.
+    pub input_digest: String,
+    /// Whether the deployment was rebuilt before this step.
+    pub restarted: bool,
+    /// Each assertion's result.
+    pub assertions: Vec<AssertionRun>,
+    /// The error that broke the step, if any.
+    pub error: Option<StepError>,
+    /// Wall time of the turn.
+    #[serde(serialize_with = "serialize_micros")]
+    pub duration: Duration,
+}
+
+impl StepRun {
+    /// Whether every assertion held and nothing broke.
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.assertions.iter().all(|a| a.passed)
+    }
+}
+
+fn serialize_micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// One trial's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrialRun {
+    /// Zero-based trial number.
+    pub trial: u32,
+    /// The steps that ran (a broken trial stops at the step that broke).
+    pub steps: Vec<StepRun>,
+    /// Steps the scenario has in all.
+    pub planned_steps: usize,
+}
+
+impl TrialRun {
+    /// Whether every planned step ran and passed.
+    pub fn passed(&self) -> bool {
+        self.steps.len() == self.planned_steps && self.steps.iter().all(StepRun::passed)
+    }
+}
