@@ -1,0 +1,223 @@
+//! One supervised child process: spawned in its own process group with every
+//! pipe drained on a thread, shut down in order, killed when it lingers, and
+//! always reaped.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::pipes::{self, StderrRing, StdoutEvent};
+use super::protocol::{encode, HarnessMessage};
+
+/// The environment variable that carries the trial's durable directory.
+pub const DURABLE_DIR_ENV: &str = "SYMFONIC_EVALS_DURABLE_DIR";
+/// The command-line flag that carries the trial's durable directory.
+pub const DURABLE_DIR_FLAG: &str = "--durable-dir";
+
+/// What the supervisor needs to start a child.
+pub(crate) struct Launch<'a> {
+    pub program: &'a OsString,
+    pub args: &'a [OsString],
+    pub env: &'a [(OsString, OsString)],
+    pub current_dir: Option<&'a PathBuf>,
+    pub durable_dir: &'a std::path::Path,
+    pub max_line_bytes: usize,
+    pub stderr_ring_bytes: usize,
+}
+
+/// Why waiting for the child's next line ended without one.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Silence {
+    /// The deadline passed.
+    Timeout,
+    /// The stdout reader is gone, so nothing more will come.
+    Gone,
+}
+
+/// A running child and the threads that serve its pipes.
+pub(crate) struct Supervised {
+    child: Child,
+    stdin: Option<Sender<Vec<u8>>>,
+    events: Receiver<StdoutEvent>,
+    stderr: StderrRing,
+    status: Option<ExitStatus>,
+}
+
+impl Supervised {
+    /// Spawns the child with the durable directory as a trailing
+    /// `--durable-dir <path>` argument and in [`DURABLE_DIR_ENV`].
+    pub(crate) fn spawn(launch: &Launch<'_>) -> std::io::Result<Self> {
+        let mut command = Command::new(launch.program);
+        command
+            .args(launch.args)
+            .arg(DURABLE_DIR_FLAG)
+            .arg(launch.durable_dir)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .env(DURABLE_DIR_ENV, launch.durable_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(dir) = launch.current_dir {
+            command.current_dir(dir);
+        }
+        #[cfg(unix)]
+        {
+            // Its own group, so a shell wrapper's children die with it and a
+            // terminal's signals reach the harness, not the deployment.
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        }
+        let mut child = command.spawn()?;
+        let (stdin, stdout, stderr) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(stdin), Some(stdout), Some(stderr)) => (stdin, stdout, stderr),
+                _ => {
+                    kill_and_reap(&mut child);
+                    return Err(std::io::Error::other("the child's pipes were not created"));
+                }
+            };
+        let ring = StderrRing::new(launch.stderr_ring_bytes);
+        let (line_tx, line_rx) = mpsc::channel();
+        let (event_tx, event_rx) = mpsc::channel();
+        let started = pipes::spawn_stdin_writer(stdin, line_rx)
+            .and_then(|()| pipes::spawn_stdout_reader(stdout, launch.max_line_bytes, event_tx))
+            .and_then(|()| pipes::spawn_stderr_drain(stderr, ring.clone()));
+        if let Err(error) = started {
+            kill_and_reap(&mut child);
+            return Err(error);
+        }
+        Ok(Self {
+            child,
+            stdin: Some(line_tx),
+            events: event_rx,
+            stderr: ring,
+            status: None,
+        })
+    }
+
+    /// The child's process id (also its process group id).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Queues one message for the child's stdin. Never blocks.
+    pub(crate) fn send(&self, message: &HarnessMessage) {
+        if let Some(stdin) = &self.stdin {
+            // A closed queue means the writer saw the pipe break; the reader
+            // will report the child's exit, which names the real cause.
+            let _ = stdin.send(encode(message));
+        }
+    }
+
+    /// The child's next stdout event, waiting until `deadline` at most.
+    pub(crate) fn next_event(&self, deadline: Instant) -> Result<StdoutEvent, Silence> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        self.events.recv_timeout(wait).map_err(|error| match error {
+            RecvTimeoutError::Timeout => Silence::Timeout,
+            RecvTimeoutError::Disconnected => Silence::Gone,
+        })
+    }
+
+    /// At most `max_bytes` of what the child last wrote to stderr.
+    pub(crate) fn stderr_tail(&self, max_bytes: usize) -> String {
+        self.stderr.tail(max_bytes)
+    }
+
+    /// Waits up to `grace` for the child to exit on its own, without reaping
+    /// it: an exited but unreaped child still holds its process group id, so
+    /// the group can be killed afterwards without hitting a reused id.
+    pub(crate) fn wait_for_exit(&mut self, grace: Duration) -> bool {
+        let deadline = Instant::now() + grace;
+        loop {
+            if self.status.is_some() || has_exited(&mut self.child) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Orderly shutdown: the shutdown message, end-of-file on stdin, `grace`
+    /// to exit, then a kill. The child is reaped either way.
+    pub(crate) fn shutdown(&mut self, grace: Duration) -> ExitStatus {
+        if self.status.is_none() {
+            self.send(&HarnessMessage::Shutdown);
+        }
+        self.stdin = None;
+        self.wait_for_exit(grace);
+        self.kill()
+    }
+
+    /// Kills the child's process group (so nothing it started outlives it)
+    /// and the child itself, then reaps it. Idempotent.
+    pub(crate) fn kill(&mut self) -> ExitStatus {
+        self.stdin = None;
+        if let Some(status) = self.status {
+            return status;
+        }
+        let status = kill_and_reap(&mut self.child);
+        self.status = Some(status);
+        status
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Kills the whole group, then the child, then waits for it so no zombie
+/// remains. The child is reaped last, so its id cannot have been reused by
+/// the time the group is signalled.
+fn kill_and_reap(child: &mut Child) -> ExitStatus {
+    kill_group(child.id());
+    let _ = child.kill();
+    child.wait().unwrap_or_else(|_| failed_status())
+}
+
+/// Whether the child has exited, leaving it unreaped.
+#[cfg(unix)]
+fn has_exited(child: &mut Child) -> bool {
+    let pid: libc::id_t = child.id();
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid(2), which
+    // writes only into it; WNOWAIT leaves the child waitable for `wait`.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        libc::waitid(libc::P_PID, pid, &mut info, flags) == 0 && info.si_pid() != 0
+    }
+}
+
+#[cfg(not(unix))]
+fn has_exited(child: &mut Child) -> bool {
+    matches!(child.try_wait(), Ok(Some(_)))
+}
+
+#[cfg(unix)]
+fn kill_group(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; it
+        // touches no memory of ours and fails harmlessly when the group is gone.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: u32) {}
+
+#[cfg(unix)]
+fn failed_status() -> ExitStatus {
+    std::os::unix::process::ExitStatusExt::from_raw(libc::SIGKILL)
+}
+
+#[cfg(windows)]
+fn failed_status() -> ExitStatus {
+    std::os::windows::process::ExitStatusExt::from_raw(1)
+}

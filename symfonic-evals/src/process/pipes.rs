@@ -1,0 +1,252 @@
+//! The threads that keep a child's pipes flowing.
+//!
+//! A child blocks when a pipe it writes to is full, and a harness that stops
+//! reading one pipe while waiting on another deadlocks with it. So each pipe
+//! has a thread of its own: stdout is read line by line (with a size cap) into
+//! a channel, stderr is drained continuously into a bounded ring buffer, and
+//! stdin is written from a queue so a child that stops reading can never
+//! block the harness.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+
+use super::protocol::{decode, ChildMessage};
+
+/// One thing that happened on the child's stdout.
+#[derive(Debug)]
+pub(crate) enum StdoutEvent {
+    /// A well-formed protocol message.
+    Message(ChildMessage),
+    /// A line that is not a protocol message; the reason names no content.
+    Malformed(String),
+    /// A line longer than the cap; its content was discarded.
+    Oversized,
+    /// The child closed stdout (usually because it exited).
+    Closed,
+}
+
+/// Reads `stdout` on a thread and sends one event per line. After the first
+/// oversized line the thread keeps draining (and discarding) so the child
+/// never blocks on a full pipe before it is killed.
+pub(crate) fn spawn_stdout_reader(
+    stdout: impl Read + Send + 'static,
+    cap: usize,
+    events: Sender<StdoutEvent>,
+) -> std::io::Result<()> {
+    thread::Builder::new()
+        .name("symfonic-evals-child-stdout".into())
+        .spawn(move || {
+            let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+            let mut line = Vec::new();
+            loop {
+                let event = match read_capped_line(&mut reader, cap, &mut line) {
+                    Ok(Line::Complete) => Some(match decode(&line) {
+                        Ok(message) => StdoutEvent::Message(message),
+                        Err(error) => StdoutEvent::Malformed(error.reason),
+                    }),
+                    Ok(Line::Blank) => None,
+                    Ok(Line::Oversized) => Some(StdoutEvent::Oversized),
+                    Ok(Line::Eof) | Err(_) => {
+                        let _ = events.send(StdoutEvent::Closed);
+                        return;
+                    }
+                };
+                if let Some(event) = event {
+                    // The receiver may be gone (the target was dropped); keep
+                    // draining anyway until the child closes the pipe.
+                    let _ = events.send(event);
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// What [`read_capped_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// `buffer` holds one line, without its terminator.
+    Complete,
+    /// An empty (or whitespace-only) line, which the protocol ignores.
+    Blank,
+    /// The line exceeded the cap and was skipped up to its newline.
+    Oversized,
+    /// The stream ended (a partial last line is dropped).
+    Eof,
+}
+
+/// Reads one `\n`-terminated line into `buffer`, never holding more than
+/// `cap` bytes of it.
+pub(crate) fn read_capped_line(
+    reader: &mut impl BufRead,
+    cap: usize,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    buffer.clear();
+    let mut oversized = false;
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(Line::Eof);
+        }
+        let (chunk, found_newline) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (&available[..end], true),
+            None => (available, false),
+        };
+        if !oversized {
+            if buffer.len() + chunk.len() > cap {
+                oversized = true;
+                buffer.clear();
+            } else {
+                buffer.extend_from_slice(chunk);
+            }
+        }
+        let consumed = chunk.len() + usize::from(found_newline);
+        reader.consume(consumed);
+        if found_newline {
+            if oversized {
+                return Ok(Line::Oversized);
+            }
+            if buffer.last() == Some(&b'\r') {
+                buffer.pop();
+            }
+            if buffer.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Line::Blank);
+            }
+            return Ok(Line::Complete);
+        }
+    }
+}
+
+/// The last bytes a child wrote to stderr, bounded so a flood costs a fixed
+/// amount of memory.
+#[derive(Debug, Clone)]
+pub(crate) struct StderrRing {
+    inner: Arc<Mutex<VecDeque<u8>>>,
+    capacity: usize,
+}
+
+impl StderrRing {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(VecDeque::with_capacity(capacity))),
+            capacity,
+        }
+    }
+
+    fn push(&self, bytes: &[u8]) {
+        let mut ring = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let bytes = &bytes[bytes.len().saturating_sub(self.capacity)..];
+        let overflow = (ring.len() + bytes.len()).saturating_sub(self.capacity);
+        ring.drain(..overflow);
+        ring.extend(bytes);
+    }
+
+    /// At most `max_bytes` of the most recent output, lossily decoded.
+    pub(crate) fn tail(&self, max_bytes: usize) -> String {
+        let ring = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let skip = ring.len().saturating_sub(max_bytes);
+        let bytes: Vec<u8> = ring.iter().skip(skip).copied().collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// How many bytes the ring holds now.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// Drains `stderr` on a thread into `ring` until the child closes it.
+pub(crate) fn spawn_stderr_drain(
+    mut stderr: impl Read + Send + 'static,
+    ring: StderrRing,
+) -> std::io::Result<()> {
+    thread::Builder::new()
+        .name("symfonic-evals-child-stderr".into())
+        .spawn(move || {
+            let mut chunk = [0_u8; 8192];
+            while let Ok(n) = stderr.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                ring.push(&chunk[..n]);
+            }
+        })?;
+    Ok(())
+}
+
+/// Writes queued lines to `stdin` on a thread; the child sees end-of-file
+/// when the queue's sender is dropped or a write fails.
+pub(crate) fn spawn_stdin_writer(
+    mut stdin: impl Write + Send + 'static,
+    lines: Receiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    thread::Builder::new()
+        .name("symfonic-evals-child-stdin".into())
+        .spawn(move || {
+            for line in lines {
+                if stdin.write_all(&line).and_then(|()| stdin.flush()).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], cap: usize) -> Vec<(Line, Vec<u8>)> {
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut out = Vec::new();
+        let mut buffer = Vec::new();
+        loop {
+            let line = read_capped_line(&mut reader, cap, &mut buffer).unwrap();
+            if line == Line::Eof {
+                return out;
+            }
+            out.push((line, buffer.clone()));
+        }
+    }
+
+    #[test]
+    fn splits_lines_across_small_buffers_and_skips_long_ones() {
+        let got = lines(b"abc\r\n0123456789\n\n  \nxy\npartial", 8);
+        let kinds: Vec<&Line> = got.iter().map(|(kind, _)| kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                &Line::Complete,
+                &Line::Oversized,
+                &Line::Blank,
+                &Line::Blank,
+                &Line::Complete
+            ]
+        );
+        assert_eq!(got[0].1, b"abc");
+        assert_eq!(got[4].1, b"xy");
+    }
+
+    #[test]
+    fn a_line_exactly_at_the_cap_is_kept() {
+        let got = lines(b"12345678\n", 8);
+        assert_eq!(got, [(Line::Complete, b"12345678".to_vec())]);
+    }
+
+    #[test]
+    fn the_ring_keeps_only_the_newest_bytes() {
+        let ring = StderrRing::new(10);
+        ring.push(b"0123456789abc");
+        assert_eq!(ring.tail(100), "3456789abc");
+        ring.push(b"XY");
+        assert_eq!(ring.len(), 10);
+        assert_eq!(ring.tail(4), "bcXY");
+    }
+}

@@ -1,0 +1,186 @@
+//! The wire protocol between the harness and an out-of-process deployment.
+//!
+//! One JSON object per line over the child's stdin (harness to child) and
+//! stdout (child to harness). Every object carries a `type`. The shapes of
+//! requests, turn records, typed errors and capability evidence are the
+//! in-process evidence model's own serde forms, so a Python deployment and a
+//! Rust one report exactly the same facts. The one-page description and the
+//! JSON Schema live in `protocol/` at the repository root.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capability::CapabilityEvidence;
+use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+
+/// The protocol version this harness speaks. A child declaring any other is
+/// refused at the handshake rather than misread later.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Every version this harness can speak, offered in the handshake.
+pub const SUPPORTED_VERSIONS: [u32; 1] = [PROTOCOL_VERSION];
+
+/// A line the harness writes to the child's stdin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HarnessMessage {
+    /// Opens the session: the versions the harness speaks and the trial's
+    /// durable directory (also passed on the command line and in the
+    /// environment, so a deployment can open its store before reading stdin).
+    Hello {
+        /// Versions the harness can speak; the child picks one.
+        protocol_versions: Vec<u32>,
+        /// The directory that survives a restart within the trial.
+        durable_dir: String,
+        /// The zero-based trial number.
+        trial: u32,
+    },
+    /// Runs one prompt turn.
+    Prompt {
+        /// The request id the answer must carry.
+        id: u64,
+        /// The turn to run.
+        request: PromptRequest,
+    },
+    /// Redeems a pause with a person's answer.
+    Resume {
+        /// The request id the answer must carry.
+        id: u64,
+        /// The redemption to perform.
+        request: ResumeRequest,
+    },
+    /// Answers a [`ChildMessage::LedgerApply`] the child sent mid-turn.
+    LedgerResult {
+        /// The id of the turn request the ledger operation belongs to.
+        id: u64,
+        /// The idempotency key the child applied.
+        key: String,
+        /// `true` when the effect is new and the child must perform it;
+        /// `false` when the key was applied before.
+        applied: bool,
+    },
+    /// Asks the child to exit; it is killed if it has not after a grace period.
+    Shutdown,
+}
+
+/// A line the child writes to its stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChildMessage {
+    /// Answers [`HarnessMessage::Hello`]: the chosen version and what the
+    /// deployment declares it can do.
+    Ready {
+        /// The protocol version the child speaks.
+        protocol_version: u32,
+        /// The deployment's capability evidence.
+        capabilities: CapabilityEvidence,
+    },
+    /// Applies an effect through the harness's side-effect ledger, mid-turn.
+    LedgerApply {
+        /// The id of the turn request being served.
+        id: u64,
+        /// The effect's idempotency key.
+        key: String,
+    },
+    /// The evidence a finished (or paused) turn left behind.
+    TurnRecord {
+        /// The id of the request this answers.
+        id: u64,
+        /// The turn's evidence.
+        record: TurnRecord,
+    },
+    /// A turn that failed with a typed error.
+    TurnError {
+        /// The id of the request this answers.
+        id: u64,
+        /// The error, whose kind a step may expect.
+        error: TurnError,
+    },
+}
+
+impl ChildMessage {
+    /// The `type` tag, for error messages that must not quote content.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Ready { .. } => "ready",
+            Self::LedgerApply { .. } => "ledger_apply",
+            Self::TurnRecord { .. } => "turn_record",
+            Self::TurnError { .. } => "turn_error",
+        }
+    }
+}
+
+/// Serialises a message as one protocol line, newline included.
+///
+/// # Panics
+///
+/// Never in practice: every message type serialises to JSON.
+pub fn encode(message: &HarnessMessage) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).expect("protocol messages serialise to JSON");
+    line.push(b'\n');
+    line
+}
+
+/// Why a line from the child is not a protocol message. Carries only the
+/// position of the problem, never the line itself: it may hold turn content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// A description naming the position and category of the problem.
+    pub reason: String,
+}
+
+/// Parses one line the child wrote (without its newline).
+///
+/// # Errors
+///
+/// When the line is not UTF-8 JSON or not one of the [`ChildMessage`] shapes.
+pub fn decode(line: &[u8]) -> Result<ChildMessage, DecodeError> {
+    serde_json::from_slice(line).map_err(|error| DecodeError {
+        reason: format!(
+            "{} error at line {} column {}",
+            match error.classify() {
+                serde_json::error::Category::Io => "i/o",
+                serde_json::error::Category::Syntax => "syntax",
+                serde_json::error::Category::Data => "shape",
+                serde_json::error::Category::Eof => "truncation",
+            },
+            error.line(),
+            error.column()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn shutdown_is_a_bare_type_tag() {
+        assert_eq!(
+            encode(&HarnessMessage::Shutdown),
+            b"{\"type\":\"shutdown\"}\n"
+        );
+    }
+
+    #[test]
+    fn decodes_a_turn_record_in_the_evidence_shape() {
+        let line = json!({
+            "type": "turn_record", "id": 4,
+            "record": {"answer": "ok", "terminal": {"kind": "paused", "interaction": "ask_user",
+                "resumable": true, "token": "t"}}
+        });
+        let message = decode(line.to_string().as_bytes()).unwrap();
+        let ChildMessage::TurnRecord { id, record } = message else {
+            panic!("not a turn record");
+        };
+        assert_eq!(id, 4);
+        assert_eq!(record.fact("pause_name"), Some(json!("ask_user")));
+    }
+
+    #[test]
+    fn a_non_protocol_line_names_no_content() {
+        let error = decode(b"secret account 1234").unwrap_err();
+        assert!(!error.reason.contains("secret"), "{}", error.reason);
+        assert!(decode(b"{\"type\":\"gossip\"}").is_err());
+    }
+}

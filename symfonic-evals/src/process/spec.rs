@@ -1,0 +1,128 @@
+//! How to start an out-of-process deployment, and how patiently to treat it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The command that starts a deployment, plus the supervision settings the
+/// [`ProcessTarget`](super::ProcessTarget) applies to it.
+///
+/// The durable directory is appended as `--durable-dir <path>` and exported
+/// as `SYMFONIC_EVALS_DURABLE_DIR`; the spec itself never names it, so one
+/// spec serves every trial.
+///
+/// ```
+/// use std::time::Duration;
+/// use symfonic_evals::process::ProcessSpec;
+/// let spec = ProcessSpec::new("python3")
+///     .arg("examples/helpdesk-py/helpdesk.py")
+///     .request_timeout(Duration::from_secs(10))
+///     .include_stderr_tail(true);
+/// assert_eq!(spec.program(), "python3");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(OsString, OsString)>,
+    pub(crate) current_dir: Option<PathBuf>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) stderr_tail: bool,
+    pub(crate) stderr_tail_bytes: usize,
+}
+
+impl ProcessSpec {
+    /// Runs `program` (looked up on `PATH` like [`std::process::Command`]).
+    ///
+    /// Defaults: 20 s per request (under the runner's 30 s step timeout, so
+    /// the process target names the hang itself), 2 s shutdown grace, 1 MiB
+    /// line cap, no stderr in errors.
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            current_dir: None,
+            request_timeout: Duration::from_secs(20),
+            shutdown_grace: Duration::from_secs(2),
+            max_line_bytes: 1 << 20,
+            stderr_tail: false,
+            stderr_tail_bytes: 2048,
+        }
+    }
+
+    /// Appends one argument.
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Appends several arguments.
+    #[must_use]
+    pub fn args(mut self, args: impl IntoIterator<Item = impl Into<OsString>>) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the child.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs the child in `dir`.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.current_dir = Some(dir.into());
+        self
+    }
+
+    /// How long the handshake or one request may take, ledger round trips
+    /// included, before the step ends with `ProcessTimeout`.
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long the child has to exit after the shutdown message before it
+    /// is killed.
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// The longest stdout line accepted; a longer one ends the step with
+    /// `MessageTooLarge`.
+    #[must_use]
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes.max(1);
+        self
+    }
+
+    /// Whether a process error quotes the last bytes of the child's stderr.
+    /// Off by default because stderr may hold turn content, and errors end up
+    /// in reports.
+    #[must_use]
+    pub fn include_stderr_tail(mut self, include: bool) -> Self {
+        self.stderr_tail = include;
+        self
+    }
+
+    /// How many bytes of stderr an error quotes when the tail is included.
+    #[must_use]
+    pub fn stderr_tail_bytes(mut self, bytes: usize) -> Self {
+        self.stderr_tail_bytes = bytes;
+        self
+    }
+
+    /// The program this spec runs.
+    pub fn program(&self) -> &str {
+        self.program.to_str().unwrap_or("<non-UTF-8 program>")
+    }
+}

@@ -1,0 +1,286 @@
+//! [`ProcessTarget`]: a deployment in another process, driven over the
+//! JSON-lines protocol and held to the same evidence model as a Rust one.
+
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use super::child::{Launch, Silence, Supervised};
+use super::kinds;
+use super::pipes::StdoutEvent;
+use super::protocol::{ChildMessage, HarnessMessage, SUPPORTED_VERSIONS};
+use super::spec::ProcessSpec;
+use crate::capability::CapabilityEvidence;
+use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::ledger::{Applied, SideEffectLedger};
+use crate::target::{Target, TargetContext};
+
+/// How much of the child's stderr is retained, whatever it writes.
+const STDERR_RING_BYTES: usize = 64 * 1024;
+/// How long a child that closed stdout gets to report its exit status.
+const EXIT_REPORT_GRACE: Duration = Duration::from_millis(500);
+
+/// A deployment running as a child process.
+///
+/// Built by [`ProcessTarget::spawn`] from the trial's [`TargetContext`], so a
+/// pack's restart (drop, then build again) is a real process restart on the
+/// same durable directory: whatever the deployment kept only in memory is
+/// gone. Dropping it sends the shutdown message, waits the spec's grace
+/// period, kills the process group if the child lingers, and reaps it.
+///
+/// The harness stays the ledger's owner: the child asks for each effect with
+/// a `ledger_apply` line and the target applies it to the context's ledger.
+///
+/// Any breach of the protocol (the child exits mid-turn, writes a line that is
+/// not a protocol message or is too long, answers late or answers a request
+/// it was not sent) ends the step with a [`TurnError`] whose kind names the
+/// cause (see [`kinds`]) and kills the child; later steps fail with
+/// `ProcessUnavailable` until the pack restarts the deployment.
+pub struct ProcessTarget {
+    spec: ProcessSpec,
+    child: Option<Supervised>,
+    ledger: SideEffectLedger,
+    capabilities: CapabilityEvidence,
+    protocol_version: u32,
+    next_id: u64,
+    ended_by: Option<String>,
+}
+
+impl ProcessTarget {
+    /// Starts the deployment for `context`'s trial and performs the
+    /// handshake, caching the capability evidence it declares.
+    ///
+    /// # Errors
+    ///
+    /// `ProcessSpawnFailed` when the command cannot start; otherwise the same
+    /// kinds a turn can fail with, plus `UnsupportedProtocolVersion` when the
+    /// child declares a version this harness does not speak. The child is
+    /// reaped before the error is returned.
+    pub fn spawn(context: &TargetContext, spec: &ProcessSpec) -> Result<Self, TurnError> {
+        let launch = Launch {
+            program: &spec.program,
+            args: &spec.args,
+            env: &spec.env,
+            current_dir: spec.current_dir.as_ref(),
+            durable_dir: context.durable_dir(),
+            max_line_bytes: spec.max_line_bytes,
+            stderr_ring_bytes: STDERR_RING_BYTES,
+        };
+        let child = Supervised::spawn(&launch).map_err(|error| {
+            TurnError::new(
+                kinds::PROCESS_SPAWN_FAILED,
+                format!("could not start `{}`: {}", spec.program(), error.kind()),
+            )
+        })?;
+        let mut target = Self {
+            spec: spec.clone(),
+            child: Some(child),
+            ledger: context.ledger().clone(),
+            capabilities: CapabilityEvidence::new(),
+            protocol_version: 0,
+            next_id: 1,
+            ended_by: None,
+        };
+        target.handshake(context)?;
+        Ok(target)
+    }
+
+    /// The protocol version the child chose.
+    pub fn protocol_version(&self) -> u32 {
+        self.protocol_version
+    }
+
+    /// The child's process id while it runs; `None` once it has been reaped.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Supervised::pid)
+    }
+
+    /// Shuts the child down in order now (as dropping does) and returns how
+    /// it ended; `None` when it had already been stopped.
+    pub fn shutdown(&mut self) -> Option<ExitStatus> {
+        let grace = self.spec.shutdown_grace;
+        self.child.take().map(|mut child| child.shutdown(grace))
+    }
+
+    fn handshake(&mut self, context: &TargetContext) -> Result<(), TurnError> {
+        let deadline = Instant::now() + self.spec.request_timeout;
+        self.send(&HarnessMessage::Hello {
+            protocol_versions: SUPPORTED_VERSIONS.to_vec(),
+            durable_dir: context.durable_dir().to_string_lossy().into_owned(),
+            trial: context.trial(),
+        });
+        match self.next_message(deadline, "the handshake")? {
+            ChildMessage::Ready {
+                protocol_version,
+                capabilities,
+            } => {
+                if !SUPPORTED_VERSIONS.contains(&protocol_version) {
+                    return Err(self.fail(
+                        kinds::UNSUPPORTED_PROTOCOL_VERSION,
+                        format!(
+                            "the deployment speaks protocol version {protocol_version}; \
+                             this harness speaks {SUPPORTED_VERSIONS:?}"
+                        ),
+                    ));
+                }
+                self.protocol_version = protocol_version;
+                self.capabilities = capabilities;
+                Ok(())
+            }
+            other => Err(self.fail(
+                kinds::PROTOCOL_VIOLATION,
+                format!(
+                    "expected `ready` in answer to the handshake, got `{}`",
+                    other.type_name()
+                ),
+            )),
+        }
+    }
+
+    /// Sends one turn request and serves the child's ledger operations until
+    /// it answers, fails, or runs out of time.
+    fn exchange(
+        &mut self,
+        make: impl FnOnce(u64) -> HarnessMessage,
+    ) -> Result<TurnRecord, TurnError> {
+        if let Some(cause) = &self.ended_by {
+            return Err(TurnError::new(
+                kinds::PROCESS_UNAVAILABLE,
+                format!("the deployment process was stopped earlier ({cause}); a restart spawns it again"),
+            ));
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let deadline = Instant::now() + self.spec.request_timeout;
+        self.send(&make(id));
+        loop {
+            match self.next_message(deadline, "a turn")? {
+                ChildMessage::LedgerApply { id: for_id, key } if for_id == id => {
+                    let applied = self.ledger.record(&key) == Applied::Applied;
+                    self.send(&HarnessMessage::LedgerResult { id, key, applied });
+                }
+                ChildMessage::TurnRecord { id: for_id, record } if for_id == id => {
+                    return Ok(record)
+                }
+                ChildMessage::TurnError { id: for_id, error } if for_id == id => {
+                    return Err(error)
+                }
+                ChildMessage::Ready { .. } => {
+                    return Err(self.fail(
+                        kinds::PROTOCOL_VIOLATION,
+                        "the deployment sent `ready` in the middle of a turn".into(),
+                    ))
+                }
+                ChildMessage::LedgerApply { id: for_id, .. }
+                | ChildMessage::TurnRecord { id: for_id, .. }
+                | ChildMessage::TurnError { id: for_id, .. } => {
+                    return Err(self.fail(
+                        kinds::RESPONSE_ID_MISMATCH,
+                        format!("the deployment answered request {for_id} while request {id} was outstanding"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The child's next protocol message, or the error that ends the step.
+    fn next_message(&mut self, deadline: Instant, during: &str) -> Result<ChildMessage, TurnError> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(TurnError::new(
+                kinds::PROCESS_UNAVAILABLE,
+                "the deployment process is not running",
+            ));
+        };
+        match child.next_event(deadline) {
+            Ok(StdoutEvent::Message(message)) => Ok(message),
+            Ok(StdoutEvent::Malformed(reason)) => Err(self.fail(
+                kinds::PROTOCOL_VIOLATION,
+                format!("the deployment wrote a line that is not a protocol message during {during} ({reason})"),
+            )),
+            Ok(StdoutEvent::Oversized) => Err(self.fail(
+                kinds::MESSAGE_TOO_LARGE,
+                format!(
+                    "the deployment wrote a line longer than {} bytes during {during}",
+                    self.spec.max_line_bytes
+                ),
+            )),
+            Ok(StdoutEvent::Closed) | Err(Silence::Gone) => {
+                let status = if child.wait_for_exit(EXIT_REPORT_GRACE) {
+                    child.kill().to_string()
+                } else {
+                    "closed its output but was still running".into()
+                };
+                Err(self.fail(
+                    kinds::PROCESS_EXITED,
+                    format!("the deployment process ended during {during} ({status})"),
+                ))
+            }
+            Err(Silence::Timeout) => Err(self.fail(
+                kinds::PROCESS_TIMEOUT,
+                format!(
+                    "the deployment did not answer within {:?} during {during}",
+                    self.spec.request_timeout
+                ),
+            )),
+        }
+    }
+
+    fn send(&self, message: &HarnessMessage) {
+        if let Some(child) = &self.child {
+            child.send(message);
+        }
+    }
+
+    /// Ends the child (kill and reap: it broke the protocol, so an orderly
+    /// shutdown cannot be trusted) and builds the step's error.
+    fn fail(&mut self, kind: &str, mut message: String) -> TurnError {
+        if let Some(mut child) = self.child.take() {
+            child.kill();
+            if self.spec.stderr_tail {
+                let tail = child.stderr_tail(self.spec.stderr_tail_bytes);
+                if !tail.is_empty() {
+                    message.push_str("\n--- stderr tail ---\n");
+                    message.push_str(&tail);
+                }
+            }
+        }
+        self.ended_by = Some(kind.to_owned());
+        TurnError::new(kind, message)
+    }
+}
+
+impl Target for ProcessTarget {
+    fn capabilities(&self) -> CapabilityEvidence {
+        self.capabilities.clone()
+    }
+
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        self.exchange(|id| HarnessMessage::Prompt {
+            id,
+            request: request.clone(),
+        })
+    }
+
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        self.exchange(|id| HarnessMessage::Resume {
+            id,
+            request: request.clone(),
+        })
+    }
+}
+
+impl Drop for ProcessTarget {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl std::fmt::Debug for ProcessTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessTarget")
+            .field("program", &self.spec.program())
+            .field("pid", &self.pid())
+            .field("protocol_version", &self.protocol_version)
+            .field("ended_by", &self.ended_by)
+            .finish_non_exhaustive()
+    }
+}
