@@ -1,1 +1,38 @@
-//! Attribute macros for symfonic-evals (see the `symfonic-evals` crate).
+//! Attribute macros for symfonic-evals. Use them through the runtime crate,
+//! as `symfonic_evals::procedural_pack` and friends; the generated code
+//! names only `::symfonic_evals` paths.
+//!
+//! Each attribute is a thin shim over three steps on `proc_macro2` tokens:
+//! [`parse`](crate::parse) the arguments, [`check`](crate::check) them (and the
+//! function's [`shape`](crate::shape)) with every error spanned and combined,
+//! then [`expand`](crate::expand) into a test, a runner and a registration.
+
+mod check;
+mod expand;
+mod json;
+mod parse;
+mod schema;
+mod shape;
+mod suggest;
+
+use proc_macro::TokenStream;
+
+use crate::schema::Kind;
+
+#[doc = include_str!("../docs/procedural_pack.md")]
+#[proc_macro_attribute]
+pub fn procedural_pack(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(Kind::Procedural, attr.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/approval_resume_pack.md")]
+#[proc_macro_attribute]
+pub fn approval_resume_pack(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(Kind::ApprovalResume, attr.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/extension_tool_pack.md")]
+#[proc_macro_attribute]
+pub fn extension_tool_pack(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(Kind::ExtensionTool, attr.into(), item.into()).into()
+}

@@ -1,0 +1,483 @@
+//! Checking parsed arguments against a pack's table: names, types, rules and
+//! the checks that span two arguments. Every problem becomes one spanned
+//! error; all of them are combined, so a user fixes an attribute in one pass.
+
+use proc_macro2::{Span, TokenStream};
+use serde_json::Value as Json;
+
+use crate::json::{canonical, is_empty, load_file, to_json, Loaded};
+use crate::parse::{combine, Arg, Value, ValueKind};
+use crate::schema::{Default, Field, Kind, Rule, Ty};
+use crate::suggest::closest;
+
+/// A checked value of the field's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Typed {
+    /// A string.
+    Str(String),
+    /// A list of strings.
+    StrList(Vec<String>),
+    /// A JSON object (inline or from a fixture).
+    Json(Loaded),
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(u64),
+    /// No value (an optional JSON argument left out).
+    Absent,
+}
+
+/// One field of the resolved definition.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The field.
+    pub field: &'static Field,
+    /// Its value: as given, or the default.
+    pub value: Typed,
+    /// Whether the attribute gave it (defaults are left to the runtime).
+    pub explicit: bool,
+}
+
+/// A definition that passed every check.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The pack.
+    pub kind: Kind,
+    /// Every field in table order, defaults filled in.
+    pub values: Vec<Resolved>,
+}
+
+impl Checked {
+    /// The resolved field called `name`.
+    ///
+    /// # Panics
+    ///
+    /// When the pack has no such field (a bug in the caller).
+    pub fn get(&self, name: &str) -> &Resolved {
+        self.values
+            .iter()
+            .find(|r| r.field.name == name)
+            .unwrap_or_else(|| panic!("no field `{name}`"))
+    }
+
+    /// The integer value of `name`.
+    pub fn int(&self, name: &str) -> u64 {
+        match self.get(name).value {
+            Typed::Int(n) => n,
+            _ => 0,
+        }
+    }
+}
+
+/// Checks `args` for the `kind` attribute.
+///
+/// # Errors
+///
+/// Every problem found, combined.
+pub fn check(kind: Kind, args: &[Arg], failed: &[String]) -> Result<Checked, syn::Error> {
+    let mut errors = None;
+    let mut given: Vec<(&'static Field, Typed, &Arg)> = Vec::new();
+    for arg in args {
+        let name = arg.name.to_string();
+        let Some(field) = kind.field(&name) else {
+            combine(&mut errors, unknown(kind, arg));
+            continue;
+        };
+        if given.iter().any(|(f, _, _)| f.name == name) {
+            let message = format!("duplicate argument `{name}`: give each argument once");
+            combine(&mut errors, syn::Error::new(arg.name.span(), message));
+            continue;
+        }
+        match typed(field, &arg.value) {
+            Ok(value) => given.push((field, value, arg)),
+            Err(error) => combine(&mut errors, error),
+        }
+    }
+    let mut values = Vec::new();
+    for field in kind.fields() {
+        match given.iter().find(|(f, _, _)| f.name == field.name) {
+            Some((_, value, _)) => values.push(Resolved {
+                field,
+                value: value.clone(),
+                explicit: true,
+            }),
+            None if field.default == Default::Required && !has_error_for(args, failed, field) => {
+                combine(&mut errors, missing(kind, field));
+            }
+            None => values.push(Resolved {
+                field,
+                value: default(field),
+                explicit: false,
+            }),
+        }
+    }
+    cross_checks(&given, &mut values, &mut errors);
+    match errors {
+        Some(errors) => Err(errors),
+        None => Ok(Checked { kind, values }),
+    }
+}
+
+/// A required argument that was given but rejected has already been
+/// reported; it should not also be reported missing.
+fn has_error_for(args: &[Arg], failed: &[String], field: &Field) -> bool {
+    args.iter().any(|arg| arg.name == field.name) || failed.iter().any(|name| name == field.name)
+}
+
+fn unknown(kind: Kind, arg: &Arg) -> syn::Error {
+    let name = arg.name.to_string();
+    let known: Vec<&str> = kind.fields().map(|f| f.name).collect();
+    let message = match closest(&name, known.iter().copied()) {
+        Some(suggestion) => format!(
+            "unknown argument `{name}` for #[{}]; did you mean `{suggestion}`?",
+            kind.attribute()
+        ),
+        None => format!(
+            "unknown argument `{name}` for #[{}]; expected one of: {}",
+            kind.attribute(),
+            known.join(", ")
+        ),
+    };
+    syn::Error::new(arg.name.span(), message)
+}
+
+fn missing(kind: Kind, field: &Field) -> syn::Error {
+    let mut message = format!(
+        "#[{}] is missing the required argument `{}`",
+        kind.attribute(),
+        field.name
+    );
+    if !field.why.is_empty() {
+        message.push_str(&format!(", which {}", field.why));
+    }
+    syn::Error::new(Span::call_site(), message)
+}
+
+fn default(field: &Field) -> Typed {
+    match field.default {
+        Default::Str(text) => Typed::Str(text.to_owned()),
+        Default::Bool(flag) => Typed::Bool(flag),
+        Default::EmptyList => Typed::StrList(Vec::new()),
+        Default::Int(n) => Typed::Int(n),
+        Default::Required | Default::Absent => Typed::Absent,
+    }
+}
+
+fn wrong_type(field: &Field, value: &Value) -> syn::Error {
+    syn::Error::new_spanned(
+        &value.tokens,
+        format!(
+            "`{}` expects {}, found {}",
+            field.name,
+            field.ty.describe(),
+            value.describe()
+        ),
+    )
+}
+
+fn empty(field: &Field, tokens: &TokenStream) -> syn::Error {
+    syn::Error::new_spanned(
+        tokens,
+        format!("`{}` cannot be empty: it {}", field.name, field.why),
+    )
+}
+
+/// Checks one value against its field's type and rule.
+fn typed(field: &'static Field, value: &Value) -> syn::Result<Typed> {
+    let non_empty = field.rule == Rule::NonEmpty;
+    match (field.ty, &value.kind) {
+        (Ty::Str, ValueKind::Str(s)) => {
+            if non_empty && s.value().is_empty() {
+                return Err(empty(field, &value.tokens));
+            }
+            Ok(Typed::Str(s.value()))
+        }
+        (Ty::StrList, ValueKind::Array(items)) => {
+            let mut strings = Vec::new();
+            let mut errors = None;
+            for item in items {
+                match &item.kind {
+                    ValueKind::Str(s) if non_empty && s.value().is_empty() => {
+                        let message = format!(
+                            "`{}` has an empty item; each item is a prompt, and an empty prompt \
+                             gives the deployment nothing to act on",
+                            field.name
+                        );
+                        combine(&mut errors, syn::Error::new_spanned(&item.tokens, message));
+                    }
+                    ValueKind::Str(s) => strings.push(s.value()),
+                    _ => {
+                        let message = format!(
+                            "`{}` expects {}; this item is {}",
+                            field.name,
+                            field.ty.describe(),
+                            item.describe()
+                        );
+                        combine(&mut errors, syn::Error::new_spanned(&item.tokens, message));
+                    }
+                }
+            }
+            if let Some(errors) = errors {
+                return Err(errors);
+            }
+            if non_empty && strings.is_empty() {
+                return Err(empty(field, &value.tokens));
+            }
+            Ok(Typed::StrList(strings))
+        }
+        (Ty::Object, ValueKind::Object(_) | ValueKind::File(_)) => {
+            let (json, file) = match &value.kind {
+                ValueKind::File(path) => (load_file(path)?, Some(path.value())),
+                _ => (to_json(value)?, None),
+            };
+            if !json.is_object() {
+                let found = match json {
+                    Json::Array(_) => "an array",
+                    Json::String(_) => "a string",
+                    Json::Number(_) => "a number",
+                    Json::Bool(_) => "a boolean",
+                    _ => "`null`",
+                };
+                return Err(syn::Error::new_spanned(
+                    &value.tokens,
+                    format!(
+                        "`{}` expects a JSON object; the fixture holds {found}",
+                        field.name
+                    ),
+                ));
+            }
+            if non_empty && is_empty(&json) {
+                return Err(empty(field, &value.tokens));
+            }
+            Ok(Typed::Json(Loaded {
+                json: canonical(&json),
+                file,
+            }))
+        }
+        (Ty::Bool, ValueKind::Bool(b)) => Ok(Typed::Bool(b.value)),
+        (Ty::Count | Ty::Millis, ValueKind::Int(int)) => {
+            let parsed = if field.ty == Ty::Count {
+                int.base10_parse::<u32>().map(u64::from)
+            } else {
+                int.base10_parse::<u64>()
+            };
+            match parsed {
+                Ok(0) => Err(empty_count(field, &value.tokens)),
+                Ok(n) => Ok(Typed::Int(n)),
+                Err(_) => Err(syn::Error::new_spanned(
+                    &value.tokens,
+                    format!("`{}` is too large", field.name),
+                )),
+            }
+        }
+        _ => Err(wrong_type(field, value)),
+    }
+}
+
+fn empty_count(field: &Field, tokens: &TokenStream) -> syn::Error {
+    syn::Error::new_spanned(
+        tokens,
+        format!("`{}` cannot be zero: it {}", field.name, field.why),
+    )
+}
+
+/// The checks that relate two arguments, and the `require` default that
+/// follows `trials`.
+fn cross_checks(
+    given: &[(&'static Field, Typed, &Arg)],
+    values: &mut [Resolved],
+    errors: &mut Option<syn::Error>,
+) {
+    let find = |name: &str| given.iter().find(|(f, _, _)| f.name == name);
+    if let (Some((_, satisfied, _)), Some((_, blocked, blocked_arg))) =
+        (find("satisfied_state"), find("blocked_state"))
+    {
+        if satisfied == blocked || same_json(satisfied, blocked) {
+            combine(
+                errors,
+                syn::Error::new_spanned(
+                    &blocked_arg.value.tokens,
+                    "`satisfied_state` and `blocked_state` are the same JSON, so the two \
+                     enforcement turns would differ in nothing and a refusal would prove no \
+                     precondition was read; make the blocked state fail the precondition",
+                ),
+            );
+        }
+    }
+    let trials = find("trials").map(|(_, t, _)| t.clone());
+    match (trials, find("require")) {
+        (Some(Typed::Int(trials)), Some((_, Typed::Int(require), arg))) if *require > trials => {
+            combine(
+                errors,
+                syn::Error::new_spanned(
+                    &arg.value.tokens,
+                    format!("`require = {require}` exceeds `trials = {trials}`: at most every trial can pass"),
+                ),
+            );
+        }
+        (None, Some((_, Typed::Int(require), arg))) if *require > 1 => combine(
+            errors,
+            syn::Error::new_spanned(
+                &arg.value.tokens,
+                format!(
+                    "`require = {require}` exceeds the single default trial; also give `trials`"
+                ),
+            ),
+        ),
+        (Some(Typed::Int(trials)), None) => {
+            if let Some(require) = values.iter_mut().find(|r| r.field.name == "require") {
+                require.value = Typed::Int(trials);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn same_json(a: &Typed, b: &Typed) -> bool {
+    match (a, b) {
+        (Typed::Json(a), Typed::Json(b)) => a.json == b.json,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_args;
+    use quote::quote;
+
+    fn run(kind: Kind, tokens: TokenStream) -> Result<Checked, Vec<String>> {
+        let parsed = parse_args(tokens);
+        assert!(parsed.errors.is_none(), "{:?}", parsed.errors);
+        check(kind, &parsed.args, &parsed.failed)
+            .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    fn procedural() -> TokenStream {
+        quote! {
+            demonstrations = ["refund order 1", "refund order 2"],
+            draft_prompt = "refund order 3", draft_state = { region: "US" },
+            review_prompt = "approve", satisfied_prompt = "refund 4",
+            satisfied_state = { region: "US" }, blocked_prompt = "refund 5",
+            blocked_state = { region: "EU" }, action_tool = "issue_refund",
+            procedure_fragment = "verify the account region",
+        }
+    }
+
+    #[test]
+    fn a_complete_procedural_pack_resolves_with_defaults() {
+        let checked = run(Kind::Procedural, procedural()).unwrap();
+        assert_eq!(
+            checked.get("conversation").value,
+            Typed::Str("procedural".into())
+        );
+        assert!(!checked.get("conversation").explicit);
+        assert_eq!(
+            checked.get("restart_before_enforcement").value,
+            Typed::Bool(true)
+        );
+        assert_eq!(checked.int("trials"), 1);
+    }
+
+    #[test]
+    fn require_follows_trials_unless_given() {
+        let mut tokens = procedural();
+        tokens.extend(quote!(trials = 5));
+        assert_eq!(
+            run(Kind::Procedural, tokens.clone())
+                .unwrap()
+                .int("require"),
+            5
+        );
+        tokens.extend(quote!(, require = 3));
+        assert_eq!(
+            run(Kind::Procedural, tokens.clone())
+                .unwrap()
+                .int("require"),
+            3
+        );
+        tokens.extend(quote!(, require = 9));
+        let errors = run(Kind::Procedural, tokens).unwrap_err();
+        assert!(errors
+            .iter()
+            .any(|e| e.contains("duplicate argument `require`")));
+    }
+
+    #[test]
+    fn equal_states_are_rejected_whatever_their_key_order() {
+        let errors = run(
+            Kind::Procedural,
+            quote! {
+                demonstrations = ["a"], draft_prompt = "d", draft_state = { x: 1 },
+                review_prompt = "r", satisfied_prompt = "s", blocked_prompt = "b",
+                satisfied_state = { a: 1, b: [1, 2] }, blocked_state = { "b": [1, 2], "a": 1 },
+                action_tool = "t", procedure_fragment = "f",
+            },
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].contains("are the same JSON"));
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let errors = run(
+            Kind::Procedural,
+            quote! {
+                demonstrations = [], draft_state = {}, review_prompt = "",
+                satisfied_prompt = 3, blocked_prompt = "b", satisfied_state = { a: 1 },
+                blocked_state = "x", action_tool = "", procedure_fragment = "f",
+                demonstration = ["a"], restart_before_enforcement = "yes",
+            },
+        )
+        .unwrap_err();
+        let expected = [
+            "`demonstrations` cannot be empty",
+            "`draft_state` cannot be empty",
+            "`review_prompt` cannot be empty",
+            "`satisfied_prompt` expects a string literal, found a number",
+            "`blocked_state` expects a JSON object",
+            "`action_tool` cannot be empty",
+            "did you mean `demonstrations`?",
+            "`restart_before_enforcement` expects `true` or `false`, found a string",
+            "missing the required argument `draft_prompt`",
+        ];
+        assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+        for (error, fragment) in errors.iter().zip(expected) {
+            assert!(error.contains(fragment), "{error} lacks {fragment}");
+        }
+    }
+
+    #[test]
+    fn approval_and_extension_rules() {
+        let errors = run(
+            Kind::ApprovalResume,
+            quote!(pause_prompt = "p", answer = {}, interaction_tool = ""),
+        )
+        .unwrap_err();
+        assert!(errors[0].contains("`answer` cannot be empty"));
+        assert!(errors[1].contains("`interaction_tool` cannot be empty"));
+        let errors = run(
+            Kind::ExtensionTool,
+            quote!(prompt = "p", tool_name = "", trials = 0),
+        )
+        .unwrap_err();
+        assert!(errors[0].contains("`tool_name` cannot be empty"));
+        assert!(errors[1].contains("`trials` cannot be zero"));
+        let ok = run(
+            Kind::ExtensionTool,
+            quote!(prompt = "p", tool_name = "t", arguments = {}),
+        )
+        .unwrap();
+        assert!(
+            matches!(&ok.get("arguments").value, Typed::Json(l) if l.json == serde_json::json!({}))
+        );
+    }
+
+    #[test]
+    fn demonstrations_reject_non_strings_and_empty_items() {
+        let errors = run(Kind::Procedural, quote!(demonstrations = ["a", 1, ""])).unwrap_err();
+        assert!(errors[0].contains("this item is a number"));
+        assert!(errors[1].contains("`demonstrations` has an empty item"));
+    }
+}

@@ -1,0 +1,357 @@
+//! What each attribute accepts: argument names, types, defaults and the rule
+//! an argument's value must satisfy. One table per pack, so the check, the
+//! expansion and the fingerprint all read the same definition.
+//!
+//! The defaults are the runtime pack definitions' defaults; they are spelled
+//! here too because the fingerprint covers the whole resolved definition, so
+//! a pack written with its defaults explicit fingerprints like one without.
+
+/// Which pack an attribute builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `#[procedural_pack]`.
+    Procedural,
+    /// `#[approval_resume_pack]`.
+    ApprovalResume,
+    /// `#[extension_tool_pack]`.
+    ExtensionTool,
+}
+
+impl Kind {
+    /// The attribute's name, for messages.
+    pub fn attribute(self) -> &'static str {
+        match self {
+            Self::Procedural => "procedural_pack",
+            Self::ApprovalResume => "approval_resume_pack",
+            Self::ExtensionTool => "extension_tool_pack",
+        }
+    }
+
+    /// The pack's stable name (as the runtime's `PackKind::name`).
+    pub fn pack_name(self) -> &'static str {
+        match self {
+            Self::Procedural => "procedural-skills",
+            Self::ApprovalResume => "approval-resume",
+            Self::ExtensionTool => "extension-tools",
+        }
+    }
+
+    /// The pack-specific arguments, then the ones every pack shares.
+    pub fn fields(self) -> impl Iterator<Item = &'static Field> {
+        let own: &'static [Field] = match self {
+            Self::Procedural => PROCEDURAL,
+            Self::ApprovalResume => APPROVAL,
+            Self::ExtensionTool => EXTENSION,
+        };
+        own.iter().chain(COMMON)
+    }
+
+    /// The field called `name`, if this pack has one.
+    pub fn field(self, name: &str) -> Option<&'static Field> {
+        self.fields().find(|field| field.name == name)
+    }
+}
+
+/// The type an argument's value must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// A string literal.
+    Str,
+    /// An array of string literals.
+    StrList,
+    /// A JSON object, inline or `file("...")`.
+    Object,
+    /// `true` or `false`.
+    Bool,
+    /// A positive integer that fits `u32`.
+    Count,
+    /// A positive integer that fits `u64`.
+    Millis,
+}
+
+impl Ty {
+    /// How the type is named in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Str => "a string literal",
+            Self::StrList => "an array of string literals, as in `[\"a\", \"b\"]`",
+            Self::Object => "a JSON object literal `{ ... }` or `file(\"path.json\")`",
+            Self::Bool => "`true` or `false`",
+            Self::Count | Self::Millis => "a positive integer literal",
+        }
+    }
+}
+
+/// The value an omitted argument takes, or that it may not be omitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Default {
+    /// The argument must be given.
+    Required,
+    /// A string default.
+    Str(&'static str),
+    /// A boolean default.
+    Bool(bool),
+    /// An empty list.
+    EmptyList,
+    /// No value (JSON `null`, an `Option::None` at run time).
+    Absent,
+    /// An integer default.
+    Int(u64),
+}
+
+/// What a given value must additionally satisfy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Nothing beyond its type.
+    Any,
+    /// Not empty (string, list or object); for a list of prompts, no empty item.
+    NonEmpty,
+}
+
+/// Where the expansion puts an argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// A field of the pack definition with the argument's name.
+    Pack,
+    /// Part of the trial policy.
+    Policy,
+    /// Part of the run options.
+    Options,
+}
+
+/// One argument an attribute accepts.
+#[derive(Debug)]
+pub struct Field {
+    /// The argument name (and, for [`Slot::Pack`], the field name).
+    pub name: &'static str,
+    /// Its type.
+    pub ty: Ty,
+    /// Its default.
+    pub default: Default,
+    /// Its rule.
+    pub rule: Rule,
+    /// Where it goes.
+    pub slot: Slot,
+    /// Why the rule exists: completes "`name` ..." in an error message.
+    pub why: &'static str,
+}
+
+const fn field(
+    name: &'static str,
+    ty: Ty,
+    default: Default,
+    rule: Rule,
+    why: &'static str,
+) -> Field {
+    Field {
+        name,
+        ty,
+        default,
+        rule,
+        slot: Slot::Pack,
+        why,
+    }
+}
+
+const fn prompt(name: &'static str) -> Field {
+    field(
+        name,
+        Ty::Str,
+        Default::Required,
+        Rule::NonEmpty,
+        "is a prompt, and an empty prompt gives the deployment nothing to act on",
+    )
+}
+
+const fn named(name: &'static str, default: &'static str) -> Field {
+    field(name, Ty::Str, Default::Str(default), Rule::Any, "")
+}
+
+const STATE_WHY: &str = "needs explicit state: a precondition judged against nothing refuses \
+                         everything, which would pass a gate that reads nothing";
+
+static PROCEDURAL: &[Field] = &[
+    field(
+        "demonstrations",
+        Ty::StrList,
+        Default::Required,
+        Rule::NonEmpty,
+        "needs at least one non-empty turn for the consolidation to generalise from",
+    ),
+    prompt("review_prompt"),
+    field(
+        "draft_prompt",
+        Ty::Str,
+        Default::Required,
+        Rule::NonEmpty,
+        "is the pre-approval draft probe, which needs a prompt and state",
+    ),
+    prompt("satisfied_prompt"),
+    prompt("blocked_prompt"),
+    field(
+        "satisfied_state",
+        Ty::Object,
+        Default::Required,
+        Rule::NonEmpty,
+        STATE_WHY,
+    ),
+    field(
+        "blocked_state",
+        Ty::Object,
+        Default::Required,
+        Rule::NonEmpty,
+        STATE_WHY,
+    ),
+    field(
+        "draft_state",
+        Ty::Object,
+        Default::Required,
+        Rule::NonEmpty,
+        "is the state of the pre-approval draft probe, which needs a prompt and state",
+    ),
+    field(
+        "action_tool",
+        Ty::Str,
+        Default::Required,
+        Rule::NonEmpty,
+        "names the tool the procedure governs, which the review row must name",
+    ),
+    field(
+        "procedure_fragment",
+        Ty::Str,
+        Default::Required,
+        Rule::Any,
+        "",
+    ),
+    named("promotion_attribute", "procedural_promoted"),
+    named("review_attribute", "procedural_review"),
+    named("review_identity_attribute", "procedural_review_ids"),
+    named(
+        "enforcement_identity_attribute",
+        "procedural_enforcement_ids",
+    ),
+    named("precondition_stage", "procedural_precondition"),
+    field(
+        "restart_before_enforcement",
+        Ty::Bool,
+        Default::Bool(true),
+        Rule::Any,
+        "",
+    ),
+    named("conversation", "procedural"),
+];
+
+static APPROVAL: &[Field] = &[
+    prompt("pause_prompt"),
+    field(
+        "answer",
+        Ty::Object,
+        Default::Required,
+        Rule::NonEmpty,
+        "is what the person replies; redeeming a token with nothing to validate proves only \
+         that it was spent",
+    ),
+    field(
+        "interaction_tool",
+        Ty::Str,
+        Default::Required,
+        Rule::NonEmpty,
+        "is the registered interaction name the pause must carry",
+    ),
+    field("resumable", Ty::Bool, Default::Bool(true), Rule::Any, ""),
+    named("resume_attribute", "resume_outcome"),
+    named("resume_outcome", "resumed"),
+    named("continued_attribute", "resume_continued"),
+    named("checkpoint_attribute", "resume_checkpoint"),
+    named("replay_error", "PauseTokenReplayedError"),
+    field(
+        "restart_before_replay",
+        Ty::Bool,
+        Default::Bool(false),
+        Rule::Any,
+        "",
+    ),
+    named("conversation", "approval"),
+];
+
+static EXTENSION: &[Field] = &[
+    prompt("prompt"),
+    field(
+        "tool_name",
+        Ty::Str,
+        Default::Required,
+        Rule::NonEmpty,
+        "is the tool the extension contributes, which the turn must call",
+    ),
+    field("arguments", Ty::Object, Default::Absent, Rule::Any, ""),
+    field(
+        "expected_fragments",
+        Ty::StrList,
+        Default::EmptyList,
+        Rule::Any,
+        "",
+    ),
+    named("conversation", "extensions"),
+];
+
+static COMMON: &[Field] = &[
+    Field {
+        name: "trials",
+        ty: Ty::Count,
+        default: Default::Int(1),
+        rule: Rule::NonEmpty,
+        slot: Slot::Policy,
+        why: "is the number of fresh trials to run, at least one",
+    },
+    Field {
+        name: "require",
+        ty: Ty::Count,
+        default: Default::Int(1),
+        rule: Rule::NonEmpty,
+        slot: Slot::Policy,
+        why: "is how many trials must pass, at least one",
+    },
+    Field {
+        name: "step_timeout_ms",
+        ty: Ty::Millis,
+        default: Default::Int(30_000),
+        rule: Rule::NonEmpty,
+        slot: Slot::Policy,
+        why: "is a per-step deadline, which cannot be zero",
+    },
+    Field {
+        name: "accept_not_applicable",
+        ty: Ty::Bool,
+        default: Default::Bool(false),
+        rule: Rule::Any,
+        slot: Slot::Options,
+        why: "",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pack_has_unique_argument_names() {
+        for kind in [Kind::Procedural, Kind::ApprovalResume, Kind::ExtensionTool] {
+            let names: Vec<&str> = kind.fields().map(|f| f.name).collect();
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), names.len(), "{}", kind.attribute());
+        }
+    }
+
+    #[test]
+    fn required_rules_carry_a_reason() {
+        for kind in [Kind::Procedural, Kind::ApprovalResume, Kind::ExtensionTool] {
+            for field in kind.fields() {
+                if field.rule == Rule::NonEmpty {
+                    assert!(!field.why.is_empty(), "{}", field.name);
+                }
+            }
+        }
+    }
+}
