@@ -1,0 +1,210 @@
+//! State predicates: `{"path": ..., "op": ..., "value": ...}` judged against
+//! a turn's state.
+//!
+//! This is the one interpreter of the predicate contract. The pack reads it,
+//! a deployment's tool gate calls it, and nobody carries a second copy that
+//! could drift from it while both keep answering.
+//!
+//! Two rules shape every answer:
+//! - **fail closed**: a predicate nobody can evaluate does not match, because
+//!   a filter that widens whenever someone mistypes it is no filter;
+//! - **no state in the reason**: the reason names the path, the operator and
+//!   the value the rule declared, and says how the state compared (absent,
+//!   matches, differs), never what the state held. Reasons end up in logs.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::path::{json_eq, resolve_path};
+
+/// The operators a predicate may use.
+pub const PREDICATE_OPERATORS: [&str; 4] = ["eq", "neq", "in", "exists"];
+
+/// Whether one predicate matched, and a line saying why.
+///
+/// The reason never contains a value the state held, so it is safe to log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PredicateOutcome {
+    /// Whether the predicate holds for the state.
+    pub matched: bool,
+    /// Why, in terms of the rule and of how the state compared.
+    pub reason: String,
+}
+
+impl PredicateOutcome {
+    fn closed(reason: impl Into<String>) -> Self {
+        Self {
+            matched: false,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Answers one predicate against `state`.
+///
+/// `state` is anything that serializes to JSON (a `serde_json::Value`, a
+/// struct deriving `Serialize`, a map); state that cannot be serialized does
+/// not match. Numbers compare by value, so `5` equals `5.0`.
+///
+/// ```
+/// use serde_json::json;
+/// use symfonic_evals::contracts::evaluate_state_predicate;
+///
+/// #[derive(serde::Serialize)]
+/// struct Turn { region: &'static str }
+///
+/// let rule = json!({"path": "region", "op": "eq", "value": "US"});
+/// assert!(evaluate_state_predicate(&Turn { region: "US" }, &rule).matched);
+///
+/// let outcome = evaluate_state_predicate(&json!({"region": "EU"}), &rule);
+/// assert!(!outcome.matched);
+/// assert!(outcome.reason.contains("differs"));
+/// assert!(!outcome.reason.contains("EU"));
+///
+/// // A string is never a list: `in` refuses rather than substring-matching.
+/// let sloppy = json!({"path": "region", "op": "in", "value": "US"});
+/// assert!(!evaluate_state_predicate(&json!({"region": "U"}), &sloppy).matched);
+/// ```
+pub fn evaluate_state_predicate<S>(state: &S, predicate: &Value) -> PredicateOutcome
+where
+    S: Serialize + ?Sized,
+{
+    match serde_json::to_value(state) {
+        Ok(state) => evaluate_on_value(&state, predicate),
+        Err(_) => PredicateOutcome::closed("state is not representable as JSON"),
+    }
+}
+
+/// The evaluator proper, over state already in JSON form.
+pub(crate) fn evaluate_on_value(state: &Value, predicate: &Value) -> PredicateOutcome {
+    let Some(rule) = predicate.as_object() else {
+        return PredicateOutcome::closed(format!(
+            "predicate must be an object, got {}",
+            kind_of(predicate)
+        ));
+    };
+    let path = match rule.get("path") {
+        Some(Value::String(path)) if !path.is_empty() => path.as_str(),
+        _ => return PredicateOutcome::closed("missing or empty `path`"),
+    };
+    let op = match rule.get("op") {
+        Some(Value::String(op)) if PREDICATE_OPERATORS.contains(&op.as_str()) => op.as_str(),
+        other => {
+            let shown = other.map_or_else(|| "none".to_owned(), Value::to_string);
+            return PredicateOutcome::closed(format!(
+                "unknown operator {shown} (allowed: {})",
+                PREDICATE_OPERATORS.join(", ")
+            ));
+        }
+    };
+    let resolved = resolve_path(state, path);
+    if op == "exists" {
+        let matched = resolved.is_some();
+        let seen = if matched { "present" } else { "absent" };
+        return PredicateOutcome {
+            matched,
+            reason: format!("`{path}` exists -> {matched} (state: {seen})"),
+        };
+    }
+    let Some(declared) = rule.get("value") else {
+        return PredicateOutcome::closed(format!("operator `{op}` requires `value`"));
+    };
+    if op == "in" && !declared.is_array() {
+        return PredicateOutcome::closed(format!(
+            "`in` requires an array value, got {}",
+            kind_of(declared)
+        ));
+    }
+    let Some(actual) = resolved else {
+        // An absent key fails every value-taking operator, `neq` included:
+        // "absent or different" is two predicates, written as two.
+        return PredicateOutcome::closed(format!(
+            "`{path}` {op} {declared} -> false (state: absent)"
+        ));
+    };
+    let same = match op {
+        "in" => declared
+            .as_array()
+            .is_some_and(|members| members.iter().any(|m| json_eq(m, actual))),
+        _ => json_eq(actual, declared),
+    };
+    let matched = if op == "neq" { !same } else { same };
+    let compared = if same { "matches" } else { "differs" };
+    PredicateOutcome {
+        matched,
+        reason: format!("`{path}` {op} {declared} -> {matched} (state: {compared})"),
+    }
+}
+
+/// The state predicates in a precondition, unwrapped from their `state` key.
+///
+/// A precondition list mixes bare tool identifiers ("call this first") with
+/// `{"state": {...}}` entries. Only the latter are state predicates; the
+/// former answer a different question and are left alone. A single
+/// `{"state": ...}` object not wrapped in a list counts as a one-entry list.
+/// An entry whose `state` is not an object is still returned, so that it
+/// fails closed when evaluated instead of being silently dropped.
+///
+/// ```
+/// use serde_json::json;
+/// use symfonic_evals::contracts::state_predicates_in;
+///
+/// let precondition = json!([
+///     "lookup_account",
+///     {"state": {"path": "region", "op": "eq", "value": "US"}},
+/// ]);
+/// let predicates = state_predicates_in(&precondition);
+/// assert_eq!(predicates, vec![&json!({"path": "region", "op": "eq", "value": "US"})]);
+/// ```
+pub fn state_predicates_in(precondition: &Value) -> Vec<&Value> {
+    let entries: &[Value] = match precondition {
+        Value::Array(items) => items,
+        Value::Object(_) => std::slice::from_ref(precondition),
+        _ => &[],
+    };
+    entries
+        .iter()
+        .filter_map(|entry| entry.as_object()?.get("state"))
+        .collect()
+}
+
+/// Whether every state predicate in `precondition` matches `state`.
+///
+/// A precondition with no state predicates applies everywhere: that is what
+/// writing none means.
+///
+/// ```
+/// use serde_json::json;
+/// use symfonic_evals::contracts::skill_applies;
+///
+/// let only_us = json!([{"state": {"path": "region", "op": "eq", "value": "US"}}]);
+/// assert!(skill_applies(&json!({"region": "US"}), &only_us));
+/// assert!(!skill_applies(&json!({"region": "EU"}), &only_us));
+/// assert!(skill_applies(&json!({}), &json!(["lookup_account"])));
+/// ```
+pub fn skill_applies<S>(state: &S, precondition: &Value) -> bool
+where
+    S: Serialize + ?Sized,
+{
+    let predicates = state_predicates_in(precondition);
+    if predicates.is_empty() {
+        return true;
+    }
+    let Ok(state) = serde_json::to_value(state) else {
+        return false;
+    };
+    predicates
+        .iter()
+        .all(|predicate| evaluate_on_value(&state, predicate).matched)
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
