@@ -185,6 +185,7 @@ fn empty(field: &Field, tokens: &TokenStream) -> syn::Error {
 /// Checks one value against its field's type and rule.
 fn typed(field: &'static Field, value: &Value) -> syn::Result<Typed> {
     let non_empty = field.rule == Rule::NonEmpty;
+    let no_empty_item = field.rule != Rule::Any;
     match (field.ty, &value.kind) {
         (Ty::Str, ValueKind::Str(s)) => {
             if non_empty && s.value().is_empty() {
@@ -197,12 +198,14 @@ fn typed(field: &'static Field, value: &Value) -> syn::Result<Typed> {
             let mut errors = None;
             for item in items {
                 match &item.kind {
-                    ValueKind::Str(s) if non_empty && s.value().is_empty() => {
-                        let message = format!(
-                            "`{}` has an empty item; each item is a prompt, and an empty prompt \
-                             gives the deployment nothing to act on",
-                            field.name
-                        );
+                    ValueKind::Str(s) if no_empty_item && s.value().is_empty() => {
+                        let message = if field.name == "demonstrations" {
+                            "`demonstrations` has an empty item: each is a prompt, and an empty \
+                             prompt gives the deployment nothing to act on"
+                                .to_owned()
+                        } else {
+                            format!("`{}` has an empty item: they {}", field.name, field.why)
+                        };
                         combine(&mut errors, syn::Error::new_spanned(&item.tokens, message));
                     }
                     ValueKind::Str(s) => strings.push(s.value()),

@@ -120,7 +120,7 @@ fn generate(checked: &Checked, mut function: ItemFn) -> TokenStream {
         #[::core::prelude::v1::test]
         #(#test_attrs)*
         #vis fn #name() {
-            ::symfonic_evals::__private::finish(#hidden());
+            ::symfonic_evals::__private::finish(&#hidden());
         }
 
         #(#cfg)*

@@ -104,8 +104,10 @@ pub enum Default {
 pub enum Rule {
     /// Nothing beyond its type.
     Any,
-    /// Not empty (string, list or object); for a list of prompts, no empty item.
+    /// Not empty (string, list or object); for a list, no empty item either.
     NonEmpty,
+    /// A list that may be empty but holds no empty item.
+    NoEmptyItem,
 }
 
 /// Where the expansion puts an argument.
@@ -164,7 +166,13 @@ const fn prompt(name: &'static str) -> Field {
 }
 
 const fn named(name: &'static str, default: &'static str) -> Field {
-    field(name, Ty::Str, Default::Str(default), Rule::Any, "")
+    field(
+        name,
+        Ty::Str,
+        Default::Str(default),
+        Rule::NonEmpty,
+        "names where the pack reads its evidence, and an empty name reads nothing",
+    )
 }
 
 const STATE_WHY: &str = "needs explicit state: a precondition judged against nothing refuses \
@@ -220,8 +228,8 @@ static PROCEDURAL: &[Field] = &[
         "procedure_fragment",
         Ty::Str,
         Default::Required,
-        Rule::Any,
-        "",
+        Rule::NonEmpty,
+        "is looked for in the model input, and an empty fragment is found everywhere",
     ),
     named("promotion_attribute", "procedural_promoted"),
     named("review_attribute", "procedural_review"),
@@ -288,8 +296,8 @@ static EXTENSION: &[Field] = &[
         "expected_fragments",
         Ty::StrList,
         Default::EmptyList,
-        Rule::Any,
-        "",
+        Rule::NoEmptyItem,
+        "are looked for in the answer, and an empty fragment matches every answer",
     ),
     named("conversation", "extensions"),
 ];
@@ -348,7 +356,7 @@ mod tests {
     fn required_rules_carry_a_reason() {
         for kind in [Kind::Procedural, Kind::ApprovalResume, Kind::ExtensionTool] {
             for field in kind.fields() {
-                if field.rule == Rule::NonEmpty {
+                if field.rule != Rule::Any {
                     assert!(!field.why.is_empty(), "{}", field.name);
                 }
             }

@@ -17,15 +17,24 @@ mod ledger;
 mod packs;
 pub mod process;
 mod redact;
+mod registry;
 mod report;
 mod runner;
 mod scenario;
 mod target;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
 pub use assertion::{Assertion, Check};
 pub use packs::{
     procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
     ExtensionToolPack, PackDefinition, PackKind, PackResolution, ProceduralPack, APPROVED,
+};
+pub use registry::{
+    check_capability_coverage, check_coverage_by, registered_packs, RegisteredPack,
+    UncoveredCapabilities,
 };
 pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use report::{report_dir, run_pack, Failure, PackRun, RunOptions, Verdict, REPORT_DIR_ENV};
@@ -43,3 +52,5 @@ pub use evidence::{
 pub use ledger::{Applied, LedgerCounts, SideEffectLedger};
 pub use process::ProcessTarget;
 pub use target::{Target, TargetContext};
+
+pub use symfonic_evals_macros::{approval_resume_pack, extension_tool_pack, procedural_pack};
