@@ -1,0 +1,110 @@
+"""State predicates: does an approved procedure's precondition hold here?
+
+The same semantics the Rust library's ``contracts`` module implements, so a
+Python gate and a Rust gate agree on every rule:
+
+* a predicate is ``{"path": "a.b", "op": "eq"|"neq"|"in"|"exists", "value": ...}``;
+* each path segment is looked up UPPER-case first, then lower-case;
+* anything malformed fails closed (the rule does not admit);
+* an absent key fails every operator that takes a value, ``neq`` included;
+* ``in`` needs a list, never a string (which would substring-match);
+* reasons name the path, the operator and the declared value, never the
+  value the state held.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple
+
+OPERATORS = ("eq", "neq", "in", "exists")
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Whether a predicate matched, and a reason that quotes no state."""
+
+    matched: bool
+    reason: str
+
+
+def resolve_path(state: Any, path: str) -> Any:
+    """Walk ``state`` along a dotted path; ``_ABSENT`` when any step fails."""
+    if not isinstance(path, str) or not path:
+        return _ABSENT
+    cursor = state
+    for segment in path.split("."):
+        if not segment or not isinstance(cursor, dict):
+            return _ABSENT
+        if segment.upper() in cursor:
+            cursor = cursor[segment.upper()]
+        elif segment.lower() in cursor:
+            cursor = cursor[segment.lower()]
+        else:
+            return _ABSENT
+    return cursor
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """JSON equality: a boolean never equals a number, numbers compare by value."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(json_equal(a, b) for a, b in zip(left, right))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    return type(left) is type(right) and left == right
+
+
+def evaluate(state: Any, predicate: Any) -> Outcome:
+    """Answer one predicate against ``state``, failing closed on anything odd."""
+    if not isinstance(predicate, dict):
+        return Outcome(False, "predicate must be an object")
+    path, op = predicate.get("path"), predicate.get("op")
+    if not isinstance(path, str) or not path:
+        return Outcome(False, "missing or empty `path`")
+    if op not in OPERATORS:
+        return Outcome(False, f"unknown operator (allowed: {', '.join(OPERATORS)})")
+    resolved = resolve_path(state, path)
+    if op == "exists":
+        present = resolved is not _ABSENT
+        return Outcome(present, f"`{path}` exists -> {present}")
+    if "value" not in predicate:
+        return Outcome(False, f"operator `{op}` requires `value`")
+    declared = predicate["value"]
+    shown = json.dumps(declared)
+    if op == "in" and not isinstance(declared, list):
+        return Outcome(False, "`in` requires an array value")
+    if resolved is _ABSENT:
+        return Outcome(False, f"`{path}` {op} {shown} -> false (state: absent)")
+    if op == "in":
+        same = any(json_equal(member, resolved) for member in declared)
+    else:
+        same = json_equal(resolved, declared)
+    matched = not same if op == "neq" else same
+    compared = "matches" if same else "differs"
+    return Outcome(matched, f"`{path}` {op} {shown} -> {matched} (state: {compared})")
+
+
+def state_predicates_in(precondition: Any) -> List[Any]:
+    """The ``{"state": ...}`` entries of a precondition, unwrapped.
+
+    Bare tool names are a different question and are skipped; a single
+    ``{"state": ...}`` object counts as a one-entry list; a ``state`` that is
+    not an object is kept so that it fails closed when evaluated.
+    """
+    entries = precondition if isinstance(precondition, list) else [precondition]
+    return [e["state"] for e in entries if isinstance(e, dict) and "state" in e]
+
+
+def applies(state: Any, precondition: Any) -> Tuple[bool, Optional[str]]:
+    """Whether every state predicate holds, and the first failing reason."""
+    for predicate in state_predicates_in(precondition):
+        outcome = evaluate(state, predicate)
+        if not outcome.matched:
+            return False, outcome.reason
+    return True, None
