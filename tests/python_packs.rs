@@ -1,0 +1,196 @@
+//! All three packs against a deployment written in Python, driven as a child
+//! process over the protocol, with the restarts real process restarts. Needs
+//! only `python3` (standard library).
+#![cfg(unix)]
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use symfonic_evals::process::ProcessSpec;
+use symfonic_evals::{
+    run_pack, ApprovalResumePack, ExtensionToolPack, Failure, PackDefinition, PackRun,
+    ProceduralPack, ProcessTarget, RunOptions, TargetContext,
+};
+
+fn helpdesk(twin: Option<&str>) -> ProcessSpec {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/helpdesk-py/helpdesk.py");
+    let spec = ProcessSpec::new("python3").arg(script);
+    match twin {
+        Some(twin) => spec.args(["--twin", twin]),
+        None => spec,
+    }
+}
+
+fn start(ctx: &TargetContext, spec: &ProcessSpec) -> ProcessTarget {
+    ProcessTarget::spawn(ctx, spec).unwrap_or_else(|error| panic!("{error}"))
+}
+
+// The faithful deployment, through the attribute macros exactly as an adopter
+// writes them: the annotated function returns the process target.
+
+#[symfonic_evals::procedural_pack(
+    demonstrations = [
+        "walk me through refunding order 1: verify the account region, then issue the refund",
+        "walk me through refunding order 2: verify the account region, then issue the refund",
+    ],
+    draft_prompt = "refund order 3", draft_state = { "region": "US" },
+    review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
+    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US" },
+    blocked_prompt = "refund order 5", blocked_state = { "region": "EU" },
+    action_tool = "issue_refund",
+    procedure_fragment = "verify the account region",
+    trials = 2,
+)]
+fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
+    start(ctx, &helpdesk(None))
+}
+
+#[symfonic_evals::approval_resume_pack(
+    pause_prompt = "escalate ticket 7 to a supervisor",
+    answer = { "approved": true },
+    interaction_tool = "ask_user",
+    restart_before_replay = true,
+)]
+fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
+    start(ctx, &helpdesk(None))
+}
+
+#[symfonic_evals::extension_tool_pack(
+    prompt = "what is the weather in Lisbon",
+    tool_name = "weather_lookup",
+    arguments = { "city": "Lisbon" },
+    expected_fragments = ["Lisbon", "sunny"],
+)]
+fn python_helpdesk_weather(ctx: &TargetContext) -> ProcessTarget {
+    start(ctx, &helpdesk(None))
+}
+
+// The broken twins, through `run_pack`, each failing on the assertion that
+// names its flaw.
+
+fn procedural() -> PackDefinition {
+    let lesson = "verify the account region, then issue the refund";
+    PackDefinition::Procedural(ProceduralPack {
+        demonstrations: (1..=2)
+            .map(|n| format!("walk me through refunding order {n}: {lesson}"))
+            .collect(),
+        draft_prompt: "refund order 3".into(),
+        draft_state: json!({"region": "US"}),
+        review_prompt: "approve the refund procedure: governs issue_refund when region eq US"
+            .into(),
+        satisfied_prompt: "refund order 4".into(),
+        satisfied_state: json!({"region": "US"}),
+        blocked_prompt: "refund order 5".into(),
+        blocked_state: json!({"region": "EU"}),
+        action_tool: "issue_refund".into(),
+        procedure_fragment: "verify the account region".into(),
+        ..ProceduralPack::default()
+    })
+}
+
+fn approval(restart_before_replay: bool) -> PackDefinition {
+    PackDefinition::ApprovalResume(ApprovalResumePack {
+        pause_prompt: "escalate ticket 7 to a supervisor".into(),
+        answer: json!({"approved": true}),
+        interaction_tool: "ask_user".into(),
+        restart_before_replay,
+        ..ApprovalResumePack::default()
+    })
+}
+
+fn extension() -> PackDefinition {
+    PackDefinition::ExtensionTool(ExtensionToolPack {
+        prompt: "what is the weather in Lisbon".into(),
+        tool_name: "weather_lookup".into(),
+        arguments: Some(json!({"city": "Lisbon"})),
+        expected_fragments: vec!["Lisbon".into(), "sunny".into()],
+        ..ExtensionToolPack::default()
+    })
+}
+
+fn run(name: &str, pack: &PackDefinition, twin: Option<&'static str>) -> PackRun {
+    let spec = helpdesk(twin);
+    run_pack(name, pack, &RunOptions::default(), move |ctx| {
+        start(ctx, &spec)
+    })
+}
+
+fn fails_at(run: &PackRun, step: &str, assertion: &str) -> Failure {
+    assert!(!run.passed(), "the twin passed:\n{}", run.render());
+    let failure = run
+        .first_failure()
+        .expect("a failed run names its first failure");
+    assert_eq!(
+        (failure.step_label.as_str(), failure.assertion.as_str()),
+        (step, assertion),
+        "{}",
+        run.render()
+    );
+    failure
+}
+
+#[test]
+fn tokens_spent_only_in_memory_are_replayable_after_a_restart() {
+    let pack = approval(true);
+    let run = run(
+        "python.twin.tokens_in_memory",
+        &pack,
+        Some("tokens-in-memory"),
+    );
+    fails_at(&run, "replay", "ExpectedError");
+}
+
+#[test]
+fn tokens_spent_only_in_memory_look_single_use_without_the_restart() {
+    // Why the restart exists: without it this twin is indistinguishable.
+    let run = run(
+        "python.twin.tokens_no_restart",
+        &approval(false),
+        Some("tokens-in-memory"),
+    );
+    run.assert_passed();
+}
+
+#[test]
+fn an_approval_that_never_reached_the_store_is_lost_across_the_restart() {
+    let run = run(
+        "python.twin.review_in_memory",
+        &procedural(),
+        Some("review-in-memory"),
+    );
+    let failure = fails_at(&run, "satisfied", "AttributeEquals");
+    assert_eq!(failure.description, "AttributeEquals(procedural_review)");
+}
+
+#[test]
+fn a_gate_that_ignores_state_does_not_refuse_the_blocked_turn() {
+    let run = run(
+        "python.twin.gate_ignores_state",
+        &procedural(),
+        Some("gate-ignores-state"),
+    );
+    fails_at(&run, "blocked", "StageObserved");
+    let kinds: Vec<String> = run.failures().into_iter().map(|f| f.assertion).collect();
+    assert!(kinds.contains(&"SideEffectCount".to_owned()), "{kinds:?}");
+}
+
+#[test]
+fn a_draft_shown_to_the_model_fails_the_draft_probe() {
+    let run = run(
+        "python.twin.draft_in_recall",
+        &procedural(),
+        Some("draft-in-recall"),
+    );
+    fails_at(&run, "draft probe", "PromptRecallExcludes");
+}
+
+#[test]
+fn a_declared_extension_with_nothing_bound_fails_to_run() {
+    let run = run(
+        "python.twin.extension_unbound",
+        &extension(),
+        Some("extension-unbound"),
+    );
+    fails_at(&run, "extension call", "ToolSucceeded");
+}
