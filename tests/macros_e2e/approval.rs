@@ -1,0 +1,125 @@
+//! A deployment that pauses a refund for a person's approval, redeems the
+//! token once through its own resume operation, and refuses a replay; and a
+//! twin that never marks a token spent.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use symfonic_evals::{
+    CapabilityEvidence, Pause, PromptRequest, ResumeRequest, Target, TargetContext, ToolCall,
+    TurnError, TurnRecord,
+};
+
+const INTERACTION: &str = "approve_refund";
+
+/// Whether a redeemed token is spent.
+#[derive(Clone, Copy)]
+pub enum Tokens {
+    SingleUse,
+    Reusable,
+}
+
+/// Pending pauses and spent tokens live in the durable directory, so a
+/// restart between resume and replay changes nothing.
+pub struct Approvals {
+    store: PathBuf,
+    trial: u32,
+    tokens: Tokens,
+}
+
+impl Approvals {
+    pub fn open(ctx: &TargetContext, tokens: Tokens) -> Self {
+        Self {
+            store: ctx.durable_path("pauses.json"),
+            trial: ctx.trial(),
+            tokens,
+        }
+    }
+
+    fn load(&self) -> Value {
+        std::fs::read_to_string(&self.store)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_else(|| json!({ "pending": {}, "spent": [] }))
+    }
+
+    fn save(&self, store: &Value) -> Result<(), TurnError> {
+        std::fs::write(&self.store, store.to_string())
+            .map_err(|e| TurnError::new("Store", e.to_string()))
+    }
+}
+
+impl Target for Approvals {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+            .capability("human")
+            .operation("resume")
+    }
+
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        let mut store = self.load();
+        let token = format!(
+            "pause-{}-{}",
+            self.trial,
+            store["pending"].as_object().map_or(0, serde_json::Map::len)
+        );
+        store["pending"][&token] =
+            json!({ "conversation": request.conversation, "prompt": request.prompt });
+        self.save(&store)?;
+        let question = json!({ "question": "approve this refund?" });
+        Ok(TurnRecord::builder()
+            .tool_call(ToolCall::succeeded(
+                "call-1",
+                INTERACTION,
+                question,
+                json!({ "paused": true }),
+            ))
+            .paused(Pause::new(INTERACTION, true, token))
+            .answer("waiting for approval")
+            .build())
+    }
+
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        let mut store = self.load();
+        let spent = store["spent"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!(request.token)));
+        if spent {
+            return Err(TurnError::new(
+                "PauseTokenReplayedError",
+                "this pause was already answered",
+            ));
+        }
+        let Some(checkpoint) = store["pending"].get(&request.token).cloned() else {
+            return Err(TurnError::new(
+                "UnknownPauseToken",
+                "no pause issued this token",
+            ));
+        };
+        if request
+            .answer
+            .get("approved")
+            .and_then(Value::as_bool)
+            .is_none()
+        {
+            return Err(TurnError::new(
+                "AnswerRejected",
+                "the answer does not fit the question",
+            ));
+        }
+        if matches!(self.tokens, Tokens::SingleUse) {
+            if let Some(spent) = store["spent"].as_array_mut() {
+                spent.push(json!(request.token));
+            }
+            self.save(&store)?;
+        }
+        let continued = checkpoint.get("prompt").is_some();
+        Ok(TurnRecord::builder()
+            .attribute("resume_outcome", "resumed")
+            .attribute("resume_name", INTERACTION)
+            .attribute("resume_checkpoint", true)
+            .attribute("resume_continued", continued)
+            .answer("refund approved and issued")
+            .build())
+    }
+}

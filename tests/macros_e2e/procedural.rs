@@ -1,0 +1,189 @@
+//! A refunds deployment that learns, reviews, persists and enforces one
+//! procedure, faithfully enough for the procedural pack, and a twin whose
+//! gate reports a refusal but runs the tool anyway.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use symfonic_evals::{
+    CapabilityEvidence, PromptRequest, SideEffectLedger, StageOutcome, StageRecord, Target,
+    TargetContext, ToolCall, TurnError, TurnRecord, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+};
+
+const TOOL: &str = "issue_refund";
+const STAGE: &str = "procedural_precondition";
+
+/// Whether the gate honours its own refusal.
+#[derive(Clone, Copy)]
+pub enum Gate {
+    Enforcing,
+    RunsRefusedCalls,
+}
+
+/// The deployment. Procedures live in a JSON file in the durable directory;
+/// the episode counter lives in memory (a restart forgets it, as it may).
+pub struct Refunds {
+    store: PathBuf,
+    ledger: SideEffectLedger,
+    episodes: u32,
+    gate: Gate,
+}
+
+impl Refunds {
+    pub fn open(ctx: &TargetContext, gate: Gate) -> Self {
+        Self {
+            store: ctx.durable_path("procedures.json"),
+            ledger: ctx.ledger().clone(),
+            episodes: 0,
+            gate,
+        }
+    }
+
+    fn procedures(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.store)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, procedures: &[Value]) -> Result<(), TurnError> {
+        let text = serde_json::to_string(procedures)
+            .map_err(|e| TurnError::new("Store", e.to_string()))?;
+        std::fs::write(&self.store, text).map_err(|e| TurnError::new("Store", e.to_string()))
+    }
+
+    /// The review door's projection: sorted (status, governed tool) rows.
+    fn evidence(&self, record: symfonic_evals::TurnRecordBuilder, read: &[String]) -> TurnRecord {
+        let procedures = self.procedures();
+        let mut rows: Vec<(String, String)> = procedures
+            .iter()
+            .map(|p| (text(p, "status"), text(p, "action_tool")))
+            .collect();
+        rows.sort();
+        let approved: Vec<String> = procedures
+            .iter()
+            .filter(|p| text(p, "status") == "approved")
+            .map(|p| text(p, "id"))
+            .collect();
+        record
+            .attribute("procedural_review", rows)
+            .attribute("procedural_review_ids", approved)
+            .attribute("procedural_enforcement_ids", read)
+            .build()
+    }
+
+    fn consolidate(&mut self) -> Result<TurnRecord, TurnError> {
+        self.episodes += 1;
+        let mut procedures = self.procedures();
+        let mut promoted = 0;
+        if self.episodes >= 2 && procedures.is_empty() {
+            procedures.push(json!({
+                "id": "proc-1", "status": "draft", "action_tool": "",
+                "text": "before issue_refund, verify the account region",
+            }));
+            self.save(&procedures)?;
+            promoted = 1;
+        }
+        let record = TurnRecord::builder()
+            .answer("noted")
+            .attribute("procedural_promoted", promoted);
+        Ok(self.evidence(record, &[]))
+    }
+
+    fn review(&self, prompt: &str) -> Result<TurnRecord, TurnError> {
+        // "... governs <tool> when <path> eq <value>"
+        let words: Vec<&str> = prompt.split_whitespace().collect();
+        let after = |word: &str| {
+            words
+                .iter()
+                .position(|w| *w == word)
+                .and_then(|i| words.get(i + 1))
+        };
+        let (Some(tool), Some(path), Some(value)) = (after("governs"), after("when"), after("eq"))
+        else {
+            return Err(TurnError::new(
+                "ReviewUnparsed",
+                "no tool and precondition named",
+            ));
+        };
+        let mut procedures = self.procedures();
+        for procedure in &mut procedures {
+            procedure["status"] = json!("approved");
+            procedure["action_tool"] = json!(tool);
+            procedure["precondition"] = json!({ "path": path, "value": value });
+        }
+        self.save(&procedures)?;
+        Ok(self.evidence(TurnRecord::builder().answer("approved"), &[]))
+    }
+
+    fn refund(&self, prompt: &str, state: &Value) -> TurnRecord {
+        let order = prompt.rsplit(' ').next().unwrap_or_default().to_owned();
+        let arguments = json!({ "order": order });
+        let governing: Vec<Value> = self
+            .procedures()
+            .into_iter()
+            .filter(|p| text(p, "status") == "approved" && text(p, "action_tool") == TOOL)
+            .collect();
+        let recall: Vec<String> = governing.iter().map(|p| text(p, "text")).collect();
+        let mut record = TurnRecord::builder()
+            .model_input(format!("recall: [{}]\nuser: {prompt}", recall.join("; ")));
+        let read: Vec<String> = governing.iter().map(|p| text(p, "id")).collect();
+        let holds = governing.iter().all(|p| {
+            let precondition = &p["precondition"];
+            state.get(text(precondition, "path")) == Some(&precondition["value"])
+        });
+        if !governing.is_empty() {
+            let outcome = if holds {
+                StageOutcome::Passed
+            } else {
+                StageOutcome::Rejected
+            };
+            let observed = StageRecord::new(STAGE, outcome).count("checked", 1);
+            record = record.stage(if holds {
+                observed
+            } else {
+                observed.count("refused", 1)
+            });
+        }
+        let runs = holds || matches!(self.gate, Gate::RunsRefusedCalls);
+        let call = if runs {
+            self.ledger.record(&format!("refund:{order}"));
+            ToolCall::succeeded(
+                format!("call-{order}"),
+                TOOL,
+                arguments,
+                json!({ "refunded": order }),
+            )
+        } else {
+            ToolCall::refused(format!("call-{order}"), TOOL, arguments, STAGE)
+        };
+        self.evidence(record.tool_call(call).answer("done"), &read)
+    }
+}
+
+fn text(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+impl Target for Refunds {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+            .capability("tools")
+            .with_trait(PROCEDURAL_PRECONDITION)
+            .with_trait(PROCEDURAL_REVIEW)
+    }
+
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        if request.prompt.starts_with("approve") {
+            return self.review(&request.prompt);
+        }
+        match &request.state {
+            Some(state) => Ok(self.refund(&request.prompt, state)),
+            None => self.consolidate(),
+        }
+    }
+}
