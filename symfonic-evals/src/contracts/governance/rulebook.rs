@@ -109,6 +109,20 @@ pub struct RuleBook {
 
 impl RuleBook {
     /// A rulebook from rules in rank order; a stage named twice is refused.
+    ///
+    /// ```
+    /// use symfonic_evals::contracts::{FailureMode, Phase, PipelineError, Rule, RuleBook};
+    ///
+    /// let book = RuleBook::new(vec![
+    ///     Rule::new("credential_scrub", Phase::Query, FailureMode::FailClosed),
+    ///     Rule::new("tone_critic", Phase::Draft, FailureMode::FailOpen),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!(book.rank("tone_critic"), Some(1));
+    ///
+    /// let twice = vec![Rule::new("x", Phase::Query, FailureMode::FailOpen); 2];
+    /// assert!(matches!(RuleBook::new(twice), Err(PipelineError::DuplicateStage { .. })));
+    /// ```
     pub fn new(rules: Vec<Rule>) -> Result<Self, PipelineError> {
         for (index, rule) in rules.iter().enumerate() {
             if rules[..index]
