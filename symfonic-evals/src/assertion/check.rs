@@ -151,14 +151,14 @@ fn attribute_equals(record: &TurnRecord, name: &str, expected: &Value) -> Check 
     }
 }
 
-/// A count read from a number, or the length of a collection or string.
+/// A count read from a number, or the size of a collection. Text is not a
+/// count: its length would let a published `"0"` pass a minimum of one.
 fn count_of(value: &Value) -> Option<u64> {
     match value {
         Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
         Value::Array(items) => Some(items.len() as u64),
         Value::Object(map) => Some(map.len() as u64),
-        Value::String(text) => Some(text.len() as u64),
-        Value::Bool(_) | Value::Null => None,
+        Value::String(_) | Value::Bool(_) | Value::Null => None,
     }
 }
 
