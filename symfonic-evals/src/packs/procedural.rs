@@ -6,7 +6,7 @@ use super::definition::ArgumentChecks;
 use super::ArgumentError;
 use crate::assertion::Assertion;
 use crate::capability::{Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW};
-const PRECONDITION_STAGE: &str = "procedural_precondition";
+use crate::contracts::PRECONDITION_STAGE;
 use crate::evidence::StageOutcome;
 use crate::scenario::{Scenario, Step, TrialPolicy};
 
