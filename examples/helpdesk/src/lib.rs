@@ -1,1 +1,29 @@
-//! Reference deployment.
+//! A reference deployment for symfonic-evals: a small help desk agent that
+//! earns all three packs, and the broken twins that each fail one.
+//!
+//! Read it in this order:
+//!
+//! - [`model`]: the model trait and the deterministic scripted model;
+//! - [`store`]: the SQLite database in the durable directory;
+//! - [`tools`] and [`extension`]: what the agent can call;
+//! - [`memory`]: episodes and the consolidation cycle that drafts procedures;
+//! - [`review`]: the operator's review door and identity digests;
+//! - [`gate`]: the governance pipeline every call passes;
+//! - [`interaction`]: `ask_user`, checkpoints and single-use tokens;
+//! - [`deployment`]: the agent loop and the `Target` implementation;
+//! - [`twins`]: the flaws, one switch each.
+#![warn(missing_docs)]
+
+pub mod deployment;
+pub mod extension;
+pub mod gate;
+pub mod interaction;
+pub mod memory;
+pub mod model;
+pub mod review;
+pub mod store;
+pub mod tools;
+pub mod twins;
+
+pub use deployment::{Helpdesk, OpenError};
+pub use twins::{Catch, Flaw, Pack};

@@ -1,0 +1,184 @@
+//! The tool gate, built from the library's governance pipeline and its
+//! canonical rulebook.
+//!
+//! Three stages: the library's credential scrubber, a budget ceiling on tool
+//! calls per turn, and the procedural precondition stage reading approved
+//! procedures through the review door at the moment it judges a call. The
+//! pipeline is cut into rungs with `for_phase`, the scrubber carried onto
+//! every rung, so a secret is scrubbed from the request before the model
+//! reads it, from tool arguments before a call is admitted, from tool
+//! results before the model sees them, and from the answer.
+
+use serde_json::{json, Value};
+use symfonic_evals::contracts::{
+    ApprovedProcedure, BudgetCeiling, CredentialScrubber, GovernancePipeline, GovernanceStage,
+    GovernanceTrace, Payload, Phase, PipelineError, ProceduralPrecondition, RuleBook, StageError,
+    Subject, CREDENTIAL_SCRUB_STAGE,
+};
+use symfonic_evals::procedure_identity;
+
+use crate::review::{identity, ReviewDoor};
+use crate::store::Status;
+use crate::twins::Flaw;
+
+/// Tool calls one turn may make before the budget ceiling refuses.
+pub const TOOL_BUDGET: u32 = 6;
+
+/// The pipeline cut into the four rungs a turn passes through.
+#[derive(Debug)]
+pub struct Gate {
+    query: GovernancePipeline,
+    tool_call: GovernancePipeline,
+    tool_result: GovernancePipeline,
+    draft: GovernancePipeline,
+}
+
+/// What the tool-call rung decided about one call.
+#[derive(Debug)]
+pub struct Admission {
+    /// The arguments after scrubbing.
+    pub arguments: Value,
+    /// Every stage's answer.
+    pub trace: GovernanceTrace,
+    /// Identity digests of the procedures the precondition stage read.
+    pub consulted: Vec<String>,
+}
+
+fn unreadable(_: symfonic_evals::TurnError) -> StageError {
+    StageError::new("the procedure store could not be read")
+}
+
+/// Keeps only the bare entries of a precondition, dropping state predicates.
+fn as_drafted(precondition: &Value) -> Value {
+    let bare = precondition
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry.is_string());
+    Value::Array(bare.cloned().collect())
+}
+
+/// The precondition stage. The reference reads approved procedures through
+/// the review door; each twin below changes what it reads, and nothing else.
+fn precondition_stage(door: ReviewDoor, flaw: Option<Flaw>) -> ProceduralPrecondition {
+    ProceduralPrecondition::from_source(move |tool| {
+        let approved = door.approved_for(tool).map_err(unreadable)?;
+        Ok(match flaw {
+            Some(Flaw::GateIgnoresState) => approved
+                .into_iter()
+                .map(|p| ApprovedProcedure::new(p.id, p.tool, as_drafted(&p.precondition)))
+                .collect(),
+            Some(Flaw::EnforcementReadsShadowProcedure) => approved
+                .into_iter()
+                .map(|p| {
+                    let states: Vec<Value> = p
+                        .precondition
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|entry| entry.get("state").is_some())
+                        .cloned()
+                        .collect();
+                    let copy = Value::Array(states);
+                    let id = procedure_identity(&p.tool, &copy, "gate copy");
+                    ApprovedProcedure::new(id, p.tool, copy)
+                })
+                .collect(),
+            Some(Flaw::DraftGovernsBeforeReview) => {
+                let trigger = format!("before {tool}");
+                let drafts = door
+                    .list()
+                    .map_err(unreadable)?
+                    .into_iter()
+                    .filter(|p| p.status == Status::Draft && p.trigger == trigger);
+                let mut read = approved;
+                read.extend(
+                    drafts.map(|p| ApprovedProcedure::new(identity(&p), tool, p.precondition)),
+                );
+                read
+            }
+            _ => approved,
+        })
+    })
+}
+
+fn rung(pipeline: &GovernancePipeline, phase: Phase) -> Result<GovernancePipeline, PipelineError> {
+    pipeline
+        .for_phase(phase, &[CREDENTIAL_SCRUB_STAGE])?
+        .ok_or(PipelineError::Empty)
+}
+
+impl Gate {
+    /// Builds the gate over `door`, checked against the canonical rulebook.
+    ///
+    /// # Errors
+    ///
+    /// When the rulebook refuses the stages (order, phase or failure mode).
+    pub fn build(door: ReviewDoor, flaw: Option<Flaw>) -> Result<Self, PipelineError> {
+        let stages: Vec<Box<dyn GovernanceStage>> = vec![
+            Box::new(CredentialScrubber::new()),
+            Box::new(BudgetCeiling::new(TOOL_BUDGET)),
+            Box::new(precondition_stage(door, flaw)),
+        ];
+        let pipeline = GovernancePipeline::new(stages, RuleBook::canonical())?;
+        Ok(Self {
+            query: rung(&pipeline, Phase::Query)?,
+            tool_call: rung(&pipeline, Phase::ToolCall)?,
+            tool_result: rung(&pipeline, Phase::ToolResult)?,
+            draft: rung(&pipeline, Phase::Draft)?,
+        })
+    }
+
+    /// Scrubs the request before the model reads it.
+    pub fn query(&self, text: &str) -> (String, GovernanceTrace) {
+        let mut subject = Subject::query(text);
+        let trace = self.query.run(&mut subject);
+        match subject.payload {
+            Payload::Query { text } => (text, trace),
+            _ => (String::new(), trace),
+        }
+    }
+
+    /// Judges one tool call under the turn's state.
+    pub fn admit(
+        &self,
+        tool: &str,
+        arguments: Value,
+        state: Option<&Value>,
+        prior_calls: u32,
+    ) -> Admission {
+        let mut subject = Subject::tool_call(tool, arguments)
+            .with_state(state.cloned().unwrap_or(Value::Null))
+            .with_prior_tool_calls(prior_calls);
+        let trace = self.tool_call.run(&mut subject);
+        let arguments = match subject.payload {
+            Payload::ToolCall { arguments, .. } => arguments,
+            _ => json!({}),
+        };
+        Admission {
+            arguments,
+            trace,
+            consulted: subject.consulted,
+        }
+    }
+
+    /// Scrubs a tool's result before the model sees it.
+    pub fn result(&self, tool: &str, result: Value) -> (Value, GovernanceTrace) {
+        let mut subject = Subject::tool_result(tool, result);
+        let trace = self.tool_result.run(&mut subject);
+        match subject.payload {
+            Payload::ToolResult { result, .. } => (result, trace),
+            _ => (Value::Null, trace),
+        }
+    }
+
+    /// Scrubs the answer before it leaves the desk.
+    pub fn answer(&self, text: &str) -> (String, GovernanceTrace) {
+        let mut subject = Subject::draft(text);
+        let trace = self.draft.run(&mut subject);
+        match subject.payload {
+            Payload::Draft { answer } => (answer, trace),
+            _ => (String::new(), trace),
+        }
+    }
+}

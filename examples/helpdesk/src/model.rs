@@ -1,0 +1,423 @@
+//! The model behind the help desk: a trait any model client implements, the
+//! text it is shown, and the deterministic scripted model embedded by default.
+//!
+//! The deployment talks to its model only through text: it renders a
+//! [`ModelInput`] (system line, recall block of approved procedures, the tool
+//! list, the user's request and everything observed so far) and asks for the
+//! next step. The scripted model reads that same text back, so what it does
+//! depends on what it was shown; an LLM client implementing [`Model`] would
+//! be handed exactly the same string.
+
+use serde_json::{json, Value};
+
+/// What the model decided to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelStep {
+    /// Call a tool with JSON arguments.
+    Call {
+        /// The tool's name, as listed in the input.
+        tool: String,
+        /// The arguments.
+        arguments: Value,
+    },
+    /// Finish the turn with this answer.
+    Answer(String),
+}
+
+/// A model that decides one step at a time from the text it is shown.
+pub trait Model: Send {
+    /// The next step, given the full rendered input.
+    fn next_step(&mut self, shown: &str) -> ModelStep;
+}
+
+/// The text the model is shown, assembled by the deployment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelInput {
+    /// One line per recalled procedure (approved ones only).
+    pub recall: Vec<String>,
+    /// The tool names the model may call.
+    pub tools: Vec<String>,
+    /// The user's request.
+    pub user: String,
+    /// Observations so far, one line each (see [`observation`]).
+    pub transcript: Vec<String>,
+}
+
+const SYSTEM: &str = "system: You are the help desk agent of a small outdoor shop. \
+Use the tools listed; follow every recalled procedure before the tool it names.";
+
+impl ModelInput {
+    /// The exact string the model reads.
+    pub fn render(&self) -> String {
+        let mut text = String::from(SYSTEM);
+        text.push_str("\nrecall:");
+        if self.recall.is_empty() {
+            text.push_str(" (none)");
+        }
+        for line in &self.recall {
+            text.push_str("\n- ");
+            text.push_str(line);
+        }
+        text.push_str("\ntools: ");
+        text.push_str(&self.tools.join(", "));
+        text.push_str("\nuser: ");
+        text.push_str(&self.user);
+        for line in &self.transcript {
+            text.push('\n');
+            text.push_str(line);
+        }
+        text
+    }
+}
+
+/// The transcript line formats, written by the deployment and read by the
+/// scripted model. Kept in one place so writer and reader cannot drift.
+pub mod observation {
+    use serde_json::Value;
+
+    /// A call that returned `result`.
+    pub fn succeeded(id: &str, tool: &str, arguments: &Value, result: &Value) -> String {
+        format!("call {id} {tool} {arguments} -> ok {result}")
+    }
+
+    /// A call that ran and failed with a coded error.
+    pub fn failed(id: &str, tool: &str, arguments: &Value, code: &str, message: &str) -> String {
+        format!("call {id} {tool} {arguments} -> failed {code}: {message}")
+    }
+
+    /// A call a governance stage refused.
+    pub fn refused(id: &str, tool: &str, arguments: &Value, stage: &str) -> String {
+        format!("call {id} {tool} {arguments} -> refused by {stage}")
+    }
+
+    /// A call that paused the turn for a person.
+    pub fn waiting(id: &str, tool: &str, arguments: &Value) -> String {
+        format!("call {id} {tool} {arguments} -> waiting for a person")
+    }
+
+    /// What the person answered to the pausing call `id`.
+    pub fn answered(id: &str, answer: &Value) -> String {
+        format!("person answered {id}: {answer}")
+    }
+}
+
+/// The embedded default: a deterministic model that understands refunds,
+/// subscription cancellations and shipment tracking, honours recalled
+/// preflight procedures by verifying first, and asks a person before an
+/// irreversible cancellation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScriptedModel;
+
+enum Intent {
+    Refund(u64),
+    Cancel(u64),
+    Track(u64),
+    Unknown,
+}
+
+/// How one earlier call in the transcript ended.
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Ok(Value),
+    Failed(String),
+    Refused(String),
+    Waiting,
+}
+
+struct Reading<'a> {
+    recall: Vec<&'a str>,
+    tools: Vec<&'a str>,
+    user: &'a str,
+    calls: Vec<(&'a str, Seen)>,
+    answers: Vec<Value>,
+}
+
+fn read(shown: &str) -> Reading<'_> {
+    let mut reading = Reading {
+        recall: Vec::new(),
+        tools: Vec::new(),
+        user: "",
+        calls: Vec::new(),
+        answers: Vec::new(),
+    };
+    for line in shown.lines() {
+        if let Some(rest) = line.strip_prefix("- ") {
+            reading.recall.push(rest);
+        } else if let Some(rest) = line.strip_prefix("tools: ") {
+            reading.tools = rest.split(", ").filter(|t| !t.is_empty()).collect();
+        } else if let Some(rest) = line.strip_prefix("user: ") {
+            reading.user = rest;
+        } else if let Some(rest) = line.strip_prefix("call ") {
+            if let Some(call) = read_call(rest) {
+                reading.calls.push(call);
+            }
+        } else if let Some(rest) = line.strip_prefix("person answered ") {
+            if let Some((_, answer)) = rest.split_once(": ") {
+                reading
+                    .answers
+                    .push(serde_json::from_str(answer).unwrap_or(Value::Null));
+            }
+        }
+    }
+    reading
+}
+
+fn read_call(rest: &str) -> Option<(&str, Seen)> {
+    let mut words = rest.splitn(3, ' ');
+    let _id = words.next()?;
+    let tool = words.next()?;
+    let (_, outcome) = words.next()?.rsplit_once(" -> ")?;
+    let seen = if let Some(result) = outcome.strip_prefix("ok ") {
+        Seen::Ok(serde_json::from_str(result).unwrap_or(Value::Null))
+    } else if let Some(error) = outcome.strip_prefix("failed ") {
+        Seen::Failed(error.to_owned())
+    } else if let Some(stage) = outcome.strip_prefix("refused by ") {
+        Seen::Refused(stage.to_owned())
+    } else {
+        Seen::Waiting
+    };
+    Some((tool, seen))
+}
+
+fn number_after(text: &str, word: &str) -> Option<u64> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    words
+        .windows(2)
+        .find(|pair| pair[0] == word)
+        .and_then(|pair| pair[1].parse().ok())
+}
+
+fn intent(user: &str) -> Intent {
+    let lower = user.to_lowercase();
+    if lower.contains("refund") {
+        if let Some(order) = number_after(user, "order") {
+            return Intent::Refund(order);
+        }
+    }
+    if lower.contains("cancel") && lower.contains("subscription") {
+        if let Some(customer) = number_after(user, "customer") {
+            return Intent::Cancel(customer);
+        }
+    }
+    if ["where", "track", "parcel", "shipment"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        if let Some(order) = number_after(user, "order") {
+            return Intent::Track(order);
+        }
+    }
+    Intent::Unknown
+}
+
+impl Reading<'_> {
+    fn last(&self, tool: &str) -> Option<&Seen> {
+        self.calls
+            .iter()
+            .rev()
+            .find(|(t, _)| *t == tool)
+            .map(|(_, seen)| seen)
+    }
+
+    fn count(&self, tool: &str) -> usize {
+        self.calls.iter().filter(|(t, _)| *t == tool).count()
+    }
+
+    fn offers(&self, tool: &str) -> bool {
+        self.tools.contains(&tool)
+    }
+
+    fn preflight_before(&self, tool: &str) -> bool {
+        let prefix = format!("preflight before {tool}:");
+        self.recall.iter().any(|line| line.starts_with(&prefix))
+    }
+}
+
+fn call(tool: &str, arguments: Value) -> ModelStep {
+    ModelStep::Call {
+        tool: tool.to_owned(),
+        arguments,
+    }
+}
+
+impl ScriptedModel {
+    fn refund(reading: &Reading<'_>, order: u64) -> ModelStep {
+        let verified = reading.last("lookup_account");
+        if reading.preflight_before("issue_refund")
+            && reading.offers("lookup_account")
+            && verified.is_none()
+        {
+            return call("lookup_account", json!({ "order": order }));
+        }
+        match reading.last("issue_refund") {
+            None if reading.offers("issue_refund") => {
+                call("issue_refund", json!({ "order": order }))
+            }
+            None => ModelStep::Answer("I cannot issue refunds from this desk.".into()),
+            Some(Seen::Ok(_)) => ModelStep::Answer(format!("Refund for order {order} issued.")),
+            // The tool's remedy says to verify the region: do that, then retry once.
+            Some(Seen::Failed(error)) if error.starts_with("region_unverified") => match verified {
+                None if reading.offers("lookup_account") => {
+                    call("lookup_account", json!({ "order": order }))
+                }
+                Some(Seen::Ok(_)) if reading.count("issue_refund") < 2 => {
+                    call("issue_refund", json!({ "order": order }))
+                }
+                _ => ModelStep::Answer(format!(
+                    "I could not refund order {order}: the account region could not be verified."
+                )),
+            },
+            Some(Seen::Failed(error)) => {
+                ModelStep::Answer(format!("I could not refund order {order}: {error}."))
+            }
+            Some(Seen::Refused(stage)) => ModelStep::Answer(format!(
+                "The refund for order {order} is not allowed here ({stage})."
+            )),
+            Some(Seen::Waiting) => ModelStep::Answer("Still waiting on a person.".into()),
+        }
+    }
+
+    fn cancel(reading: &Reading<'_>, customer: u64) -> ModelStep {
+        if reading.last("ask_user").is_none() && reading.offers("ask_user") {
+            return call(
+                "ask_user",
+                json!({
+                    "question": format!("Cancel the subscription of customer {customer}? It cannot be undone."),
+                    "schema": { "approved": "boolean" },
+                }),
+            );
+        }
+        let approved = reading
+            .answers
+            .last()
+            .and_then(|answer| answer.get("approved"))
+            .and_then(Value::as_bool);
+        match (approved, reading.last("cancel_subscription")) {
+            (None, _) => ModelStep::Answer("I need a person to confirm before cancelling.".into()),
+            (Some(false), _) => {
+                ModelStep::Answer(format!("Kept the subscription of customer {customer}."))
+            }
+            (Some(true), None) => call("cancel_subscription", json!({ "customer": customer })),
+            (Some(true), Some(Seen::Ok(_))) => ModelStep::Answer(format!(
+                "Cancelled the subscription of customer {customer} as confirmed."
+            )),
+            (Some(true), Some(_)) => ModelStep::Answer(format!(
+                "Confirmed, but the subscription of customer {customer} could not be cancelled."
+            )),
+        }
+    }
+
+    fn track(reading: &Reading<'_>, order: u64) -> ModelStep {
+        match reading.last("track_shipment") {
+            None if reading.offers("track_shipment") => {
+                call("track_shipment", json!({ "order": order }))
+            }
+            None => ModelStep::Answer("I have no way to track parcels.".into()),
+            Some(Seen::Ok(result)) => {
+                let status = result
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown");
+                let carrier = result
+                    .get("carrier")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the carrier");
+                let days = result.get("eta_days").and_then(Value::as_u64).unwrap_or(0);
+                ModelStep::Answer(format!(
+                    "Order {order} is {status} with {carrier}, expected in {days} days."
+                ))
+            }
+            Some(_) => ModelStep::Answer(format!("I could not track order {order} right now.")),
+        }
+    }
+}
+
+impl Model for ScriptedModel {
+    fn next_step(&mut self, shown: &str) -> ModelStep {
+        let reading = read(shown);
+        match intent(reading.user) {
+            Intent::Refund(order) => Self::refund(&reading, order),
+            Intent::Cancel(customer) => Self::cancel(&reading, customer),
+            Intent::Track(order) => Self::track(&reading, order),
+            Intent::Unknown => ModelStep::Answer(
+                "I can help with refunds, subscription cancellations and parcel tracking.".into(),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(recall: &[&str], transcript: &[String]) -> String {
+        ModelInput {
+            recall: recall.iter().map(|s| (*s).to_owned()).collect(),
+            tools: [
+                "issue_refund",
+                "lookup_account",
+                "ask_user",
+                "cancel_subscription",
+            ]
+            .map(String::from)
+            .to_vec(),
+            user: "please refund order 4".into(),
+            transcript: transcript.to_vec(),
+        }
+        .render()
+    }
+
+    #[test]
+    fn refunds_directly_without_a_recalled_preflight() {
+        let step = ScriptedModel.next_step(&shown(&[], &[]));
+        assert_eq!(step, call("issue_refund", json!({"order": 4})));
+    }
+
+    #[test]
+    fn a_recalled_preflight_makes_it_verify_first() {
+        let recall = ["preflight before issue_refund: verify the account region"];
+        let step = ScriptedModel.next_step(&shown(&recall, &[]));
+        assert_eq!(step, call("lookup_account", json!({"order": 4})));
+        let looked =
+            observation::succeeded("c1", "lookup_account", &json!({"order": 4}), &json!({}));
+        let step = ScriptedModel.next_step(&shown(&recall, &[looked]));
+        assert_eq!(step, call("issue_refund", json!({"order": 4})));
+    }
+
+    #[test]
+    fn an_unverified_region_is_recovered_from_by_verifying() {
+        let failed = observation::failed(
+            "c1",
+            "issue_refund",
+            &json!({"order": 4}),
+            "region_unverified",
+            "the account region is not verified",
+        );
+        let step = ScriptedModel.next_step(&shown(&[], &[failed.clone()]));
+        assert_eq!(step, call("lookup_account", json!({"order": 4})));
+        let unknown = observation::failed(
+            "c2",
+            "lookup_account",
+            &json!({"order": 4}),
+            "account_unknown",
+            "none",
+        );
+        let step = ScriptedModel.next_step(&shown(&[], &[failed, unknown]));
+        assert!(matches!(step, ModelStep::Answer(_)));
+    }
+
+    #[test]
+    fn reads_a_refusal_back_out_of_the_transcript() {
+        let refused = observation::refused("c1", "issue_refund", &json!({"order": 4}), "gate");
+        let ModelStep::Answer(text) = ScriptedModel.next_step(&shown(&[], &[refused])) else {
+            panic!("expected an answer");
+        };
+        assert!(text.contains("not allowed"));
+    }
+}

@@ -1,0 +1,355 @@
+//! The review door: the one public way to see and decide on learned
+//! procedures, driven by operator turns.
+//!
+//! An operator lists the procedures, approves a draft naming the tool it
+//! governs and the state predicates that must hold, or rejects it. What the
+//! door shows and what the gate enforces are read from the same rows and
+//! named by the same identity digest (the library's `procedure_identity`),
+//! so a reviewer and the gate cannot be looking at different procedures.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{json, Value};
+use symfonic_evals::contracts::{ApprovedProcedure, PREDICATE_OPERATORS};
+use symfonic_evals::{procedural_review_rows, procedure_identity, TurnError};
+
+use crate::store::{Status, Store, StoredProcedure};
+
+/// A procedure's identity digest: over the tool it governs, its full
+/// precondition list and its text.
+pub fn identity(procedure: &StoredProcedure) -> String {
+    procedure_identity(
+        &procedure.governed_tool,
+        &procedure.precondition,
+        &procedure.action,
+    )
+}
+
+/// Approvals held in process memory instead of the store: the flaw of the
+/// `ApprovalOnlyInMemory` twin. Keyed by procedure id.
+type MemoryApprovals = Arc<Mutex<BTreeMap<i64, (String, Value)>>>;
+
+/// The review door over the procedure store. Cheap to clone; clones share
+/// the store (and, in the flawed twin, the in-memory approvals).
+#[derive(Clone, Debug)]
+pub struct ReviewDoor {
+    store: Arc<Store>,
+    memory: Option<MemoryApprovals>,
+}
+
+fn store_error(_: rusqlite::Error) -> TurnError {
+    TurnError::new(
+        "StoreError",
+        "the procedure store could not be read or written",
+    )
+}
+
+impl ReviewDoor {
+    /// A door that persists every decision in the store.
+    pub fn new(store: Arc<Store>) -> Self {
+        Self {
+            store,
+            memory: None,
+        }
+    }
+
+    /// A door that keeps approvals in process memory (twin only).
+    pub fn keeping_approvals_in_memory(store: Arc<Store>) -> Self {
+        Self {
+            store,
+            memory: Some(MemoryApprovals::default()),
+        }
+    }
+
+    /// Every procedure, as a reviewer sees it.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn list(&self) -> Result<Vec<StoredProcedure>, TurnError> {
+        let mut procedures = self.store.procedures().map_err(store_error)?;
+        if let Some(memory) = &self.memory {
+            let approvals = memory.lock().unwrap_or_else(PoisonError::into_inner);
+            for procedure in &mut procedures {
+                if let Some((tool, precondition)) = approvals.get(&procedure.id) {
+                    procedure.status = Status::Approved;
+                    procedure.governed_tool.clone_from(tool);
+                    procedure.precondition = precondition.clone();
+                }
+            }
+        }
+        Ok(procedures)
+    }
+
+    /// The review projection: sorted `(status, governed tool)` rows.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn rows(&self) -> Result<Vec<(String, String)>, TurnError> {
+        let procedures = self.list()?;
+        Ok(procedural_review_rows(
+            procedures
+                .iter()
+                .map(|p| (p.status.as_str(), p.governed_tool.as_str())),
+        ))
+    }
+
+    /// Sorted identity digests of the approved procedures.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn approved_ids(&self) -> Result<Vec<String>, TurnError> {
+        let mut ids: Vec<String> = self
+            .list()?
+            .iter()
+            .filter(|p| p.status == Status::Approved)
+            .map(identity)
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// The approved procedures, as the gate and the recall block read them.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn approved(&self) -> Result<Vec<StoredProcedure>, TurnError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|p| p.status == Status::Approved)
+            .collect())
+    }
+
+    /// The approved procedures governing `tool`, in the library's gate shape.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn approved_for(&self, tool: &str) -> Result<Vec<ApprovedProcedure>, TurnError> {
+        Ok(self
+            .approved()?
+            .iter()
+            .filter(|p| p.governed_tool == tool)
+            .map(|p| ApprovedProcedure::new(identity(p), &p.governed_tool, p.precondition.clone()))
+            .collect())
+    }
+
+    fn the_one_draft(&self, selector: &str) -> Result<StoredProcedure, TurnError> {
+        let words: Vec<String> = selector
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .filter(|w| !["the", "a", "an", "procedure", "draft", "rule"].contains(&w.as_str()))
+            .collect();
+        let mut matching: Vec<StoredProcedure> = self
+            .list()?
+            .into_iter()
+            .filter(|p| p.status == Status::Draft)
+            .filter(|p| {
+                let text = format!("{} {} {}", p.kind, p.trigger, p.action).to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            })
+            .collect();
+        match matching.len() {
+            1 => Ok(matching.remove(0)),
+            n => Err(TurnError::new(
+                "OperatorCommandError",
+                format!("the selector matches {n} drafts; exactly one is needed"),
+            )),
+        }
+    }
+
+    /// Approves the one draft `selector` names, governing `tool` under `predicates`.
+    ///
+    /// # Errors
+    ///
+    /// `OperatorCommandError` unless exactly one draft matches; `StoreError`.
+    pub fn approve(
+        &self,
+        selector: &str,
+        tool: &str,
+        predicates: &[Value],
+    ) -> Result<(), TurnError> {
+        let draft = self.the_one_draft(selector)?;
+        let mut precondition: Vec<Value> =
+            draft.precondition.as_array().cloned().unwrap_or_default();
+        precondition.extend(predicates.iter().map(|p| json!({ "state": p })));
+        let precondition = Value::Array(precondition);
+        if let Some(memory) = &self.memory {
+            let mut approvals = memory.lock().unwrap_or_else(PoisonError::into_inner);
+            approvals.insert(draft.id, (tool.to_owned(), precondition));
+            return Ok(());
+        }
+        self.store
+            .approve(draft.id, tool, &precondition)
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    /// Rejects the one draft `selector` names.
+    ///
+    /// # Errors
+    ///
+    /// `OperatorCommandError` unless exactly one draft matches; `StoreError`.
+    pub fn reject(&self, selector: &str) -> Result<(), TurnError> {
+        let draft = self.the_one_draft(selector)?;
+        self.store.reject(draft.id).map_err(store_error)?;
+        Ok(())
+    }
+}
+
+/// An operator turn the desk understands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OperatorCommand {
+    /// `list procedures`
+    List,
+    /// `approve <selector>: governs <tool> [when <path> <op> [<value>] [and ...]]`
+    Approve {
+        /// Which draft, in words.
+        selector: String,
+        /// The tool it will govern.
+        tool: String,
+        /// State predicates that must hold.
+        predicates: Vec<Value>,
+    },
+    /// `reject <selector>`
+    Reject {
+        /// Which draft, in words.
+        selector: String,
+    },
+}
+
+fn parse_value(op: &str, text: &str) -> Value {
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        return value;
+    }
+    if op == "in" {
+        return Value::Array(
+            text.split(',')
+                .map(|item| parse_value("eq", item.trim()))
+                .collect(),
+        );
+    }
+    Value::String(text.to_owned())
+}
+
+fn parse_predicate(text: &str) -> Result<Value, String> {
+    let mut words = text.trim().splitn(3, ' ');
+    let (Some(path), Some(op)) = (words.next(), words.next()) else {
+        return Err("a predicate reads `<path> <op> <value>`".into());
+    };
+    if !PREDICATE_OPERATORS.contains(&op) {
+        return Err(format!("unknown operator `{op}`"));
+    }
+    match (op, words.next().map(str::trim)) {
+        ("exists", None) => Ok(json!({ "path": path, "op": op })),
+        ("exists", Some(_)) => Err("`exists` takes no value".into()),
+        (_, Some(value)) if !value.is_empty() => {
+            Ok(json!({ "path": path, "op": op, "value": parse_value(op, value) }))
+        }
+        _ => Err(format!("operator `{op}` needs a value")),
+    }
+}
+
+impl OperatorCommand {
+    /// Parses an operator turn; `None` when the prompt is not one.
+    pub fn parse(prompt: &str) -> Option<Result<Self, String>> {
+        let prompt = prompt.trim();
+        let lower = prompt.to_lowercase();
+        if lower == "list procedures" {
+            return Some(Ok(Self::List));
+        }
+        if let Some(selector) = lower.strip_prefix("reject ") {
+            return Some(Ok(Self::Reject {
+                selector: selector.trim().to_owned(),
+            }));
+        }
+        lower.strip_prefix("approve ")?;
+        let rest = &prompt["approve ".len()..];
+        Some(Self::parse_approval(rest))
+    }
+
+    fn parse_approval(rest: &str) -> Result<Self, String> {
+        let (selector, clause) = rest
+            .split_once(':')
+            .ok_or("an approval reads `approve <which>: governs <tool> when ...`")?;
+        let clause = clause.trim();
+        let after = clause
+            .strip_prefix("governs ")
+            .ok_or("an approval must name the tool it governs")?;
+        let (tool, conditions) = match after.split_once(" when ") {
+            Some((tool, conditions)) => (tool.trim(), Some(conditions)),
+            None => (after.trim(), None),
+        };
+        if tool.is_empty() || tool.contains(' ') {
+            return Err("the governed tool must be one name".into());
+        }
+        let predicates = conditions
+            .map(|c| {
+                c.split(" and ")
+                    .map(parse_predicate)
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
+        Ok(Self::Approve {
+            selector: selector.trim().to_owned(),
+            tool: tool.to_owned(),
+            predicates,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_approval_the_pack_sends() {
+        let command = OperatorCommand::parse(
+            "approve the refund procedure: governs issue_refund when region eq US",
+        );
+        assert_eq!(
+            command,
+            Some(Ok(OperatorCommand::Approve {
+                selector: "the refund procedure".into(),
+                tool: "issue_refund".into(),
+                predicates: vec![json!({"path": "region", "op": "eq", "value": "US"})],
+            }))
+        );
+    }
+
+    #[test]
+    fn parses_lists_numbers_and_exists() {
+        let Some(Ok(OperatorCommand::Approve { predicates, .. })) = OperatorCommand::parse(
+            "approve refund: governs issue_refund when region in US, CA and tier eq 2 and account.id exists",
+        ) else {
+            panic!("expected an approval");
+        };
+        assert_eq!(
+            predicates,
+            [
+                json!({"path": "region", "op": "in", "value": ["US", "CA"]}),
+                json!({"path": "tier", "op": "eq", "value": 2}),
+                json!({"path": "account.id", "op": "exists"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_malformed_approvals() {
+        for bad in [
+            "approve refund governs issue_refund",
+            "approve refund: issue_refund",
+            "approve refund: governs issue_refund when region like US",
+            "approve refund: governs issue_refund when region eq",
+        ] {
+            assert!(matches!(OperatorCommand::parse(bad), Some(Err(_))), "{bad}");
+        }
+        assert_eq!(OperatorCommand::parse("refund order 3"), None);
+    }
+}

@@ -1,0 +1,457 @@
+//! The help desk's embedded database: one SQLite file in the durable
+//! directory, holding everything that must outlive the process.
+//!
+//! What lives here is exactly what a restart must not lose: the episodes the
+//! consolidation cycle learns from, the procedures it promoted (drafts,
+//! approved, rejected), the checkpoints of paused turns with their
+//! single-use tokens, and the business outbox the tools write to. Anything
+//! kept only in the `Helpdesk` value is gone after a restart, by design.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use symfonic_evals::contracts::ProceduralDraft;
+
+/// The file name of the database inside the durable directory.
+pub const DATABASE_FILE: &str = "helpdesk.sqlite3";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS episodes (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation TEXT NOT NULL,
+    prompt       TEXT NOT NULL,
+    calls        TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS procedures (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind               TEXT NOT NULL,
+    trigger_text       TEXT NOT NULL,
+    action_text        TEXT NOT NULL,
+    rationale          TEXT NOT NULL,
+    confidence         REAL NOT NULL,
+    precondition       TEXT NOT NULL,
+    source_episode_ids TEXT NOT NULL,
+    status             TEXT NOT NULL CHECK (status IN ('draft', 'approved', 'rejected')),
+    governed_tool      TEXT NOT NULL DEFAULT '',
+    UNIQUE (kind, trigger_text, action_text)
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation TEXT NOT NULL,
+    turn         TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pause_tokens (
+    token         TEXT PRIMARY KEY,
+    conversation  TEXT NOT NULL,
+    interaction   TEXT NOT NULL,
+    question      TEXT NOT NULL,
+    checkpoint_id INTEGER REFERENCES checkpoints(id),
+    consumed      INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    idempotency_key TEXT PRIMARY KEY,
+    action          TEXT NOT NULL,
+    payload         TEXT NOT NULL
+);
+";
+
+/// A procedure's review status, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Promoted by consolidation, not yet reviewed: never recalled, never enforced.
+    Draft,
+    /// Approved by an operator naming the governed tool and its state predicates.
+    Approved,
+    /// Rejected by an operator; consolidation never re-drafts it.
+    Rejected,
+}
+
+impl Status {
+    /// The stored spelling, which is also the review projection's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+        }
+    }
+
+    fn parse(text: &str) -> Self {
+        match text {
+            "approved" => Self::Approved,
+            "rejected" => Self::Rejected,
+            _ => Self::Draft,
+        }
+    }
+}
+
+/// One procedure as the database holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredProcedure {
+    /// Row id, stable for the life of the database.
+    pub id: i64,
+    /// The draft kind (`action`, `preflight`, ...).
+    pub kind: String,
+    /// When the procedure applies, in words.
+    pub trigger: String,
+    /// What it says to do, in words; this is what the recall block shows.
+    pub action: String,
+    /// Why consolidation proposed it.
+    pub rationale: String,
+    /// The extractor's confidence.
+    pub confidence: f64,
+    /// The precondition list: bare tool names and `{"state": predicate}` entries.
+    pub precondition: Value,
+    /// The episodes the draft was extracted from.
+    pub source_episode_ids: Vec<String>,
+    /// Review status.
+    pub status: Status,
+    /// The tool an approval names; empty while a draft.
+    pub governed_tool: String,
+}
+
+/// What storing one extracted draft did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Promotion {
+    /// A new draft row.
+    Inserted,
+    /// An existing draft gained source episodes.
+    Reinforced,
+    /// Nothing changed: already known, or already reviewed.
+    Unchanged,
+}
+
+/// A paused turn's token row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenRow {
+    /// The conversation that paused.
+    pub conversation: String,
+    /// The interaction that paused it.
+    pub interaction: String,
+    /// The recorded question, including its response schema.
+    pub question: Value,
+    /// The checkpoint the token is bound to, if one was written.
+    pub checkpoint_id: Option<i64>,
+}
+
+/// The connection to the help desk database. The connection sits behind a
+/// mutex so the store can be shared (as `Arc<Store>`) with the governance
+/// gate, whose stages must be `Send + Sync`.
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `dir`.
+    ///
+    /// WAL mode and a busy timeout let two processes, or two connections in
+    /// one, redeem tokens concurrently without spurious "database is locked".
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be opened or the schema cannot be applied.
+    pub fn open_in(dir: &Path) -> rusqlite::Result<Self> {
+        let conn = Connection::open(dir.join(DATABASE_FILE))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records one finished turn as an episode; returns its id.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn record_episode(
+        &self,
+        conversation: &str,
+        prompt: &str,
+        calls: &Value,
+    ) -> rusqlite::Result<i64> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT INTO episodes (conversation, prompt, calls) VALUES (?1, ?2, ?3)",
+            params![conversation, prompt, calls.to_string()],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// The most recent `limit` episodes, oldest first, as `(id, prompt, calls)`.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn recent_episodes(&self, limit: u32) -> rusqlite::Result<Vec<(i64, String, Value)>> {
+        let conn = self.db();
+        let mut statement = conn.prepare(
+            "SELECT id, prompt, calls FROM (SELECT * FROM episodes ORDER BY id DESC LIMIT ?1) ORDER BY id",
+        )?;
+        let rows = statement.query_map(params![limit], |row| {
+            let calls: String = row.get(2)?;
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                serde_json::from_str(&calls).unwrap_or(Value::Null),
+            ))
+        })?;
+        rows.collect()
+    }
+
+    /// Stores an extracted draft, deduplicated on `(kind, trigger, action)`.
+    /// Its precondition is stored as a list of bare rules; an approval later
+    /// appends the state predicates the operator named.
+    ///
+    /// A procedure that was already reviewed is left alone: a rejection must
+    /// not come back as a fresh draft, and an approval must not be demoted.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn promote_draft(&self, draft: &ProceduralDraft) -> rusqlite::Result<Promotion> {
+        let conn = self.db();
+        let existing: Option<(i64, String, String)> = conn
+            .query_row(
+                "SELECT id, status, source_episode_ids FROM procedures
+                 WHERE kind = ?1 AND trigger_text = ?2 AND action_text = ?3",
+                params![draft.kind().as_str(), draft.trigger(), draft.action()],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .optional()?;
+        let sources = serde_json::to_string(draft.source_episode_ids()).unwrap_or_default();
+        let precondition: Vec<&str> = draft.precondition().rules().collect();
+        match existing {
+            None => {
+                conn.execute(
+                    "INSERT INTO procedures (kind, trigger_text, action_text, rationale, confidence,
+                         precondition, source_episode_ids, status)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'draft')",
+                    params![
+                        draft.kind().as_str(),
+                        draft.trigger(),
+                        draft.action(),
+                        draft.rationale(),
+                        draft.confidence(),
+                        serde_json::to_string(&precondition).unwrap_or_default(),
+                        sources
+                    ],
+                )?;
+                Ok(Promotion::Inserted)
+            }
+            Some((id, status, known)) if status == "draft" && known != sources => {
+                conn.execute(
+                    "UPDATE procedures SET source_episode_ids = ?2, confidence = ?3, rationale = ?4
+                     WHERE id = ?1",
+                    params![id, sources, draft.confidence(), draft.rationale()],
+                )?;
+                Ok(Promotion::Reinforced)
+            }
+            Some(_) => Ok(Promotion::Unchanged),
+        }
+    }
+
+    /// Every procedure, in id order.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn procedures(&self) -> rusqlite::Result<Vec<StoredProcedure>> {
+        let conn = self.db();
+        let mut statement = conn.prepare(
+            "SELECT id, kind, trigger_text, action_text, rationale, confidence, precondition,
+                    source_episode_ids, status, governed_tool
+             FROM procedures ORDER BY id",
+        )?;
+        let rows = statement.query_map([], |row| {
+            let precondition: String = row.get(6)?;
+            let sources: String = row.get(7)?;
+            let status: String = row.get(8)?;
+            Ok(StoredProcedure {
+                id: row.get(0)?,
+                kind: row.get(1)?,
+                trigger: row.get(2)?,
+                action: row.get(3)?,
+                rationale: row.get(4)?,
+                confidence: row.get(5)?,
+                precondition: serde_json::from_str(&precondition).unwrap_or(Value::Null),
+                source_episode_ids: serde_json::from_str(&sources).unwrap_or_default(),
+                status: Status::parse(&status),
+                governed_tool: row.get(9)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    /// Marks a draft approved, naming its tool and full precondition list.
+    /// Returns whether a draft row changed.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn approve(&self, id: i64, tool: &str, precondition: &Value) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE procedures SET status = 'approved', governed_tool = ?2, precondition = ?3
+             WHERE id = ?1 AND status = 'draft'",
+            params![id, tool, precondition.to_string()],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Marks a draft rejected. Returns whether a draft row changed.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn reject(&self, id: i64) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE procedures SET status = 'rejected' WHERE id = ?1 AND status = 'draft'",
+            params![id],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Writes a paused turn's checkpoint; returns its id.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn save_checkpoint(&self, conversation: &str, turn: &Value) -> rusqlite::Result<i64> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT INTO checkpoints (conversation, turn) VALUES (?1, ?2)",
+            params![conversation, turn.to_string()],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// Reads a checkpoint back.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn load_checkpoint(&self, id: i64) -> rusqlite::Result<Option<Value>> {
+        let conn = self.db();
+        let text: Option<String> = conn
+            .query_row(
+                "SELECT turn FROM checkpoints WHERE id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
+    }
+
+    /// Issues a token for a pause, bound to `checkpoint_id` when there is one.
+    ///
+    /// # Errors
+    ///
+    /// On a database error (including a token collision).
+    pub fn issue_token(&self, token: &str, row: &TokenRow) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT INTO pause_tokens (token, conversation, interaction, question, checkpoint_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                token,
+                row.conversation,
+                row.interaction,
+                row.question.to_string(),
+                row.checkpoint_id
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Looks a token up, spent or not.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn token(&self, token: &str) -> rusqlite::Result<Option<TokenRow>> {
+        let conn = self.db();
+        conn
+            .query_row(
+                "SELECT conversation, interaction, question, checkpoint_id FROM pause_tokens WHERE token = ?1",
+                params![token],
+                |row| {
+                    let question: String = row.get(2)?;
+                    Ok(TokenRow {
+                        conversation: row.get(0)?,
+                        interaction: row.get(1)?,
+                        question: serde_json::from_str(&question).unwrap_or(Value::Null),
+                        checkpoint_id: row.get(3)?,
+                    })
+                },
+            )
+            .optional()
+    }
+
+    /// Spends a token. The `consumed = 0` guard makes this the single point
+    /// where a redemption is decided: of any number of concurrent callers,
+    /// exactly one changes the row and gets `true`.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn consume_token(&self, token: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1 AND consumed = 0",
+            params![token],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Spends a token without the guard: the flaw a replay-safe store avoids.
+    /// Only the `TokenRedeemableTwice` twin calls it.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn consume_token_unguarded(&self, token: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1",
+            params![token],
+        )?;
+        Ok(changed >= 1)
+    }
+
+    /// Writes a business action to the outbox under its idempotency key.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn write_outbox(&self, key: &str, action: &str, payload: &Value) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT OR IGNORE INTO outbox (idempotency_key, action, payload) VALUES (?1, ?2, ?3)",
+            params![key, action, payload.to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// How many business actions the outbox holds.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn outbox_len(&self) -> rusqlite::Result<u64> {
+        let conn = self.db();
+        conn.query_row("SELECT COUNT(*) FROM outbox", [], |row| row.get(0))
+    }
+}

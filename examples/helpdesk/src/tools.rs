@@ -1,0 +1,218 @@
+//! The help desk's tools: the trait, the catalog the model is shown and the
+//! dispatcher runs, and the built-in tools.
+//!
+//! Every tool with a side effect applies it through the harness's ledger
+//! under an idempotency key, and inside the ledger's effect writes the
+//! business record to the outbox; a call the gate refused never gets here.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use symfonic_evals::{Applied, SideEffectLedger};
+
+use crate::store::Store;
+
+/// What a tool may touch while it runs.
+#[derive(Clone, Copy)]
+pub struct ToolEnv<'a> {
+    /// The side-effect ledger; every effect goes through it.
+    pub ledger: &'a SideEffectLedger,
+    /// The deployment's database (the outbox lives here).
+    pub store: &'a Store,
+    /// The turn's explicit state, when the request carried one.
+    pub state: Option<&'a Value>,
+}
+
+/// A tool error with a machine-readable code and, when the tool knows one,
+/// the remedy. Consolidation learns preflight procedures from remedies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    /// A stable error code, such as `region_unverified`.
+    pub code: String,
+    /// A human-readable account.
+    pub message: String,
+    /// What would have prevented the failure, in words.
+    pub remedy: Option<String>,
+}
+
+impl ToolFailure {
+    /// A failure with no known remedy.
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+            remedy: None,
+        }
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send {
+    /// The registered name.
+    fn name(&self) -> &str;
+    /// Runs the tool.
+    ///
+    /// # Errors
+    ///
+    /// A [`ToolFailure`] the model sees in its transcript.
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure>;
+}
+
+/// The tools the model is told about (declarations) and the ones the
+/// dispatcher can actually run (bindings). They agree in a healthy
+/// deployment; a tool declared without a binding fails when called.
+#[derive(Default)]
+pub struct ToolCatalog {
+    declared: Vec<String>,
+    bound: BTreeMap<String, Box<dyn Tool>>,
+}
+
+impl ToolCatalog {
+    /// Declares a tool and binds its implementation.
+    pub fn register(&mut self, tool: Box<dyn Tool>) {
+        self.declare(tool.name());
+        self.bound.insert(tool.name().to_owned(), tool);
+    }
+
+    /// Declares a name without binding anything to it.
+    pub fn declare(&mut self, name: &str) {
+        if !self.declared.iter().any(|known| known == name) {
+            self.declared.push(name.to_owned());
+        }
+    }
+
+    /// Declared names, in registration order.
+    pub fn declared(&self) -> &[String] {
+        &self.declared
+    }
+
+    /// Whether `name` has an implementation behind it.
+    pub fn is_bound(&self, name: &str) -> bool {
+        self.bound.contains_key(name)
+    }
+
+    /// Dispatches a call.
+    ///
+    /// # Errors
+    ///
+    /// The tool's own failure, or `tool_unbound` when nothing is bound.
+    pub fn run(
+        &self,
+        name: &str,
+        arguments: &Value,
+        env: ToolEnv<'_>,
+    ) -> Result<Value, ToolFailure> {
+        match self.bound.get(name) {
+            Some(tool) => tool.run(arguments, env),
+            None => Err(ToolFailure::new(
+                "tool_unbound",
+                format!("no implementation is bound to {name}"),
+            )),
+        }
+    }
+}
+
+fn positive_integer(arguments: &Value, field: &str) -> Result<u64, ToolFailure> {
+    arguments
+        .get(field)
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            ToolFailure::new(
+                "bad_arguments",
+                format!("`{field}` must be a positive integer"),
+            )
+        })
+}
+
+fn account_region(state: Option<&Value>) -> Option<&str> {
+    let state = state?;
+    state
+        .get("region")
+        .or_else(|| state.get("REGION"))?
+        .as_str()
+}
+
+/// Applies one business action through the ledger and the outbox.
+fn apply_effect(
+    env: ToolEnv<'_>,
+    key: &str,
+    action: &str,
+    payload: Value,
+) -> Result<Value, ToolFailure> {
+    let mut written = Ok(());
+    let applied = env.ledger.apply(key, || {
+        written = env.store.write_outbox(key, action, &payload)
+    });
+    written
+        .map_err(|_| ToolFailure::new("outbox_unavailable", "the outbox could not be written"))?;
+    let mut result = payload;
+    result["duplicate"] = json!(applied == Applied::Duplicate);
+    Ok(result)
+}
+
+/// Refunds an order. Refunds are routed by the account's region, so the
+/// region must be known (verified into the turn state) before one can run.
+pub struct IssueRefund;
+
+impl Tool for IssueRefund {
+    fn name(&self) -> &str {
+        "issue_refund"
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let order = positive_integer(arguments, "order")?;
+        if account_region(env.state).is_none() {
+            return Err(ToolFailure {
+                code: "region_unverified".into(),
+                message: "the account region is not verified".into(),
+                remedy: Some("verify the account region".into()),
+            });
+        }
+        apply_effect(
+            env,
+            &format!("refund:order:{order}"),
+            "refund",
+            json!({ "refunded_order": order }),
+        )
+    }
+}
+
+/// Reads the account on file for an order; no side effect.
+pub struct LookupAccount;
+
+impl Tool for LookupAccount {
+    fn name(&self) -> &str {
+        "lookup_account"
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let order = positive_integer(arguments, "order")?;
+        match account_region(env.state) {
+            Some(_) => Ok(json!({ "order": order, "region_verified": true })),
+            None => Err(ToolFailure::new(
+                "account_unknown",
+                "no account is on file for this order",
+            )),
+        }
+    }
+}
+
+/// Cancels a customer's subscription; the model asks a person first.
+pub struct CancelSubscription;
+
+impl Tool for CancelSubscription {
+    fn name(&self) -> &str {
+        "cancel_subscription"
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let customer = positive_integer(arguments, "customer")?;
+        apply_effect(
+            env,
+            &format!("cancel:customer:{customer}"),
+            "cancel_subscription",
+            json!({ "cancelled_customer": customer }),
+        )
+    }
+}
