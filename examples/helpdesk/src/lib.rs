@@ -11,7 +11,8 @@
 //! - [`gate`]: the governance pipeline every call passes;
 //! - [`interaction`]: `ask_user`, checkpoints and single-use tokens;
 //! - [`deployment`]: the agent loop and the `Target` implementation;
-//! - [`twins`]: the flaws, one switch each.
+//! - [`twins`]: the flaws, one switch each;
+//! - [`packs`]: the pack arguments this desk is evaluated with.
 #![warn(missing_docs)]
 
 pub mod deployment;
@@ -20,6 +21,7 @@ pub mod gate;
 pub mod interaction;
 pub mod memory;
 pub mod model;
+pub mod packs;
 pub mod review;
 pub mod store;
 pub mod tools;
