@@ -87,3 +87,18 @@ pub fn assert_fails_at(run: &PackRun, step_label: &str, assertion: &str) -> Fail
     );
     failure
 }
+
+/// Points the report directory of this test binary at a directory of its own,
+/// once, before any run reads it. Every test of a binary that calls this must
+/// call it first, so no run reads the variable while it is being set.
+pub fn private_report_dir(binary: &str) -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("{binary}-reports-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a report directory");
+        std::env::set_var(symfonic_evals::REPORT_DIR_ENV, &dir);
+        dir
+    })
+}
