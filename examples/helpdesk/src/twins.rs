@@ -131,7 +131,7 @@ impl Flaw {
             Self::DraftLeaksIntoPrompt => catch(
                 "draft probe",
                 "PromptRecallExcludes",
-                "PromptRecallExcludes",
+                "PromptRecallExcludes(fragment)",
             ),
             Self::ApprovalOnlyInMemory => catch(
                 "satisfied",
