@@ -20,6 +20,7 @@ fn spec(flags: &[&str]) -> ProcessSpec {
         .arg(script())
         .args(flags)
         .request_timeout(Duration::from_secs(10))
+        .handshake_timeout(Duration::from_secs(10))
         .shutdown_grace(Duration::from_millis(500))
 }
 
@@ -190,7 +191,9 @@ fn a_silent_child_times_out_on_the_targets_own_deadline() {
 #[test]
 fn a_silent_handshake_times_out_too() {
     let context = TargetContext::fresh(0).unwrap();
-    let quick = spec(&["--silent-handshake"]).request_timeout(Duration::from_millis(300));
+    // Long enough for the interpreter to start (and record its pid) on a
+    // loaded machine, short enough to show the deadline is the target's own.
+    let quick = spec(&["--silent-handshake"]).handshake_timeout(Duration::from_secs(2));
     let error = ProcessTarget::spawn(&context, &quick).unwrap_err();
     assert_eq!(error.kind, kinds::PROCESS_TIMEOUT);
     assert_all_reaped(&context);

@@ -27,6 +27,7 @@ pub struct ProcessSpec {
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) current_dir: Option<PathBuf>,
     pub(crate) request_timeout: Duration,
+    pub(crate) handshake_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) max_line_bytes: usize,
     pub(crate) stderr_tail: bool,
@@ -36,9 +37,9 @@ pub struct ProcessSpec {
 impl ProcessSpec {
     /// Runs `program` (looked up on `PATH` like [`std::process::Command`]).
     ///
-    /// Defaults: 20 s per request (under the runner's 30 s step timeout, so
-    /// the process target names the hang itself), 2 s shutdown grace, 1 MiB
-    /// line cap, no stderr in errors.
+    /// Defaults: 20 s per request and for the handshake (under the runner's
+    /// 30 s step timeout, so the process target names the hang itself), 2 s
+    /// shutdown grace, 1 MiB line cap, no stderr in errors.
     pub fn new(program: impl Into<OsString>) -> Self {
         Self {
             program: program.into(),
@@ -46,6 +47,7 @@ impl ProcessSpec {
             env: Vec::new(),
             current_dir: None,
             request_timeout: Duration::from_secs(20),
+            handshake_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(2),
             max_line_bytes: 1 << 20,
             stderr_tail: false,
@@ -81,11 +83,20 @@ impl ProcessSpec {
         self
     }
 
-    /// How long the handshake or one request may take, ledger round trips
-    /// included, before the step ends with `ProcessTimeout`.
+    /// How long one request may take, ledger round trips included, before
+    /// the step ends with `ProcessTimeout`.
     #[must_use]
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// How long the child has to start and answer the handshake before
+    /// spawning fails with `ProcessTimeout`. Separate from the request
+    /// timeout because an interpreter's start-up can dwarf a turn.
+    #[must_use]
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
         self
     }
 

@@ -102,13 +102,13 @@ impl ProcessTarget {
     }
 
     fn handshake(&mut self, context: &TargetContext) -> Result<(), TurnError> {
-        let deadline = Instant::now() + self.spec.request_timeout;
+        let deadline = Instant::now() + self.spec.handshake_timeout;
         self.send(&HarnessMessage::Hello {
             protocol_versions: SUPPORTED_VERSIONS.to_vec(),
             durable_dir: context.durable_dir().to_string_lossy().into_owned(),
             trial: context.trial(),
         });
-        match self.next_message(deadline, "the handshake")? {
+        match self.next_message(deadline, self.spec.handshake_timeout, "the handshake")? {
             ChildMessage::Ready {
                 protocol_version,
                 capabilities,
@@ -153,7 +153,7 @@ impl ProcessTarget {
         let deadline = Instant::now() + self.spec.request_timeout;
         self.send(&make(id));
         loop {
-            match self.next_message(deadline, "a turn")? {
+            match self.next_message(deadline, self.spec.request_timeout, "a turn")? {
                 ChildMessage::LedgerApply { id: for_id, key } if for_id == id => {
                     let applied = self.ledger.record(&key) == Applied::Applied;
                     self.send(&HarnessMessage::LedgerResult { id, key, applied });
@@ -183,7 +183,12 @@ impl ProcessTarget {
     }
 
     /// The child's next protocol message, or the error that ends the step.
-    fn next_message(&mut self, deadline: Instant, during: &str) -> Result<ChildMessage, TurnError> {
+    fn next_message(
+        &mut self,
+        deadline: Instant,
+        limit: Duration,
+        during: &str,
+    ) -> Result<ChildMessage, TurnError> {
         let Some(child) = self.child.as_mut() else {
             return Err(TurnError::new(
                 kinds::PROCESS_UNAVAILABLE,
@@ -216,10 +221,7 @@ impl ProcessTarget {
             }
             Err(Silence::Timeout) => Err(self.fail(
                 kinds::PROCESS_TIMEOUT,
-                format!(
-                    "the deployment did not answer within {:?} during {during}",
-                    self.spec.request_timeout
-                ),
+                format!("the deployment did not answer within {limit:?} during {during}"),
             )),
         }
     }
