@@ -34,7 +34,7 @@ fn main() -> ExitCode {
             &format!("helpdesk::reference::{name}"),
             &definition(pack),
             &options,
-            |ctx| Helpdesk::open(ctx),
+            Helpdesk::open,
         );
         println!("{}", run.render());
         if let Verdict::NotApplicable(missing) = run.verdict() {

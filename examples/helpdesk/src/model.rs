@@ -399,7 +399,7 @@ mod tests {
             "region_unverified",
             "the account region is not verified",
         );
-        let step = ScriptedModel.next_step(&shown(&[], &[failed.clone()]));
+        let step = ScriptedModel.next_step(&shown(&[], std::slice::from_ref(&failed)));
         assert_eq!(step, call("lookup_account", json!({"order": 4})));
         let unknown = observation::failed(
             "c2",
