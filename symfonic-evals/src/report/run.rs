@@ -26,11 +26,41 @@ pub enum Verdict {
     /// Too few trials passed.
     Failed,
     /// The deployment lacks what the pack needs.
-    NotApplicable(Vec<Missing>),
+    NotApplicable(#[serde(serialize_with = "missing_in_report")] Vec<Missing>),
     /// The pack's arguments cannot make a meaningful scenario.
     InvalidArguments(Vec<String>),
     /// The deployment could not even be built to declare its capabilities.
     Unbuildable(String),
+}
+
+/// Writes each missing item as `{"missing": <what>, "name": ..., "reason": ...}`
+/// (a contributed tool names its capability and tool instead of `name`).
+/// `Missing`'s own derive tags newtype variants holding a string, which
+/// serde cannot write, and the report of every not-applicable run was lost.
+fn missing_in_report<S: serde::Serializer>(missing: &[Missing], s: S) -> Result<S::Ok, S::Error> {
+    use serde_json::json;
+    let items: Vec<serde_json::Value> = missing
+        .iter()
+        .map(|m| {
+            let reason = m.to_string();
+            match m {
+                Missing::Capability(name) => {
+                    json!({"missing": "capability", "name": name, "reason": reason})
+                }
+                Missing::Trait(name) => json!({"missing": "trait", "name": name, "reason": reason}),
+                Missing::Operation(name) => {
+                    json!({"missing": "operation", "name": name, "reason": reason})
+                }
+                Missing::ContributedTool { capability, tool } => json!({
+                    "missing": "contributed_tool",
+                    "capability": capability,
+                    "tool": tool,
+                    "reason": reason,
+                }),
+            }
+        })
+        .collect();
+    items.serialize(s)
 }
 
 /// The first thing that went wrong, for tests that assert a broken
