@@ -1,0 +1,201 @@
+//! Every pack run leaves a JSON report: the verdict, and per trial, step and
+//! assertion what was required and what was observed.
+
+mod common;
+
+use common::approval::{ApprovalFlaw, ManagerDesk};
+use common::extension::WeatherDesk;
+use common::procedural::RefundDesk;
+use serde_json::Value;
+use symfonic_evals::{run_pack, CapabilityEvidence, PackRun, RunOptions};
+
+fn report_of(run: &PackRun) -> Value {
+    let path = run.report_path().expect("a report was written");
+    assert!(path.starts_with(common::private_report_dir("report")));
+    let text = std::fs::read_to_string(path).expect("the report is readable");
+    serde_json::from_str(&text).expect("the report is valid JSON")
+}
+
+#[test]
+fn a_passing_run_reports_every_step_and_assertion() {
+    common::private_report_dir("report");
+    let run = run_pack(
+        "report.procedural",
+        &common::procedural(common::procedural_pack()),
+        &RunOptions::default(),
+        |ctx| RefundDesk::open(ctx, None),
+    );
+    run.assert_passed();
+    let path = run.report_path().unwrap();
+    assert_eq!(path.file_name().unwrap(), "report.procedural.json");
+    let report = report_of(&run);
+    assert_eq!(report["name"], "report.procedural");
+    assert_eq!(report["verdict"], "Passed");
+    assert_eq!(report["scenario"], "procedural-review-and-enforcement");
+    let steps = report["trials"][0]["steps"].as_array().unwrap();
+    let labels: Vec<&str> = steps.iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "demonstration 1",
+            "demonstration 2",
+            "draft probe",
+            "review",
+            "satisfied",
+            "blocked"
+        ]
+    );
+    assert_eq!(steps[4]["restarted"], true);
+    let blocked = steps[5]["assertions"].as_array().unwrap();
+    assert_eq!(blocked.len(), 5);
+    assert!(blocked.iter().all(|a| a["passed"] == true));
+    let kinds: Vec<&str> = blocked
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "AttributesSameNonEmpty",
+            "StageObserved",
+            "ToolCalled",
+            "ToolSucceeded",
+            "SideEffectCount"
+        ]
+    );
+    assert_eq!(blocked[4]["observed"], "attempts=2 effects=2 duplicates=0");
+}
+
+#[test]
+fn a_failing_run_reports_what_was_expected_and_observed() {
+    common::private_report_dir("report");
+    let run = run_pack(
+        "report.approval_failing",
+        &common::approval(common::approval_pack()),
+        &RunOptions::default(),
+        |ctx| ManagerDesk::open(ctx, Some(ApprovalFlaw::TokenRedeemedTwice)),
+    );
+    let report = report_of(&run);
+    assert_eq!(report["verdict"], "Failed");
+    let steps = report["trials"][0]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    assert_eq!(steps[1]["operation"], "resume");
+    assert!(steps[1]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["passed"] == true));
+    let replay = &steps[2];
+    assert_eq!(replay["label"], "replay");
+    assert_eq!(replay["error"]["kind"], "ExpectedError");
+    assert_eq!(replay["error"]["expected"], "error PauseTokenReplayedError");
+    assert_eq!(replay["error"]["observed"], "the turn succeeded");
+    assert!(replay["input_digest"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+}
+
+#[test]
+fn a_failed_assertion_is_reported_with_both_sides() {
+    common::private_report_dir("report");
+    let run = run_pack(
+        "report.extension_failing",
+        &common::extension(common::extension_pack()),
+        &RunOptions::default(),
+        |_| WeatherDesk {
+            flaw: Some(common::extension::ExtensionFlaw::CalledButFailed),
+        },
+    );
+    let report = report_of(&run);
+    let assertions = report["trials"][0]["steps"][0]["assertions"]
+        .as_array()
+        .unwrap();
+    let failed: Vec<&Value> = assertions.iter().filter(|a| a["passed"] == false).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(
+        failed[0]["description"],
+        "ToolSucceeded(weather_lookup, times=1)"
+    );
+    assert_eq!(
+        failed[0]["expected"],
+        "1 successful call(s) of weather_lookup"
+    );
+    assert_eq!(failed[0]["observed"], "0 of 1 call(s) succeeded");
+}
+
+#[test]
+fn a_not_applicable_run_reports_what_is_missing() {
+    common::private_report_dir("report");
+    let run = run_pack(
+        "report.not_applicable",
+        &common::extension(common::extension_pack()),
+        &RunOptions::default(),
+        |_| Bare,
+    );
+    let report = report_of(&run);
+    assert_eq!(
+        report["verdict"]["NotApplicable"],
+        serde_json::json!([
+            {
+                "missing": "capability",
+                "name": "extensions",
+                "reason": "capability `extensions` is not declared"
+            },
+            {
+                "missing": "contributed_tool",
+                "capability": "extensions",
+                "tool": "weather_lookup",
+                "reason": "capability `extensions` does not contribute tool `weather_lookup`"
+            }
+        ])
+    );
+    assert!(report["trials"].as_array().unwrap().is_empty());
+}
+
+/// Declares nothing and is never asked a turn.
+struct Bare;
+
+impl symfonic_evals::Target for Bare {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+    }
+    fn run_turn(
+        &mut self,
+        _: &symfonic_evals::PromptRequest,
+    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
+        unreachable!("not applicable")
+    }
+}
+
+#[test]
+fn a_rerun_replaces_the_report_and_leaves_no_temporary_files() {
+    let dir = common::private_report_dir("report");
+    let name = "report.rerun/with odd:chars";
+    for flaw in [Some(common::extension::ExtensionFlaw::NeverCalled), None] {
+        let run = run_pack(
+            name,
+            &common::extension(common::extension_pack()),
+            &RunOptions::default(),
+            move |_| WeatherDesk { flaw },
+        );
+        let path = run.report_path().unwrap();
+        assert_eq!(path.parent().unwrap(), dir);
+        let file = path.file_name().unwrap().to_str().unwrap();
+        assert!(!file.contains('/') && !file.contains(' ') && !file.contains(':'));
+    }
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("report.rerun.with.odd.chars.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        report["verdict"], "Passed",
+        "the second run's report replaced the first"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
