@@ -29,6 +29,9 @@ impl Target for Declares {
     }
 }
 
+/// One way to spoil a pack's arguments.
+type Spoil<P> = Box<dyn Fn(&mut P)>;
+
 /// Runs `definition` and returns the invalid arguments it named; the factory
 /// must not even be called.
 fn invalid_arguments(definition: &PackDefinition) -> Vec<String> {
@@ -70,7 +73,7 @@ fn names_only(definition: PackDefinition, argument: &str) {
 #[test]
 fn each_bad_procedural_argument_is_named() {
     let pack = common::procedural_pack;
-    let cases: Vec<(&str, Box<dyn Fn(&mut symfonic_evals::ProceduralPack)>)> = vec![
+    let cases: Vec<(&str, Spoil<symfonic_evals::ProceduralPack>)> = vec![
         ("demonstrations", Box::new(|p| p.demonstrations.clear())),
         (
             "demonstrations",
@@ -121,7 +124,7 @@ fn an_empty_enforcement_state_is_named_with_the_sameness_it_causes() {
 
 #[test]
 fn each_bad_approval_argument_is_named() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut symfonic_evals::ApprovalResumePack)>)> = vec![
+    let cases: Vec<(&str, Spoil<symfonic_evals::ApprovalResumePack>)> = vec![
         ("interaction_tool", Box::new(|p| p.interaction_tool.clear())),
         ("answer", Box::new(|p| p.answer = Value::Null)),
         ("answer", Box::new(|p| p.answer = json!({}))),
@@ -139,7 +142,7 @@ fn each_bad_approval_argument_is_named() {
 
 #[test]
 fn each_bad_extension_argument_is_named() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut symfonic_evals::ExtensionToolPack)>)> = vec![
+    let cases: Vec<(&str, Spoil<symfonic_evals::ExtensionToolPack>)> = vec![
         ("tool_name", Box::new(|p| p.tool_name.clear())),
         ("prompt", Box::new(|p| p.prompt.clear())),
         (
@@ -229,23 +232,23 @@ fn approval_pack_names_the_missing_operation() {
 #[test]
 fn extension_pack_names_the_tool_that_is_not_contributed() {
     let definition = common::extension(common::extension_pack());
-    let missing_tool = Missing::ContributedTool {
+    let missing_tool = [Missing::ContributedTool {
         capability: "extensions".into(),
         tool: common::extension::TOOL.into(),
-    };
+    }];
     // The umbrella capability alone is not enough...
     assert_eq!(
         not_applicable(
             &definition,
             CapabilityEvidence::new().capability("extensions")
         ),
-        [missing_tool.clone()]
+        missing_tool
     );
     // ...nor is a bundle contributing some other tool, or the tool under another capability.
     let other = CapabilityEvidence::new()
         .contributes("extensions", "stock_lookup")
         .contributes("tools", common::extension::TOOL);
-    assert_eq!(not_applicable(&definition, other), [missing_tool]);
+    assert_eq!(not_applicable(&definition, other), missing_tool);
 }
 
 #[test]
