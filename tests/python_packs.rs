@@ -3,28 +3,10 @@
 //! only `python3` (standard library).
 #![cfg(unix)]
 
-use std::path::PathBuf;
-
-use serde_json::json;
-use symfonic_evals::process::ProcessSpec;
+use helpdesk::python::{approval, extension, procedural, spec, start};
 use symfonic_evals::{
-    run_pack, ApprovalResumePack, ExtensionToolPack, Failure, PackDefinition, PackRun,
-    ProceduralPack, ProcessTarget, RunOptions, TargetContext,
+    run_pack, Failure, PackDefinition, PackRun, ProcessTarget, RunOptions, TargetContext,
 };
-
-fn helpdesk(twin: Option<&str>) -> ProcessSpec {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/helpdesk-py/helpdesk.py");
-    let spec = ProcessSpec::new("python3").arg(script);
-    match twin {
-        Some(twin) => spec.args(["--twin", twin]),
-        None => spec,
-    }
-}
-
-fn start(ctx: &TargetContext, spec: &ProcessSpec) -> ProcessTarget {
-    ProcessTarget::spawn(ctx, spec).unwrap_or_else(|error| panic!("{error}"))
-}
 
 // The faithful deployment, through the attribute macros exactly as an adopter
 // writes them: the annotated function returns the process target.
@@ -43,7 +25,7 @@ fn start(ctx: &TargetContext, spec: &ProcessSpec) -> ProcessTarget {
     trials = 2,
 )]
 fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
-    start(ctx, &helpdesk(None))
+    start(ctx, &spec(None))
 }
 
 #[symfonic_evals::approval_resume_pack(
@@ -53,7 +35,7 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     restart_before_replay = true,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
-    start(ctx, &helpdesk(None))
+    start(ctx, &spec(None))
 }
 
 #[symfonic_evals::extension_tool_pack(
@@ -63,54 +45,14 @@ fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
     expected_fragments = ["Lisbon", "sunny"],
 )]
 fn python_helpdesk_weather(ctx: &TargetContext) -> ProcessTarget {
-    start(ctx, &helpdesk(None))
+    start(ctx, &spec(None))
 }
 
 // The broken twins, through `run_pack`, each failing on the assertion that
 // names its flaw.
 
-fn procedural() -> PackDefinition {
-    let lesson = "verify the account region, then issue the refund";
-    PackDefinition::Procedural(ProceduralPack {
-        demonstrations: (1..=2)
-            .map(|n| format!("walk me through refunding order {n}: {lesson}"))
-            .collect(),
-        draft_prompt: "refund order 3".into(),
-        draft_state: json!({"region": "US"}),
-        review_prompt: "approve the refund procedure: governs issue_refund when region eq US"
-            .into(),
-        satisfied_prompt: "refund order 4".into(),
-        satisfied_state: json!({"region": "US"}),
-        blocked_prompt: "refund order 5".into(),
-        blocked_state: json!({"region": "EU"}),
-        action_tool: "issue_refund".into(),
-        procedure_fragment: "verify the account region".into(),
-        ..ProceduralPack::default()
-    })
-}
-
-fn approval(restart_before_replay: bool) -> PackDefinition {
-    PackDefinition::ApprovalResume(ApprovalResumePack {
-        pause_prompt: "escalate ticket 7 to a supervisor".into(),
-        answer: json!({"approved": true}),
-        interaction_tool: "ask_user".into(),
-        restart_before_replay,
-        ..ApprovalResumePack::default()
-    })
-}
-
-fn extension() -> PackDefinition {
-    PackDefinition::ExtensionTool(ExtensionToolPack {
-        prompt: "what is the weather in Lisbon".into(),
-        tool_name: "weather_lookup".into(),
-        arguments: Some(json!({"city": "Lisbon"})),
-        expected_fragments: vec!["Lisbon".into(), "sunny".into()],
-        ..ExtensionToolPack::default()
-    })
-}
-
 fn run(name: &str, pack: &PackDefinition, twin: Option<&'static str>) -> PackRun {
-    let spec = helpdesk(twin);
+    let spec = spec(twin);
     run_pack(name, pack, &RunOptions::default(), move |ctx| {
         start(ctx, &spec)
     })

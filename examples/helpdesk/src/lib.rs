@@ -12,7 +12,8 @@
 //! - [`interaction`]: `ask_user`, checkpoints and single-use tokens;
 //! - [`deployment`]: the agent loop and the `Target` implementation;
 //! - [`twins`]: the flaws, one switch each;
-//! - [`packs`]: the pack arguments this desk is evaluated with.
+//! - [`packs`]: the pack arguments this desk is evaluated with;
+//! - [`python`]: the same desk in Python, judged over the process protocol.
 #![warn(missing_docs)]
 
 pub mod deployment;
@@ -22,6 +23,7 @@ pub mod interaction;
 pub mod memory;
 pub mod model;
 pub mod packs;
+pub mod python;
 pub mod review;
 pub mod store;
 pub mod tools;
