@@ -74,15 +74,23 @@ pub(crate) fn run_trial(scenario: &Arc<Scenario>, factory: &Factory, trial: u32)
         match done_rx.recv_timeout(wait.max(Duration::from_millis(1))) {
             Ok(()) => break,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // Turns and constructors are caught; what is left is the
+                // deployment panicking while it is dropped. If the current
+                // step was already judged, blame the teardown, not the step.
                 let mut p = lock(&progress);
                 let current = p.current;
-                let step = broken_step(
-                    scenario,
-                    current,
-                    StepErrorKind::TargetPanicked,
-                    "the step to finish",
-                    "the trial thread died",
-                );
+                let judged = p.steps.last().is_some_and(|s| s.index == current);
+                let step = if judged {
+                    teardown_step(scenario)
+                } else {
+                    broken_step(
+                        scenario,
+                        current,
+                        StepErrorKind::TargetPanicked,
+                        "the step to finish",
+                        "the trial thread died (the deployment panicked while being dropped)",
+                    )
+                };
                 p.steps.push(step);
                 break;
             }
@@ -142,6 +150,25 @@ fn broken_step(
             kind,
             expected: expected.to_owned(),
             observed: observed.to_owned(),
+        }),
+        duration: Duration::ZERO,
+    }
+}
+
+/// The deployment panicked while being dropped after its last step: an
+/// entry past the scenario's steps, so no step is named twice.
+fn teardown_step(scenario: &Scenario) -> StepRun {
+    StepRun {
+        index: scenario.steps.len(),
+        label: "teardown".to_owned(),
+        operation: Operation::Prompt,
+        input_digest: String::new(),
+        restarted: false,
+        assertions: Vec::new(),
+        error: Some(StepError {
+            kind: StepErrorKind::TargetPanicked,
+            expected: "the deployment is dropped cleanly".to_owned(),
+            observed: "the deployment panicked while being dropped".to_owned(),
         }),
         duration: Duration::ZERO,
     }
