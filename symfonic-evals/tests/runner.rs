@@ -427,3 +427,41 @@ fn panicking_targets_do_not_disturb_runs_beside_them() {
     let ordinary = std::thread::spawn(|| panic!("not a target")).join();
     assert!(ordinary.is_err());
 }
+
+/// Panics when dropped, as a deployment with a broken shutdown would.
+struct BrokenShutdown;
+
+impl Drop for BrokenShutdown {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("shutdown failed");
+        }
+    }
+}
+
+impl Target for BrokenShutdown {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+    }
+    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        Ok(TurnRecord::builder().build())
+    }
+}
+
+#[test]
+fn a_panic_while_dropped_is_blamed_on_the_teardown_or_the_restart() {
+    let steps = vec![prompt("one"), prompt("two")];
+    let trial = only_trial(run_scenario(&scenario(steps), |_| BrokenShutdown));
+    let labels: Vec<&str> = trial.steps.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["one", "two", "teardown"], "no step named twice");
+    assert!(trial.steps[1].passed());
+    assert_eq!(
+        broke_at(&trial),
+        ("teardown", StepErrorKind::TargetPanicked)
+    );
+
+    let steps = vec![prompt("one"), prompt("two").restarting(true)];
+    let trial = only_trial(run_scenario(&scenario(steps), |_| BrokenShutdown));
+    assert_eq!(trial.steps.len(), 2);
+    assert_eq!(broke_at(&trial), ("two", StepErrorKind::TargetPanicked));
+}
