@@ -142,14 +142,17 @@ fn unknown(kind: Kind, arg: &Arg) -> syn::Error {
 }
 
 fn missing(kind: Kind, field: &Field) -> syn::Error {
-    let mut message = format!(
-        "#[{}] is missing the required argument `{}`",
+    let example = match field.ty {
+        Ty::StrList => "[\"...\"]",
+        Ty::Object => "{ ... }",
+        _ => "\"...\"",
+    };
+    let message = format!(
+        "#[{}] is missing the required argument `{}`: add `{} = {example}`",
         kind.attribute(),
+        field.name,
         field.name
     );
-    if !field.why.is_empty() {
-        message.push_str(&format!(", which {}", field.why));
-    }
     syn::Error::new(Span::call_site(), message)
 }
 

@@ -24,10 +24,15 @@ pub fn check_shape(function: &ItemFn) -> Result<(), syn::Error> {
             syn::Error::new_spanned(tokens, format!("{what}; {EXPECTED}")),
         );
     };
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    if !sig.generics.params.is_empty() {
         fail(
             &sig.generics,
             "a pack function cannot be generic: the test calls it with no type to choose",
+        );
+    } else if let Some(clause) = &sig.generics.where_clause {
+        fail(
+            clause,
+            "a pack function cannot have a `where` clause: nothing is left to constrain",
         );
     }
     if let Some(variadic) = &sig.variadic {

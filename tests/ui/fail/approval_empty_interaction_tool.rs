@@ -1,0 +1,15 @@
+//! The interaction name cannot be empty.
+use symfonic_evals::{approval_resume_pack, TargetContext};
+
+struct Deployment;
+
+#[approval_resume_pack(
+    pause_prompt = "refund order 9",
+    answer = { approved: true },
+    interaction_tool = "",
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+//! A pack function cannot be generic.
+use symfonic_evals::{extension_tool_pack, TargetContext};
+
+struct Deployment;
+
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+fn pack<T: Default>(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+//! The context is a shared reference.
+use symfonic_evals::{extension_tool_pack, TargetContext};
+
+struct Deployment;
+
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+fn pack(_ctx: &mut TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+//! A fixture that does not exist.
+use symfonic_evals::{approval_resume_pack, TargetContext};
+
+struct Deployment;
+
+#[approval_resume_pack(
+    pause_prompt = "refund order 9",
+    answer = file("ui/fixtures/no_such_answer.json"),
+    interaction_tool = "approve_refund",
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+//! An argument without `=`.
+use symfonic_evals::{extension_tool_pack, TargetContext};
+
+struct Deployment;
+
+#[extension_tool_pack(
+    prompt = "weather in Oslo?",
+    tool_name = "weather_lookup",
+    conversation "weather",
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+//! file(...) only stands for a whole argument.
+use symfonic_evals::{extension_tool_pack, TargetContext};
+
+struct Deployment;
+
+#[extension_tool_pack(
+    prompt = "weather in Oslo?",
+    tool_name = "weather_lookup",
+    arguments = { city: file("city.json") },
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+//! An empty demonstrations list is refused.
+use symfonic_evals::{procedural_pack, TargetContext};
+
+struct Deployment;
+
+#[procedural_pack(
+    demonstrations = [],
+    draft_prompt = "refund order 3",
+    draft_state = { "region": "US" },
+    review_prompt = "approve: governs issue_refund when region eq US",
+    satisfied_prompt = "refund order 4",
+    satisfied_state = { "region": "US" },
+    blocked_prompt = "refund order 5",
+    blocked_state = { "region": "EU" },
+    action_tool = "issue_refund",
+    procedure_fragment = "verify the account region",
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+//! No prompt may be an empty string.
+use symfonic_evals::{procedural_pack, TargetContext};
+
+struct Deployment;
+
+#[procedural_pack(
+    demonstrations = ["refund order 1", "refund order 2"],
+    draft_prompt = "refund order 3",
+    draft_state = { "region": "US" },
+    review_prompt = "",
+    satisfied_prompt = "",
+    satisfied_state = { "region": "US" },
+    blocked_prompt = "refund order 5",
+    blocked_state = { "region": "EU" },
+    action_tool = "issue_refund",
+    procedure_fragment = "verify the account region",
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+//! At least one trial.
+use symfonic_evals::{extension_tool_pack, TargetContext};
+
+struct Deployment;
+
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup", trials = 0)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

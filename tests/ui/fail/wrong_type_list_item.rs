@@ -1,0 +1,15 @@
+//! A list of strings holding a number.
+use symfonic_evals::{extension_tool_pack, TargetContext};
+
+struct Deployment;
+
+#[extension_tool_pack(
+    prompt = "weather in Oslo?",
+    tool_name = "weather_lookup",
+    expected_fragments = ["Oslo", 4],
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,56 @@
+//! Extension packs with and without their optional arguments; two packs in
+//! one module do not collide.
+#![deny(warnings)]
+
+use symfonic_evals::{extension_tool_pack, registered_packs, Target, TargetContext};
+
+struct Deployment;
+
+impl Target for Deployment {
+    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
+        symfonic_evals::CapabilityEvidence::new()
+    }
+    fn run_turn(
+        &mut self,
+        _: &symfonic_evals::PromptRequest,
+    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
+        Ok(symfonic_evals::TurnRecord::builder().build())
+    }
+}
+
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+fn minimal(_: &TargetContext) -> Deployment {
+    Deployment
+}
+
+#[extension_tool_pack(
+    prompt = "weather in Oslo?",
+    tool_name = "weather_lookup",
+    arguments = { city: "Oslo", units: ["C"] },
+    expected_fragments = ["Oslo", "degrees"],
+    conversation = "weather",
+)]
+fn full(_: &TargetContext) -> Deployment {
+    Deployment
+}
+
+mod nested {
+    use super::Deployment;
+
+    #[symfonic_evals::extension_tool_pack(
+        prompt = "weather in Oslo?",
+        tool_name = "weather_lookup"
+    )]
+    fn minimal(_: &symfonic_evals::TargetContext) -> Deployment {
+        Deployment
+    }
+}
+
+fn main() {
+    // The crate's own name is the harness's choice; the rest is the module path.
+    let paths: Vec<String> = registered_packs()
+        .iter()
+        .map(|p| p.path().split_once("::").unwrap().1.to_owned())
+        .collect();
+    assert_eq!(paths, ["full", "minimal", "nested::minimal"]);
+}

@@ -1,0 +1,48 @@
+//! The function shapes and attributes a pack function may carry: visibility,
+//! docs, `#[ignore]`, `#[cfg]`, `impl Target`, any spelling of the context.
+#![deny(warnings)]
+
+use symfonic_evals::{extension_tool_pack, Target};
+
+struct Deployment;
+
+impl Target for Deployment {
+    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
+        symfonic_evals::CapabilityEvidence::new()
+    }
+    fn run_turn(
+        &mut self,
+        _: &symfonic_evals::PromptRequest,
+    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
+        Ok(symfonic_evals::TurnRecord::builder().build())
+    }
+}
+
+/// Documented, public, ignored by default.
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+#[ignore]
+pub fn public_and_ignored(_: &'_ ::symfonic_evals::TargetContext) -> impl Target {
+    Deployment
+}
+
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+#[cfg(all())]
+#[allow(clippy::needless_pass_by_value)]
+fn kept_by_cfg(ctx: &symfonic_evals::TargetContext) -> Box<dyn Target> {
+    let _ = ctx.trial();
+    Box::new(Deployment)
+}
+
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+#[cfg(any())]
+fn removed_by_cfg(_: &symfonic_evals::TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {
+    let names: Vec<&str> = symfonic_evals::registered_packs()
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(names, ["kept_by_cfg", "public_and_ignored"]);
+}

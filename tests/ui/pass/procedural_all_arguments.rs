@@ -1,0 +1,50 @@
+//! Every procedural argument, optional ones included, under the strictest lints.
+#![deny(warnings)]
+#![deny(clippy::pedantic)]
+
+use symfonic_evals::{
+    procedural_pack, registered_packs, CapabilityEvidence, PackKind, PromptRequest, Target,
+    TargetContext, TurnError, TurnRecord,
+};
+
+struct Deployment;
+
+impl Target for Deployment {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+    }
+    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        Ok(TurnRecord::builder().build())
+    }
+}
+
+#[procedural_pack(
+    demonstrations = ["refund order 1", "refund order 2", "refund order 3"],
+    review_prompt = "approve: governs issue_refund when region eq US",
+    draft_prompt = "refund order 4",
+    satisfied_prompt = "refund order 5",
+    blocked_prompt = "refund order 6",
+    satisfied_state = { "region": "US" },
+    blocked_state = { "region": "EU" },
+    draft_state = { "region": "US" },
+    action_tool = "issue_refund",
+    procedure_fragment = "verify the account region",
+    promotion_attribute = "promoted",
+    review_attribute = "review",
+    review_identity_attribute = "review_ids",
+    enforcement_identity_attribute = "enforcement_ids",
+    precondition_stage = "precondition",
+    restart_before_enforcement = false,
+    conversation = "refunds",
+)]
+fn refund_rule(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {
+    let packs = registered_packs();
+    assert_eq!(packs.len(), 1);
+    assert_eq!(packs[0].name(), "refund_rule");
+    assert_eq!(packs[0].kind(), PackKind::Procedural);
+    assert_eq!(packs[0].fingerprint().len(), 64);
+}
