@@ -8,6 +8,7 @@ use std::future::Future;
 
 use crate::capability::CapabilityEvidence;
 use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::runner::WORKER_PREFIX;
 use crate::target::{Target, TargetContext};
 
 /// An async deployment. Mirrors [`Target`] with `async fn`s.
@@ -44,21 +45,18 @@ pub struct TokioTarget<T> {
 }
 
 impl<T: AsyncTarget> TokioTarget<T> {
-    /// Builds the deployment with an async constructor inside a new runtime.
+    /// Builds the deployment with an async constructor (an `async fn` or
+    /// async closure that may borrow the context) inside a new runtime.
     ///
     /// # Panics
     ///
     /// When the runtime cannot be created (the process is out of threads or
     /// file descriptors); the runner reports it as the step that broke.
-    pub fn build<F, Fut>(context: &TargetContext, constructor: F) -> Self
+    pub fn build<F>(context: &TargetContext, constructor: F) -> Self
     where
-        F: FnOnce(&TargetContext) -> Fut,
-        Fut: Future<Output = T>,
+        F: AsyncFnOnce(&TargetContext) -> T,
     {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime for the async target");
+        let runtime = runtime();
         let inner = runtime.block_on(constructor(context));
         Self { runtime, inner }
     }
@@ -69,17 +67,27 @@ impl<T: AsyncTarget> TokioTarget<T> {
     ///
     /// When the runtime cannot be created.
     pub fn new(inner: T) -> Self {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime for the async target");
-        Self { runtime, inner }
+        Self {
+            runtime: runtime(),
+            inner,
+        }
     }
 
     /// The wrapped deployment.
     pub fn inner(&self) -> &T {
         &self.inner
     }
+}
+
+/// A current-thread runtime with timers and I/O. Its blocking-pool threads
+/// carry the trial-thread prefix, so a panic there stays as quiet as one on
+/// the trial thread (its message may quote turn state).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .thread_name(format!("{WORKER_PREFIX}tokio"))
+        .build()
+        .expect("a tokio runtime for the async target")
 }
 
 impl<T: AsyncTarget> Target for TokioTarget<T> {

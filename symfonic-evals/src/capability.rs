@@ -133,7 +133,7 @@ pub struct Requirements {
 
 /// One thing a deployment lacks for a pack to apply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "missing", rename_all = "snake_case")]
+#[serde(tag = "missing", content = "name", rename_all = "snake_case")]
 pub enum Missing {
     /// A capability is not declared.
     Capability(String),
@@ -192,6 +192,16 @@ mod tests {
                 "capability `extensions` does not contribute tool `weather`",
             ]
         );
+    }
+
+    #[test]
+    fn missing_items_serialize() {
+        let json = serde_json::to_value(CapabilityEvidence::new().missing(&needs())).unwrap();
+        assert_eq!(
+            json[0],
+            serde_json::json!({"missing": "capability", "name": "extensions"})
+        );
+        assert_eq!(json[3]["name"]["tool"], "weather");
     }
 
     #[test]

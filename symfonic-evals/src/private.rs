@@ -85,17 +85,14 @@ pub fn options(accept_not_applicable: bool) -> RunOptions {
 }
 
 /// Builds an async deployment from an `async fn` builder on a runtime the
-/// target owns. `TokioTarget::build` wants a constructor whose future does
-/// not borrow the context; this one may, because it is called with the one
-/// context it will see.
+/// target owns.
 #[cfg(feature = "tokio")]
-pub fn tokio_target<'c, T, Fut, F>(context: &'c TargetContext, build: F) -> crate::TokioTarget<T>
+pub fn tokio_target<T, F>(context: &TargetContext, build: F) -> crate::TokioTarget<T>
 where
     T: crate::AsyncTarget,
-    Fut: std::future::Future<Output = T>,
-    F: FnOnce(&'c TargetContext) -> Fut,
+    F: AsyncFnOnce(&TargetContext) -> T,
 {
-    crate::TokioTarget::build(context, move |_| build(context))
+    crate::TokioTarget::build(context, build)
 }
 
 /// Ends an expanded test: prints the report table (shown by `cargo test` on

@@ -23,10 +23,11 @@ impl AsyncWeather {
     /// An async constructor, as a deployment that connects to something would
     /// have. It takes what it needs from the context by value: the future
     /// `TokioTarget::build` awaits cannot borrow the context.
-    async fn connect(ledger: symfonic_evals::SideEffectLedger, delay: Duration) -> Self {
+    /// Borrows the context across an await, as an `async fn open(ctx)` does.
+    async fn connect(context: &TargetContext, delay: Duration) -> Self {
         tokio::time::sleep(Duration::from_millis(1)).await;
         Self {
-            ledger,
+            ledger: context.ledger().clone(),
             delay,
             calls: 0,
         }
@@ -70,8 +71,8 @@ impl AsyncTarget for AsyncWeather {
 
 fn desk(delay: Duration) -> impl Fn(&TargetContext) -> TokioTarget<AsyncWeather> {
     move |context| {
-        TokioTarget::build(context, |context| {
-            AsyncWeather::connect(context.ledger().clone(), delay)
+        TokioTarget::build(context, async move |context: &TargetContext| {
+            AsyncWeather::connect(context, delay).await
         })
     }
 }

@@ -34,9 +34,8 @@ pub enum Verdict {
 }
 
 /// Writes each missing item as `{"missing": <what>, "name": ..., "reason": ...}`
-/// (a contributed tool names its capability and tool instead of `name`).
-/// `Missing`'s own derive tags newtype variants holding a string, which
-/// serde cannot write, and the report of every not-applicable run was lost.
+/// (a contributed tool names its capability and tool instead of `name`), so a
+/// reader of the report sees the same sentence the failure message printed.
 fn missing_in_report<S: serde::Serializer>(missing: &[Missing], s: S) -> Result<S::Ok, S::Error> {
     use serde_json::json;
     let items: Vec<serde_json::Value> = missing

@@ -10,7 +10,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
-pub(crate) use trial::Factory;
+pub(crate) use trial::{Factory, WORKER_PREFIX};
 
 use crate::capability::CapabilityEvidence;
 use crate::scenario::Scenario;
