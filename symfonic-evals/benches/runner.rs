@@ -96,7 +96,10 @@ fn harnessed(scenario: &Scenario) -> Duration {
     let started = Instant::now();
     let trials = run_scenario(scenario, |_| NoOp);
     let elapsed = started.elapsed();
-    assert!(trials.iter().all(|t| t.passed()), "the no-op scenario must pass");
+    assert!(
+        trials.iter().all(|t| t.passed()),
+        "the no-op scenario must pass"
+    );
     elapsed
 }
 

@@ -32,11 +32,11 @@ pub use packs::{
     procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
     ExtensionToolPack, PackDefinition, PackKind, PackResolution, ProceduralPack, APPROVED,
 };
+pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use registry::{
     check_capability_coverage, check_coverage_by, registered_packs, RegisteredPack,
     UncoveredCapabilities,
 };
-pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use report::{report_dir, run_pack, Failure, PackRun, RunOptions, Verdict, REPORT_DIR_ENV};
 pub use runner::{run_scenario, AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
 pub use scenario::{Scenario, Step, StepInput, TrialPolicy};
