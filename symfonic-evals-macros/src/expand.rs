@@ -7,16 +7,46 @@
 //! `::symfonic_evals::__private`, so an adopter's imports, shadowed names and
 //! lint levels cannot change what it means.
 
-use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{quote, ToTokens};
 use sha2::{Digest, Sha256};
-use syn::{Attribute, ItemFn, Visibility};
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, Signature, Visibility};
 
 use crate::check::{check, Checked, Typed};
-use crate::json::canonical;
 use crate::parse::{combine, parse_args};
 use crate::schema::{Default, Kind, Slot};
 use crate::shape::check_shape;
+
+/// The annotated function, with its body kept as raw tokens: the body is
+/// re-emitted untouched, so there is no reason to parse it.
+struct PackFn {
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    sig: Signature,
+    body: Group,
+}
+
+impl Parse for PackFn {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body: Group = input.parse()?;
+        if body.delimiter() != Delimiter::Brace {
+            return Err(syn::Error::new(body.span(), "expected the function body"));
+        }
+        Ok(Self {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
 
 /// Expands one attribute. On any error, the annotated item is emitted
 /// unchanged beside the errors, so completion and go-to-definition keep
@@ -24,7 +54,7 @@ use crate::shape::check_shape;
 pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let parsed = parse_args(attr);
     let mut errors = parsed.errors;
-    let Ok(function) = syn::parse2::<ItemFn>(item.clone()) else {
+    let Ok(function) = syn::parse2::<PackFn>(item.clone()) else {
         let message = format!(
             "#[{}] goes on a function that builds the deployment: \
              `fn name(ctx: &symfonic_evals::TargetContext) -> Deployment`",
@@ -33,15 +63,15 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         combine(&mut errors, syn::Error::new(Span::call_site(), message));
         return with_errors(&item, errors);
     };
-    if let Err(error) = check_shape(&function) {
+    if let Err(error) = check_shape(&function.sig) {
         combine(&mut errors, error);
     }
     match check(kind, &parsed.args, &parsed.failed) {
         Ok(checked) if errors.is_none() => generate(&checked, function),
-        Ok(_) => with_errors(&quote!(#[allow(dead_code)] #function), errors),
+        Ok(_) => with_errors(&quote!(#[allow(dead_code)] #item), errors),
         Err(error) => {
             combine(&mut errors, error);
-            with_errors(&quote!(#[allow(dead_code)] #function), errors)
+            with_errors(&quote!(#[allow(dead_code)] #item), errors)
         }
     }
 }
@@ -54,88 +84,91 @@ fn with_errors(item: &TokenStream, errors: Option<syn::Error>) -> TokenStream {
 /// Which emitted item each of the user's attributes belongs on.
 struct Attributes {
     /// `#[cfg(...)]`: on everything emitted.
-    cfg: Vec<Attribute>,
+    cfg: TokenStream,
     /// `#[ignore]`, `#[should_panic]`: on the test.
-    test: Vec<Attribute>,
+    test: TokenStream,
     /// Everything else (docs, allows): on the builder itself.
-    builder: Vec<Attribute>,
+    builder: TokenStream,
 }
 
 fn split_attributes(attrs: &[Attribute]) -> Attributes {
     let mut split = Attributes {
-        cfg: Vec::new(),
-        test: Vec::new(),
-        builder: Vec::new(),
+        cfg: TokenStream::new(),
+        test: TokenStream::new(),
+        builder: TokenStream::new(),
     };
     for attr in attrs {
         let path = attr.path();
         if path.is_ident("cfg") {
-            split.cfg.push(attr.clone());
+            attr.to_tokens(&mut split.cfg);
         } else if path.is_ident("ignore") || path.is_ident("should_panic") {
-            split.test.push(attr.clone());
+            attr.to_tokens(&mut split.test);
         } else {
-            split.builder.push(attr.clone());
+            attr.to_tokens(&mut split.builder);
         }
     }
     split
 }
 
-fn generate(checked: &Checked, mut function: ItemFn) -> TokenStream {
-    let name = function.sig.ident.clone();
-    let name_text = name.to_string();
-    let hidden = format_ident!("__symfonic_evals_pack_{}", name);
-    let attrs = split_attributes(&function.attrs);
-    let (cfg, test_attrs) = (&attrs.cfg, &attrs.test);
-    let vis = std::mem::replace(&mut function.vis, Visibility::Inherited);
-    function.attrs.clone_from(&attrs.builder);
+/// Code the expansion writes itself. It is assembled as text and lexed in
+/// one call: cheaper than building it token by token, which matters because
+/// every pack is re-expanded on every rebuild.
+fn code(text: &str) -> TokenStream {
+    TokenStream::from_str(text).expect("the expansion writes valid Rust")
+}
+
+fn generate(checked: &Checked, function: PackFn) -> TokenStream {
+    let n = function.sig.ident.to_string();
+    let (hidden, build) = (
+        format!("__symfonic_evals_pack_{n}"),
+        format!("__symfonic_evals_build_{n}"),
+    );
+    let Attributes { cfg, test, builder } = split_attributes(&function.attrs);
+    // The builder keeps the user's tokens (and spans) under a derived name;
+    // the test takes the user's name.
+    let mut sig = function.sig.clone();
+    sig.ident = syn::Ident::new(&build, sig.ident.span());
+    let block = &function.body;
+    let builder_fn = quote!(#cfg #builder #sig #block);
+    // A fn pointer, not the fn item: every pack whose builder returns the same
+    // deployment type then shares one instantiation of the generic runner.
     let factory = if function.sig.asyncness.is_some() {
-        quote!(|ctx: &::symfonic_evals::TargetContext| ::symfonic_evals::__private::tokio_target(ctx, #name))
+        format!(
+            "(|ctx: &::symfonic_evals::TargetContext| \
+             ::symfonic_evals::__private::tokio_target(ctx, {build})) \
+             as fn(&::symfonic_evals::TargetContext) -> _"
+        )
     } else {
-        quote!(#name)
+        format!("{build} as fn(&::symfonic_evals::TargetContext) -> _")
     };
-    let definition = definition(checked);
     let accept = matches!(
         checked.get("accept_not_applicable").value,
         Typed::Bool(true)
     );
-    let variant = format_ident!("{}", variant(checked.kind));
-    let fingerprint = fingerprint(checked);
-    let here = name.span();
-    let file = quote_spanned!(here=> ::core::file!());
-    let line = quote_spanned!(here=> ::core::line!());
-    quote! {
-        #(#cfg)*
-        #[doc(hidden)]
-        fn #hidden() -> ::symfonic_evals::__private::PackRun {
-            #function
-            ::symfonic_evals::__private::run_pack(
-                ::core::concat!(::core::module_path!(), "::", #name_text),
-                &#definition,
-                &::symfonic_evals::__private::options(#accept),
-                #factory,
-            )
-        }
-
-        #(#cfg)*
-        #[::core::prelude::v1::test]
-        #(#test_attrs)*
-        #vis fn #name() {
-            ::symfonic_evals::__private::finish(&#hidden());
-        }
-
-        #(#cfg)*
-        ::symfonic_evals::__private::inventory::submit! {
-            ::symfonic_evals::__private::RegisteredPack::new(
-                #name_text,
-                ::core::module_path!(),
-                ::symfonic_evals::__private::PackKind::#variant,
-                #file,
-                #line,
-                #fingerprint,
-                #hidden,
-            )
-        }
-    }
+    let (cfg, test, vis) = (
+        cfg.to_string(),
+        test.to_string(),
+        function.vis.to_token_stream(),
+    );
+    let generated = code(&format!(
+        "{cfg} #[doc(hidden)] fn {hidden}() -> ::symfonic_evals::__private::PackRun {{\
+             ::symfonic_evals::__private::run_pack(\
+                 ::core::concat!(::core::module_path!(), \"::{n}\"), &{definition}, \
+                 &::symfonic_evals::__private::options({accept}), {factory})\
+         }}\
+         {cfg} #[::core::prelude::v1::test] {test} {vis} fn {n}() {{\
+             ::symfonic_evals::__private::finish(&{hidden}());\
+         }}\
+         {cfg} ::symfonic_evals::__private::inventory::submit! {{\
+             ::symfonic_evals::__private::RegisteredPack::new({n:?}, ::core::module_path!(), \
+             ::symfonic_evals::__private::PackKind::{variant}, ::core::file!(), ::core::line!(), \
+             {fingerprint:?}, {hidden})\
+         }}",
+        definition = definition(checked),
+        variant = variant(checked.kind),
+        fingerprint = fingerprint(checked),
+    ));
+    quote!(#builder_fn #generated)
 }
 
 fn variant(kind: Kind) -> &'static str {
@@ -148,99 +181,105 @@ fn variant(kind: Kind) -> &'static str {
 
 /// `__private::<kind>(|pack| { pack.field = value; ... })`: only the given
 /// fields are assigned, so every default stays the runtime's.
-fn definition(checked: &Checked) -> TokenStream {
-    let builder = format_ident!(
-        "{}",
-        match checked.kind {
-            Kind::Procedural => "procedural",
-            Kind::ApprovalResume => "approval_resume",
-            Kind::ExtensionTool => "extension_tool",
-        }
-    );
-    let mut assignments = Vec::new();
+fn definition(checked: &Checked) -> String {
+    let builder = match checked.kind {
+        Kind::Procedural => "procedural",
+        Kind::ApprovalResume => "approval_resume",
+        Kind::ExtensionTool => "extension_tool",
+    };
+    let mut out = format!("::symfonic_evals::__private::{builder}(|pack| {{");
     for resolved in checked
         .values
         .iter()
         .filter(|r| r.explicit && r.field.slot == Slot::Pack)
     {
-        let field = format_ident!("{}", resolved.field.name);
-        let mut value = value(&resolved.value);
+        let value = value(&resolved.value);
         if resolved.field.default == Default::Absent {
-            value = quote!(::core::option::Option::Some(#value));
+            let _ = write!(
+                out,
+                " pack.{} = ::core::option::Option::Some({value});",
+                resolved.field.name
+            );
+        } else {
+            let _ = write!(out, " pack.{} = {value};", resolved.field.name);
         }
-        assignments.push(quote!(pack.#field = #value;));
     }
-    let policy_given = checked
+    if checked
         .values
         .iter()
-        .any(|r| r.explicit && r.field.slot == Slot::Policy);
-    if policy_given {
-        let trials =
-            Literal::u32_unsuffixed(u32::try_from(checked.int("trials")).unwrap_or(u32::MAX));
-        let require =
-            Literal::u32_unsuffixed(u32::try_from(checked.int("require")).unwrap_or(u32::MAX));
+        .any(|r| r.explicit && r.field.slot == Slot::Policy)
+    {
         let timeout = if checked.get("step_timeout_ms").explicit {
-            let ms = Literal::u64_unsuffixed(checked.int("step_timeout_ms"));
-            quote!(::core::option::Option::Some(#ms))
+            format!(
+                "::core::option::Option::Some({})",
+                checked.int("step_timeout_ms")
+            )
         } else {
-            quote!(::core::option::Option::None)
+            "::core::option::Option::None".to_owned()
         };
-        assignments.push(
-            quote!(pack.policy = ::symfonic_evals::__private::policy(#trials, #require, #timeout);),
+        let _ = write!(
+            out,
+            " pack.policy = ::symfonic_evals::__private::policy({}, {}, {timeout});",
+            checked.int("trials"),
+            checked.int("require"),
         );
     }
-    quote!(::symfonic_evals::__private::#builder(|pack| { #(#assignments)* }))
+    out.push_str(" })");
+    out
 }
 
-fn value(typed: &Typed) -> TokenStream {
+/// A value as Rust source. `{:?}` of a `str` is a valid string literal.
+fn value(typed: &Typed) -> String {
     match typed {
-        Typed::Str(text) => quote!(::std::string::String::from(#text)),
-        Typed::StrList(items) => quote!(::symfonic_evals::__private::strings(&[#(#items),*])),
+        Typed::Str(text) => format!("::std::string::String::from({text:?})"),
+        Typed::StrList(items) => {
+            let items: Vec<String> = items.iter().map(|item| format!("{item:?}")).collect();
+            format!(
+                "::symfonic_evals::__private::strings(&[{}])",
+                items.join(", ")
+            )
+        }
         Typed::Json(loaded) => match &loaded.file {
-            Some(path) => {
-                let relative = format!("/{path}");
-                quote! {
-                    ::symfonic_evals::__private::json_file(
-                        ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), #relative)),
-                        #path,
-                    )
-                }
-            }
+            Some(path) => format!(
+                "::symfonic_evals::__private::json_file(::core::include_str!(::core::concat!(\
+                 ::core::env!(\"CARGO_MANIFEST_DIR\"), {:?})), {path:?})",
+                format!("/{path}")
+            ),
             None => {
                 let text = serde_json::to_string(&loaded.json).expect("JSON values serialise");
-                quote!(::symfonic_evals::__private::json(#text))
+                format!("::symfonic_evals::__private::json({text:?})")
             }
         },
-        Typed::Bool(flag) => quote!(#flag),
-        Typed::Int(n) => {
-            let n = Literal::u64_unsuffixed(*n);
-            quote!(#n)
-        }
-        Typed::Absent => quote!(::core::option::Option::None),
+        Typed::Bool(flag) => flag.to_string(),
+        Typed::Int(n) => n.to_string(),
+        Typed::Absent => "::core::option::Option::None".to_owned(),
     }
 }
 
 /// A sha-256 over the whole resolved definition (defaults included, fixture
-/// contents rather than paths), as lowercase hex.
+/// contents rather than paths), as lowercase hex. The hashed text is the
+/// pack's name then one `name=<canonical JSON>` line per field in table
+/// order, so two spellings of one definition hash alike.
 pub fn fingerprint(checked: &Checked) -> String {
-    let mut fields = serde_json::Map::new();
+    let mut text = String::from(checked.kind.pack_name());
     for resolved in &checked.values {
         let json = match &resolved.value {
-            Typed::Str(text) => serde_json::Value::String(text.clone()),
-            Typed::StrList(items) => serde_json::Value::from(items.clone()),
-            Typed::Json(loaded) => loaded.json.clone(),
-            Typed::Bool(flag) => serde_json::Value::Bool(*flag),
-            Typed::Int(n) => serde_json::Value::from(*n),
-            Typed::Absent => serde_json::Value::Null,
+            Typed::Json(loaded) => serde_json::to_string(&loaded.json),
+            Typed::Str(s) => serde_json::to_string(s),
+            Typed::StrList(items) => serde_json::to_string(items),
+            Typed::Bool(flag) => Ok(flag.to_string()),
+            Typed::Int(n) => Ok(n.to_string()),
+            Typed::Absent => Ok("null".to_owned()),
         };
-        fields.insert(resolved.field.name.to_owned(), json);
+        let json = json.expect("JSON values serialise");
+        let _ = write!(text, "\n{}={json}", resolved.field.name);
     }
-    let document = serde_json::json!({ "pack": checked.kind.pack_name(), "fields": fields });
-    let text = serde_json::to_string(&canonical(&document)).expect("JSON values serialise");
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let digest = Sha256::digest(text.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
 }
 
 #[cfg(test)]
@@ -256,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn the_test_keeps_the_function_name_and_the_builder_moves_inside() {
+    fn the_test_takes_the_function_name_and_the_builder_a_derived_one() {
         let item = quote!(
             /// Builds it.
             #[ignore]
@@ -266,19 +305,23 @@ mod tests {
         );
         let out = expanded(Kind::ExtensionTool, extension(quote!()), item);
         let file: syn::File = syn::parse_str(&out).expect("valid items");
-        assert_eq!(file.items.len(), 3);
-        let syn::Item::Fn(hidden) = &file.items[0] else {
-            panic!("hidden fn first")
+        assert_eq!(file.items.len(), 4);
+        let syn::Item::Fn(builder) = &file.items[0] else {
+            panic!("builder first")
+        };
+        assert_eq!(builder.sig.ident, "__symfonic_evals_build_weather");
+        assert!(
+            matches!(builder.vis, Visibility::Inherited),
+            "the test carries the visibility"
+        );
+        assert!(builder.attrs.iter().any(|a| a.path().is_ident("doc")));
+        assert!(!builder.attrs.iter().any(|a| a.path().is_ident("ignore")));
+        let syn::Item::Fn(hidden) = &file.items[1] else {
+            panic!("runner second")
         };
         assert_eq!(hidden.sig.ident, "__symfonic_evals_pack_weather");
-        let syn::Stmt::Item(syn::Item::Fn(builder)) = &hidden.block.stmts[0] else {
-            panic!("builder first in the hidden fn")
-        };
-        assert_eq!(builder.sig.ident, "weather");
-        assert!(matches!(builder.vis, Visibility::Inherited));
-        assert!(builder.attrs.iter().any(|a| a.path().is_ident("doc")));
-        let syn::Item::Fn(test) = &file.items[1] else {
-            panic!("test fn second")
+        let syn::Item::Fn(test) = &file.items[2] else {
+            panic!("test third")
         };
         assert_eq!(test.sig.ident, "weather");
         assert!(matches!(test.vis, Visibility::Public(_)));
@@ -287,7 +330,7 @@ mod tests {
             paths,
             ["# [:: core :: prelude :: v1 :: test]", "# [ignore]"]
         );
-        assert!(matches!(&file.items[2], syn::Item::Macro(_)));
+        assert!(matches!(&file.items[3], syn::Item::Macro(_)));
     }
 
     #[test]
@@ -318,7 +361,9 @@ mod tests {
                 }
             ),
         );
-        assert!(out.contains(":: symfonic_evals :: __private :: tokio_target (ctx , weather)"));
+        assert!(out.contains(
+            ":: symfonic_evals :: __private :: tokio_target (ctx , __symfonic_evals_build_weather)"
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! spanned on the part of the signature that is wrong, and every message
 //! shows the expected shape.
 
-use syn::{FnArg, ItemFn, ReturnType, Type};
+use syn::{FnArg, ReturnType, Signature, Type};
 
 use crate::parse::combine;
 
@@ -15,8 +15,7 @@ const EXPECTED: &str =
 /// # Errors
 ///
 /// Every deviation from the expected shape, combined.
-pub fn check_shape(function: &ItemFn) -> Result<(), syn::Error> {
-    let sig = &function.sig;
+pub fn check_shape(sig: &Signature) -> Result<(), syn::Error> {
     let mut errors = None;
     let mut fail = |tokens: &dyn quote::ToTokens, what: &str| {
         combine(
@@ -131,8 +130,8 @@ mod tests {
     use quote::quote;
 
     fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
-        let function: ItemFn = syn::parse2(tokens).unwrap();
-        match check_shape(&function) {
+        let function: syn::ItemFn = syn::parse2(tokens).unwrap();
+        match check_shape(&function.sig) {
             Ok(()) => Vec::new(),
             Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
         }

@@ -17,22 +17,24 @@ pub use crate::{
     ProceduralPack, RunOptions, TargetContext, TrialPolicy,
 };
 
-/// A procedural pack: the runtime defaults with the attribute's arguments on top.
-pub fn procedural(fill: impl FnOnce(&mut ProceduralPack)) -> PackDefinition {
+/// A procedural pack: the runtime defaults with the attribute's arguments on
+/// top. The filler is a plain `fn` (the expansion's closure captures
+/// nothing), so these helpers are compiled once, not once per pack.
+pub fn procedural(fill: fn(&mut ProceduralPack)) -> PackDefinition {
     let mut pack = ProceduralPack::default();
     fill(&mut pack);
     PackDefinition::Procedural(pack)
 }
 
 /// An approval-and-resume pack: defaults plus the attribute's arguments.
-pub fn approval_resume(fill: impl FnOnce(&mut ApprovalResumePack)) -> PackDefinition {
+pub fn approval_resume(fill: fn(&mut ApprovalResumePack)) -> PackDefinition {
     let mut pack = ApprovalResumePack::default();
     fill(&mut pack);
     PackDefinition::ApprovalResume(pack)
 }
 
 /// An extension-tool pack: defaults plus the attribute's arguments.
-pub fn extension_tool(fill: impl FnOnce(&mut ExtensionToolPack)) -> PackDefinition {
+pub fn extension_tool(fill: fn(&mut ExtensionToolPack)) -> PackDefinition {
     let mut pack = ExtensionToolPack::default();
     fill(&mut pack);
     PackDefinition::ExtensionTool(pack)
