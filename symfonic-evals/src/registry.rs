@@ -67,7 +67,7 @@ impl RegisteredPack {
         self.kind
     }
 
-    /// The source file and line of the annotated function.
+    /// The source file and line of the pack attribute.
     pub fn location(&self) -> (&'static str, u32) {
         (self.file, self.line)
     }
