@@ -481,6 +481,23 @@ mod tests {
     }
 
     #[test]
+    fn a_fixture_must_hold_an_object() {
+        let errors = run(
+            Kind::ApprovalResume,
+            quote!(
+                pause_prompt = "p",
+                interaction_tool = "t",
+                answer = file("tests/fixtures/list.json")
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(
+            errors,
+            ["`answer` expects a JSON object; the fixture holds an array"]
+        );
+    }
+
+    #[test]
     fn demonstrations_reject_non_strings_and_empty_items() {
         let errors = run(Kind::Procedural, quote!(demonstrations = ["a", 1, ""])).unwrap_err();
         assert!(errors[0].contains("this item is a number"));

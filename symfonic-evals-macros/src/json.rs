@@ -143,6 +143,24 @@ mod tests {
     }
 
     #[test]
+    fn malformed_fixture_is_refused_with_its_path() {
+        let path = syn::LitStr::new(
+            "tests/fixtures/malformed.json",
+            proc_macro2::Span::call_site(),
+        );
+        let error = load_file(&path).unwrap_err().to_string();
+        assert!(
+            error.starts_with("JSON fixture `tests/fixtures/malformed.json` is malformed"),
+            "{error}"
+        );
+        let path = syn::LitStr::new(
+            "tests/fixtures/blocked.json",
+            proc_macro2::Span::call_site(),
+        );
+        assert_eq!(load_file(&path).unwrap()["region"], "EU");
+    }
+
+    #[test]
     fn missing_fixture_names_its_path() {
         let path = syn::LitStr::new("no/such/fixture.json", proc_macro2::Span::call_site());
         let error = load_file(&path).unwrap_err().to_string();
