@@ -44,27 +44,42 @@ fn file_name(run_name: &str) -> String {
     format!("{safe}.json")
 }
 
-/// Writes the report and returns its path; `None` when the disk refuses
-/// (a report is evidence about the run, never a reason to fail it).
+/// Writes the report and returns its path; `None` when it could not be
+/// written (a report is evidence about the run, never a reason to fail it),
+/// after saying so on stderr with the path and the I/O error only.
 pub(crate) fn write_report(run: &PackRun) -> Option<PathBuf> {
+    let path = report_dir().join(file_name(&run.name));
+    match try_write(run, &path) {
+        Ok(()) => Some(path),
+        Err(error) => {
+            eprintln!(
+                "symfonic-evals: report {} not written: {error}",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+fn try_write(run: &PackRun, path: &Path) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = report_dir();
-    std::fs::create_dir_all(&dir).ok()?;
-    let path = dir.join(file_name(&run.name));
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
     let temp = dir.join(format!(
         ".{}.{}.{}.tmp",
         file_name(&run.name),
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let json = serde_json::to_vec_pretty(run).ok()?;
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(&json)?;
-        file.sync_all()
-    });
-    if written.is_err() || std::fs::rename(&temp, &path).is_err() {
+    let json = serde_json::to_vec_pretty(run)?;
+    let written = std::fs::File::create(&temp)
+        .and_then(|mut file| {
+            file.write_all(&json)?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
         let _ = std::fs::remove_file(&temp);
-        return None;
     }
-    Some(path)
+    written
 }
