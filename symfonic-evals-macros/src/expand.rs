@@ -17,8 +17,9 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Signature, Visibility};
 
 use crate::check::{check, Checked, Typed};
+use crate::json::Loaded;
 use crate::parse::{combine, parse_args};
-use crate::schema::{Default, Kind, Slot};
+use crate::schema::{Kind, Slot};
 use crate::shape::check_shape;
 
 /// The annotated function, with its body kept as raw tokens: the body is
@@ -179,80 +180,67 @@ fn variant(kind: Kind) -> &'static str {
     }
 }
 
-/// `__private::<kind>(|pack| { pack.field = value; ... })`: only the given
-/// fields are assigned, so every default stays the runtime's.
+/// `__private::definition(Kind, "<JSON>")`: one canonical JSON object of
+/// the explicit arguments (defaults stay the runtime's), plus an
+/// `include_str!` of each fixture file so that editing it rebuilds the test.
+/// A single string literal is far cheaper to expand and compile than a
+/// field-by-field constructor, and every pack is re-expanded on each rebuild.
 fn definition(checked: &Checked) -> String {
-    let builder = match checked.kind {
-        Kind::Procedural => "procedural",
-        Kind::ApprovalResume => "approval_resume",
-        Kind::ExtensionTool => "extension_tool",
-    };
-    let mut out = format!("::symfonic_evals::__private::{builder}(|pack| {{");
+    let mut fields = serde_json::Map::new();
+    let mut tracked = String::new();
     for resolved in checked
         .values
         .iter()
         .filter(|r| r.explicit && r.field.slot == Slot::Pack)
     {
-        let value = value(&resolved.value);
-        if resolved.field.default == Default::Absent {
+        if let Typed::Json(Loaded {
+            file: Some(path), ..
+        }) = &resolved.value
+        {
             let _ = write!(
-                out,
-                " pack.{} = ::core::option::Option::Some({value});",
-                resolved.field.name
+                tracked,
+                "const _: &str = ::core::include_str!(::core::concat!(\
+                 ::core::env!(\"CARGO_MANIFEST_DIR\"), {:?}));",
+                format!("/{path}")
             );
-        } else {
-            let _ = write!(out, " pack.{} = {value};", resolved.field.name);
         }
+        fields.insert(resolved.field.name.to_owned(), json_of(&resolved.value));
     }
     if checked
         .values
         .iter()
         .any(|r| r.explicit && r.field.slot == Slot::Policy)
     {
-        let timeout = if checked.get("step_timeout_ms").explicit {
-            format!(
-                "::core::option::Option::Some({})",
-                checked.int("step_timeout_ms")
-            )
-        } else {
-            "::core::option::Option::None".to_owned()
-        };
-        let _ = write!(
-            out,
-            " pack.policy = ::symfonic_evals::__private::policy({}, {}, {timeout});",
-            checked.int("trials"),
-            checked.int("require"),
+        let timeout = checked
+            .get("step_timeout_ms")
+            .explicit
+            .then(|| checked.int("step_timeout_ms"));
+        fields.insert(
+            "policy".to_owned(),
+            serde_json::json!({
+                "trials": checked.int("trials"),
+                "required": checked.int("require"),
+                "step_timeout_ms": timeout,
+            }),
         );
     }
-    out.push_str(" })");
-    out
+    let text = serde_json::Value::Object(fields).to_string();
+    format!(
+        "{{ {tracked} ::symfonic_evals::__private::definition(\
+         ::symfonic_evals::__private::PackKind::{}, {text:?}) }}",
+        variant(checked.kind)
+    )
 }
 
-/// A value as Rust source. `{:?}` of a `str` is a valid string literal.
-fn value(typed: &Typed) -> String {
+/// An argument's value as the JSON the runtime deserialises the pack from.
+fn json_of(typed: &Typed) -> serde_json::Value {
     match typed {
-        Typed::Str(text) => format!("::std::string::String::from({text:?})"),
-        Typed::StrList(items) => {
-            let items: Vec<String> = items.iter().map(|item| format!("{item:?}")).collect();
-            format!(
-                "::symfonic_evals::__private::strings(&[{}])",
-                items.join(", ")
-            )
-        }
-        Typed::Json(loaded) => match &loaded.file {
-            Some(path) => format!(
-                "::symfonic_evals::__private::json_file(::core::include_str!(::core::concat!(\
-                 ::core::env!(\"CARGO_MANIFEST_DIR\"), {:?})), {path:?})",
-                format!("/{path}")
-            ),
-            None => {
-                let text = serde_json::to_string(&loaded.json).expect("JSON values serialise");
-                format!("::symfonic_evals::__private::json({text:?})")
-            }
-        },
-        Typed::Bool(flag) => flag.to_string(),
-        Typed::Int(n) => n.to_string(),
-        Typed::Absent => "::core::option::Option::None".to_owned(),
+        Typed::Str(text) => text.clone().into(),
+        Typed::StrList(items) => items.clone().into(),
+        Typed::Json(loaded) => loaded.json.clone(),
+        Typed::Bool(flag) => (*flag).into(),
+        Typed::Int(n) => (*n).into(),
+        Typed::Absent => serde_json::Value::Null,
     }
 }
 
@@ -344,9 +332,26 @@ mod tests {
                 }
             ),
         );
-        assert!(out.contains(r#"pack . arguments = :: core :: option :: Option :: Some (:: symfonic_evals :: __private :: json ("{\"city\":\"Oslo\",\"unit\":\"C\"}"))"#), "{out}");
-        assert!(out.contains("pack . policy = :: symfonic_evals :: __private :: policy (3 , 3 , :: core :: option :: Option :: None)"));
-        assert!(!out.contains("pack . conversation"));
+        let call = ":: symfonic_evals :: __private :: definition (:: symfonic_evals :: __private :: PackKind :: ExtensionTool , \"";
+        let start = out.find(call).expect("one definition call") + call.len() - 1;
+        let literal: syn::LitStr =
+            syn::parse_str(&out[start..start + out[start + 1..].find("\")").unwrap() + 2])
+                .expect("a string literal");
+        let fields: serde_json::Value = serde_json::from_str(&literal.value()).unwrap();
+        assert_eq!(
+            fields,
+            serde_json::json!({
+                "prompt": "what is the weather",
+                "tool_name": "weather_lookup",
+                "arguments": { "city": "Oslo", "unit": "C" },
+                "policy": { "trials": 3, "required": 3, "step_timeout_ms": null },
+            })
+        );
+        let text = literal.value();
+        assert!(
+            text.find("city") < text.find("unit"),
+            "object keys are canonical (sorted)"
+        );
         assert!(out.contains(":: symfonic_evals :: __private :: options (false)"));
     }
 

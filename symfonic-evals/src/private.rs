@@ -7,76 +7,72 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub use inventory;
 
 pub use crate::registry::RegisteredPack;
-pub use crate::{
-    run_pack, ApprovalResumePack, ExtensionToolPack, PackDefinition, PackKind, PackRun,
-    ProceduralPack, RunOptions, TargetContext, TrialPolicy,
-};
+use crate::TrialPolicy;
+pub use crate::{run_pack, PackDefinition, PackKind, PackRun, RunOptions, TargetContext};
 
-/// A procedural pack: the runtime defaults with the attribute's arguments on
-/// top. The filler is a plain `fn` (the expansion's closure captures
-/// nothing), so these helpers are compiled once, not once per pack.
-pub fn procedural(fill: fn(&mut ProceduralPack)) -> PackDefinition {
-    let mut pack = ProceduralPack::default();
-    fill(&mut pack);
-    PackDefinition::Procedural(pack)
-}
-
-/// An approval-and-resume pack: defaults plus the attribute's arguments.
-pub fn approval_resume(fill: fn(&mut ApprovalResumePack)) -> PackDefinition {
-    let mut pack = ApprovalResumePack::default();
-    fill(&mut pack);
-    PackDefinition::ApprovalResume(pack)
-}
-
-/// An extension-tool pack: defaults plus the attribute's arguments.
-pub fn extension_tool(fill: fn(&mut ExtensionToolPack)) -> PackDefinition {
-    let mut pack = ExtensionToolPack::default();
-    fill(&mut pack);
-    PackDefinition::ExtensionTool(pack)
-}
-
-/// Owned strings from the literals of an array argument.
-pub fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|item| (*item).to_owned()).collect()
-}
-
-/// Parses the canonical JSON text the macro emitted for a literal.
+/// The pack the attribute defined: the runtime defaults with the
+/// attribute's explicit arguments on top, given as one canonical JSON object
+/// (field name to value, plus `policy` for `trials`/`require`/
+/// `step_timeout_ms`). One string per pack keeps each expansion small, and
+/// this function is compiled once for all of them.
 ///
 /// # Panics
 ///
-/// Never for text the macro emitted: it serialised a value it had parsed.
-pub fn json(text: &str) -> Value {
-    serde_json::from_str(text).expect("the pack attribute emits well-formed JSON")
-}
-
-/// Parses a `file("...")` fixture embedded at compile time.
-///
-/// # Panics
-///
-/// Never in practice: the macro parsed the same file when it expanded, and
-/// a change to the file re-expands the test.
-pub fn json_file(text: &str, path: &str) -> Value {
-    serde_json::from_str(text)
-        .unwrap_or_else(|error| panic!("JSON fixture `{path}` is malformed: {error}"))
-}
-
-/// A trial policy from the attribute's `trials`, `require` and
-/// `step_timeout_ms` (the runtime default timeout when not given).
-pub fn policy(trials: u32, required: u32, step_timeout_ms: Option<u64>) -> TrialPolicy {
-    let mut policy = TrialPolicy {
-        trials,
-        required,
-        ..TrialPolicy::default()
+/// Never for text the macro emitted: it serialised arguments it had checked
+/// against the same field table.
+pub fn definition(kind: PackKind, text: &str) -> PackDefinition {
+    let mut fields: Map<String, Value> =
+        serde_json::from_str(text).expect("the pack attribute emits a JSON object");
+    let policy = fields.remove("policy").map(|p| {
+        serde_json::from_value::<PolicyArguments>(p).expect("the pack attribute emits a policy")
+    });
+    let fields = Value::Object(fields);
+    let mut definition = match kind {
+        PackKind::Procedural => PackDefinition::Procedural(parse(fields)),
+        PackKind::ApprovalResume => PackDefinition::ApprovalResume(parse(fields)),
+        PackKind::ExtensionTool => PackDefinition::ExtensionTool(parse(fields)),
     };
-    if let Some(ms) = step_timeout_ms {
-        policy.step_timeout = Duration::from_millis(ms);
+    if let Some(arguments) = policy {
+        let policy = arguments.policy();
+        match &mut definition {
+            PackDefinition::Procedural(pack) => pack.policy = policy,
+            PackDefinition::ApprovalResume(pack) => pack.policy = policy,
+            PackDefinition::ExtensionTool(pack) => pack.policy = policy,
+        }
     }
-    policy
+    definition
+}
+
+fn parse<T: serde::de::DeserializeOwned>(fields: Value) -> T {
+    serde_json::from_value(fields).expect("the pack attribute emits known fields")
+}
+
+/// The attribute's `trials`, `require` and `step_timeout_ms`.
+#[derive(serde::Deserialize)]
+struct PolicyArguments {
+    trials: u32,
+    required: u32,
+    step_timeout_ms: Option<u64>,
+}
+
+impl PolicyArguments {
+    /// The runtime default timeout unless one was given.
+    fn policy(&self) -> TrialPolicy {
+        let mut policy = TrialPolicy {
+            trials: self.trials,
+            required: self.required,
+            ..TrialPolicy::default()
+        };
+        if let Some(ms) = self.step_timeout_ms {
+            policy.step_timeout = Duration::from_millis(ms);
+        }
+        policy
+    }
 }
 
 /// Run options from the attribute's `accept_not_applicable`.
@@ -109,39 +105,44 @@ pub fn finish(run: &PackRun) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ApprovalResumePack, ExtensionToolPack};
 
     #[test]
     fn definitions_start_from_the_runtime_defaults() {
-        let definition = extension_tool(|pack| pack.tool_name = "weather".into());
+        let definition = definition(
+            PackKind::ExtensionTool,
+            r#"{"tool_name":"weather","arguments":{"city":"Oslo"},"expected_fragments":["Oslo"]}"#,
+        );
         let PackDefinition::ExtensionTool(pack) = definition else {
             panic!("an extension pack")
         };
         assert_eq!(pack.tool_name, "weather");
+        assert_eq!(pack.arguments, Some(serde_json::json!({"city": "Oslo"})));
+        assert_eq!(pack.expected_fragments, ["Oslo"]);
         assert_eq!(pack.conversation, ExtensionToolPack::default().conversation);
+        assert_eq!(pack.policy, TrialPolicy::default());
     }
 
     #[test]
     fn policy_keeps_the_default_timeout_unless_given() {
-        assert_eq!(
-            policy(3, 2, None).step_timeout,
-            TrialPolicy::default().step_timeout
-        );
-        assert_eq!(
-            policy(3, 2, Some(250)).step_timeout,
-            Duration::from_millis(250)
-        );
-        assert_eq!(
-            (policy(3, 2, None).trials, policy(3, 2, None).required),
-            (3, 2)
-        );
+        let policy_of = |text: &str| definition(PackKind::ApprovalResume, text).policy();
+        let given = policy_of(r#"{"policy":{"trials":3,"required":2,"step_timeout_ms":250}}"#);
+        assert_eq!((given.trials, given.required), (3, 2));
+        assert_eq!(given.step_timeout, Duration::from_millis(250));
+        let defaulted = policy_of(r#"{"policy":{"trials":3,"required":3,"step_timeout_ms":null}}"#);
+        assert_eq!(defaulted.step_timeout, TrialPolicy::default().step_timeout);
+        let PackDefinition::ApprovalResume(pack) = definition(PackKind::ApprovalResume, "{}")
+        else {
+            panic!("an approval pack")
+        };
+        assert_eq!(pack, ApprovalResumePack::default());
     }
 
     #[test]
-    fn json_helpers_parse_and_name_a_bad_fixture() {
-        assert_eq!(json(r#"{"a":[1]}"#), serde_json::json!({"a": [1]}));
-        assert_eq!(strings(&["a", "b"]), ["a", "b"]);
-        let panic = std::panic::catch_unwind(|| json_file("{", "fixtures/x.json")).unwrap_err();
-        let message = panic.downcast_ref::<String>().unwrap();
-        assert!(message.starts_with("JSON fixture `fixtures/x.json` is malformed"));
+    fn an_unknown_field_is_refused_rather_than_dropped() {
+        let refused = std::panic::catch_unwind(|| {
+            definition(PackKind::Procedural, r#"{"action_tol":"issue_refund"}"#)
+        });
+        assert!(refused.is_err());
     }
 }

@@ -10,7 +10,8 @@ use crate::scenario::{Scenario, Step, TrialPolicy};
 
 /// Arguments of the approval and resume pack. `Default` fills the optional
 /// arguments with their documented defaults.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ApprovalResumePack {
     /// The turn that must pause.
     pub pause_prompt: String,
@@ -35,7 +36,9 @@ pub struct ApprovalResumePack {
     pub restart_before_replay: bool,
     /// The conversation every step runs in.
     pub conversation: String,
-    /// Trials and passes required.
+    /// Trials and passes required (not read from JSON: a policy holds a
+    /// duration, which the attribute spells as `step_timeout_ms`).
+    #[serde(skip)]
     pub policy: TrialPolicy,
 }
 

@@ -9,7 +9,8 @@ use crate::capability::Requirements;
 use crate::scenario::{Scenario, Step, TrialPolicy};
 
 /// Arguments of the extension tool pack.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ExtensionToolPack {
     /// The turn that should call the tool.
     pub prompt: String,
@@ -21,7 +22,9 @@ pub struct ExtensionToolPack {
     pub expected_fragments: Vec<String>,
     /// The conversation the step runs in.
     pub conversation: String,
-    /// Trials and passes required.
+    /// Trials and passes required (not read from JSON: a policy holds a
+    /// duration, which the attribute spells as `step_timeout_ms`).
+    #[serde(skip)]
     pub policy: TrialPolicy,
 }
 

@@ -16,7 +16,8 @@ pub const APPROVED: &str = "approved";
 /// Arguments of the procedural skills pack. `Default` fills the optional
 /// arguments with their documented defaults and leaves the required ones
 /// empty, which [`check`](Self::check) refuses.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ProceduralPack {
     /// Turns that give consolidation something to generalise; the last must
     /// show the promoted count the cycle reported.
@@ -53,7 +54,9 @@ pub struct ProceduralPack {
     pub restart_before_enforcement: bool,
     /// The conversation every step runs in.
     pub conversation: String,
-    /// Trials and passes required.
+    /// Trials and passes required (not read from JSON: a policy holds a
+    /// duration, which the attribute spells as `step_timeout_ms`).
+    #[serde(skip)]
     pub policy: TrialPolicy,
 }
 
