@@ -4,6 +4,7 @@
 //! the main job reads (which is checked against these at the end).
 
 use std::sync::Barrier;
+use symfonic_evals_e2e::fails_at;
 
 use helpdesk::packs::definition;
 use helpdesk::{Flaw, Helpdesk};
@@ -21,15 +22,7 @@ fn caught(flaw: Flaw, step: &str, assertion: &str, detail: &str) {
         move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
     );
     assert!(matches!(run.verdict(), Verdict::Failed), "{}", run.render());
-    let failure = run
-        .first_failure()
-        .expect("a failed run names its first failure");
-    assert_eq!(
-        (failure.step_label.as_str(), failure.assertion.as_str()),
-        (step, assertion),
-        "{}",
-        run.render()
-    );
+    let failure = fails_at(&run, step, assertion);
     assert!(
         failure.description.contains(detail) || failure.expected.contains(detail),
         "{failure:?}"

@@ -1,1 +1,39 @@
 //! Shared fixtures for the end-to-end tests.
+
+use symfonic_evals::{
+    CapabilityEvidence, Failure, PackRun, PromptRequest, Target, TurnError, TurnRecord,
+};
+
+/// A deployment that declares nothing and answers every turn with an empty
+/// record: enough for cases that only need the attributes to compile.
+pub struct Inert;
+
+impl Target for Inert {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+    }
+
+    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        Ok(TurnRecord::builder().build())
+    }
+}
+
+/// Asserts that `run` failed first at `step` on `assertion`, and returns that
+/// failure; the panic message carries the run's table.
+///
+/// # Panics
+///
+/// When the run passed or failed elsewhere first.
+pub fn fails_at(run: &PackRun, step: &str, assertion: &str) -> Failure {
+    assert!(!run.passed(), "the twin passed:\n{}", run.render());
+    let failure = run
+        .first_failure()
+        .expect("a failed run names its first failure");
+    assert_eq!(
+        (failure.step_label.as_str(), failure.assertion.as_str()),
+        (step, assertion),
+        "{}",
+        run.render()
+    );
+    failure
+}

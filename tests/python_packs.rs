@@ -4,9 +4,8 @@
 #![cfg(unix)]
 
 use helpdesk::python::{approval, extension, procedural, spec, start};
-use symfonic_evals::{
-    run_pack, Failure, PackDefinition, PackRun, ProcessTarget, RunOptions, TargetContext,
-};
+use symfonic_evals::{run_pack, PackDefinition, PackRun, ProcessTarget, RunOptions, TargetContext};
+use symfonic_evals_e2e::fails_at;
 
 // The faithful deployment, through the attribute macros exactly as an adopter
 // writes them: the annotated function returns the process target.
@@ -56,20 +55,6 @@ fn run(name: &str, pack: &PackDefinition, twin: Option<&'static str>) -> PackRun
     run_pack(name, pack, &RunOptions::default(), move |ctx| {
         start(ctx, &spec)
     })
-}
-
-fn fails_at(run: &PackRun, step: &str, assertion: &str) -> Failure {
-    assert!(!run.passed(), "the twin passed:\n{}", run.render());
-    let failure = run
-        .first_failure()
-        .expect("a failed run names its first failure");
-    assert_eq!(
-        (failure.step_label.as_str(), failure.assertion.as_str()),
-        (step, assertion),
-        "{}",
-        run.render()
-    );
-    failure
 }
 
 #[test]

@@ -1,21 +1,9 @@
 //! Every approval-and-resume argument.
 #![deny(warnings)]
 
-use symfonic_evals::{approval_resume_pack, registered_packs, PackKind, Target, TargetContext};
+use symfonic_evals::{approval_resume_pack, registered_packs, PackKind, TargetContext};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
-        symfonic_evals::CapabilityEvidence::new()
-    }
-    fn run_turn(
-        &mut self,
-        _: &symfonic_evals::PromptRequest,
-    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
-        Ok(symfonic_evals::TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 #[approval_resume_pack(
     pause_prompt = "refund order 9",

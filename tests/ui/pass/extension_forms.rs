@@ -2,21 +2,9 @@
 //! one module do not collide.
 #![deny(warnings)]
 
-use symfonic_evals::{extension_tool_pack, registered_packs, Target, TargetContext};
+use symfonic_evals::{extension_tool_pack, registered_packs, TargetContext};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
-        symfonic_evals::CapabilityEvidence::new()
-    }
-    fn run_turn(
-        &mut self,
-        _: &symfonic_evals::PromptRequest,
-    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
-        Ok(symfonic_evals::TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 #[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
 fn minimal(_: &TargetContext) -> Deployment {

@@ -2,21 +2,9 @@
 //! value does.
 #![deny(warnings)]
 
-use symfonic_evals::{approval_resume_pack, registered_packs, Target, TargetContext};
+use symfonic_evals::{approval_resume_pack, registered_packs, TargetContext};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
-        symfonic_evals::CapabilityEvidence::new()
-    }
-    fn run_turn(
-        &mut self,
-        _: &symfonic_evals::PromptRequest,
-    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
-        Ok(symfonic_evals::TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 #[approval_resume_pack(pause_prompt = "p", answer = { a: 1, b: 2 }, interaction_tool = "ask")]
 fn implicit(_: &TargetContext) -> Deployment {

@@ -4,19 +4,7 @@
 
 use symfonic_evals::{extension_tool_pack, Target};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
-        symfonic_evals::CapabilityEvidence::new()
-    }
-    fn run_turn(
-        &mut self,
-        _: &symfonic_evals::PromptRequest,
-    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
-        Ok(symfonic_evals::TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 /// Documented, public, ignored by default.
 #[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]

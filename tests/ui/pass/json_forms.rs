@@ -1,21 +1,9 @@
 //! Every JSON form a state or answer literal may take.
 #![deny(warnings)]
 
-use symfonic_evals::{approval_resume_pack, procedural_pack, Target, TargetContext};
+use symfonic_evals::{approval_resume_pack, procedural_pack, TargetContext};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
-        symfonic_evals::CapabilityEvidence::new()
-    }
-    fn run_turn(
-        &mut self,
-        _: &symfonic_evals::PromptRequest,
-    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
-        Ok(symfonic_evals::TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 #[procedural_pack(
     demonstrations = ["a", "b",],

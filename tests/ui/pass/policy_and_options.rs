@@ -1,21 +1,9 @@
 //! The trial policy and the not-applicable opt-in.
 #![deny(warnings)]
 
-use symfonic_evals::{extension_tool_pack, registered_packs, Target, TargetContext, Verdict};
+use symfonic_evals::{extension_tool_pack, registered_packs, TargetContext, Verdict};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> symfonic_evals::CapabilityEvidence {
-        symfonic_evals::CapabilityEvidence::new()
-    }
-    fn run_turn(
-        &mut self,
-        _: &symfonic_evals::PromptRequest,
-    ) -> Result<symfonic_evals::TurnRecord, symfonic_evals::TurnError> {
-        Ok(symfonic_evals::TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 #[extension_tool_pack(
     prompt = "weather in Oslo?",

@@ -2,21 +2,9 @@
 #![deny(warnings)]
 #![deny(clippy::pedantic)]
 
-use symfonic_evals::{
-    procedural_pack, registered_packs, CapabilityEvidence, PackKind, PromptRequest, Target,
-    TargetContext, TurnError, TurnRecord,
-};
+use symfonic_evals::{procedural_pack, registered_packs, PackKind, TargetContext};
 
-struct Deployment;
-
-impl Target for Deployment {
-    fn capabilities(&self) -> CapabilityEvidence {
-        CapabilityEvidence::new()
-    }
-    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
-        Ok(TurnRecord::builder().build())
-    }
-}
+use symfonic_evals_e2e::Inert as Deployment;
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2", "refund order 3"],
