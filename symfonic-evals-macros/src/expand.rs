@@ -7,18 +7,17 @@
 //! `::symfonic_evals::__private`, so an adopter's imports, shadowed names and
 //! lint levels cannot change what it means.
 
-use std::fmt::Write as _;
 use std::str::FromStr;
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{quote, ToTokens};
-use sha2::{Digest, Sha256};
 use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Signature, Visibility};
 
 use crate::check::{check, Checked, Typed};
 use crate::json::Loaded;
 use crate::parse::{combine, parse_args};
+use crate::plain::{build_name, home, plain, Home, Parts};
 use crate::schema::{Kind, Slot};
 use crate::shape::check_shape;
 
@@ -55,20 +54,25 @@ impl Parse for PackFn {
 pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let parsed = parse_args(attr);
     let mut errors = parsed.errors;
-    let Ok(function) = syn::parse2::<PackFn>(item.clone()) else {
-        let message = format!(
-            "#[{}] goes on a function that builds the deployment: \
-             `fn name(ctx: &symfonic_evals::TargetContext) -> Deployment`",
-            kind.attribute()
-        );
-        combine(&mut errors, syn::Error::new(Span::call_site(), message));
-        return with_errors(&item, errors);
+    let parts = if let Some(parts) = plain(&item) {
+        parts
+    } else {
+        let Ok(function) = syn::parse2::<PackFn>(item.clone()) else {
+            let message = format!(
+                "#[{}] goes on a function that builds the deployment: \
+                 `fn name(ctx: &symfonic_evals::TargetContext) -> Deployment`",
+                kind.attribute()
+            );
+            combine(&mut errors, syn::Error::new(Span::call_site(), message));
+            return with_errors(&item, errors);
+        };
+        if let Err(error) = check_shape(&function.sig) {
+            combine(&mut errors, error);
+        }
+        function.into_parts()
     };
-    if let Err(error) = check_shape(&function.sig) {
-        combine(&mut errors, error);
-    }
     match check(kind, &parsed.args, &parsed.failed) {
-        Ok(checked) if errors.is_none() => generate(&checked, function),
+        Ok(checked) if errors.is_none() => generate(&checked, &parts),
         Ok(_) => with_errors(&quote!(#[allow(dead_code)] #item), errors),
         Err(error) => {
             combine(&mut errors, error);
@@ -82,33 +86,36 @@ fn with_errors(item: &TokenStream, errors: Option<syn::Error>) -> TokenStream {
     quote!(#item #errors)
 }
 
-/// Which emitted item each of the user's attributes belongs on.
-struct Attributes {
-    /// `#[cfg(...)]`: on everything emitted.
-    cfg: TokenStream,
-    /// `#[ignore]`, `#[should_panic]`: on the test.
-    test: TokenStream,
-    /// Everything else (docs, allows): on the builder itself.
-    builder: TokenStream,
-}
-
-fn split_attributes(attrs: &[Attribute]) -> Attributes {
-    let mut split = Attributes {
-        cfg: TokenStream::new(),
-        test: TokenStream::new(),
-        builder: TokenStream::new(),
-    };
-    for attr in attrs {
-        let path = attr.path();
-        if path.is_ident("cfg") {
-            attr.to_tokens(&mut split.cfg);
-        } else if path.is_ident("ignore") || path.is_ident("should_panic") {
-            attr.to_tokens(&mut split.test);
-        } else {
-            attr.to_tokens(&mut split.builder);
+impl PackFn {
+    /// The pieces the expansion needs, for a function that did not have the
+    /// plain shape (see [`plain`]) but passed the shape check.
+    fn into_parts(self) -> Parts {
+        let (mut cfg, mut test, mut builder) =
+            (TokenStream::new(), TokenStream::new(), TokenStream::new());
+        for attr in &self.attrs {
+            let target = match home(&attr.meta.to_token_stream()) {
+                Home::All => &mut cfg,
+                Home::Test => &mut test,
+                Home::Builder => &mut builder,
+            };
+            attr.to_tokens(target);
+        }
+        // The builder keeps the user's tokens (and spans) under a derived
+        // name; the test takes the user's name and visibility.
+        let name = self.sig.ident.to_string();
+        let mut sig = self.sig;
+        sig.ident = syn::Ident::new(&build_name(&name), sig.ident.span());
+        let is_async = sig.asyncness.is_some();
+        let body = self.body;
+        Parts {
+            builder_fn: quote!(#cfg #builder #sig #body),
+            cfg,
+            test,
+            vis: self.vis.to_token_stream(),
+            name,
+            is_async,
         }
     }
-    split
 }
 
 /// Code the expansion writes itself. It is assembled as text and lexed in
@@ -118,56 +125,34 @@ fn code(text: &str) -> TokenStream {
     TokenStream::from_str(text).expect("the expansion writes valid Rust")
 }
 
-fn generate(checked: &Checked, function: PackFn) -> TokenStream {
-    let n = function.sig.ident.to_string();
-    let (hidden, build) = (
-        format!("__symfonic_evals_pack_{n}"),
-        format!("__symfonic_evals_build_{n}"),
-    );
-    let Attributes { cfg, test, builder } = split_attributes(&function.attrs);
-    // The builder keeps the user's tokens (and spans) under a derived name;
-    // the test takes the user's name.
-    let mut sig = function.sig.clone();
-    sig.ident = syn::Ident::new(&build, sig.ident.span());
-    let block = &function.body;
-    let builder_fn = quote!(#cfg #builder #sig #block);
-    // A fn pointer, not the fn item: every pack whose builder returns the same
-    // deployment type then shares one instantiation of the generic runner.
-    let factory = if function.sig.asyncness.is_some() {
-        format!(
-            "(|ctx: &::symfonic_evals::TargetContext| \
-             ::symfonic_evals::__private::tokio_target(ctx, {build})) \
-             as fn(&::symfonic_evals::TargetContext) -> _"
-        )
-    } else {
-        format!("{build} as fn(&::symfonic_evals::TargetContext) -> _")
-    };
+fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
+    let Parts {
+        cfg,
+        test,
+        builder_fn,
+        vis,
+        name: n,
+        is_async,
+    } = parts;
+    let (runner, build) = (format!("__symfonic_evals_pack_{n}"), build_name(n));
+    let mode = if *is_async { "async" } else { "sync" };
     let accept = matches!(
         checked.get("accept_not_applicable").value,
         Typed::Bool(true)
     );
-    let (cfg, test, vis) = (
-        cfg.to_string(),
-        test.to_string(),
-        function.vis.to_token_stream(),
-    );
+    let (text, files) = definition(checked);
+    let tracked: Vec<String> = files.iter().map(|path| format!("{path:?}")).collect();
+    // The items themselves are spelled out by `__private::pack!`, a
+    // declarative macro: the compiler expands it natively, far faster than
+    // this (unoptimised, in a debug build) proc macro could emit them.
     let generated = code(&format!(
-        "{cfg} #[doc(hidden)] fn {hidden}() -> ::symfonic_evals::__private::PackRun {{\
-             ::symfonic_evals::__private::run_pack(\
-                 ::core::concat!(::core::module_path!(), \"::{n}\"), &{definition}, \
-                 &::symfonic_evals::__private::options({accept}), {factory})\
-         }}\
-         {cfg} #[::core::prelude::v1::test] {test} {vis} fn {n}() {{\
-             ::symfonic_evals::__private::finish(&{hidden}());\
-         }}\
-         {cfg} ::symfonic_evals::__private::inventory::submit! {{\
-             ::symfonic_evals::__private::RegisteredPack::new({n:?}, ::core::module_path!(), \
-             ::symfonic_evals::__private::PackKind::{variant}, ::core::file!(), ::core::line!(), \
-             {fingerprint:?}, {hidden})\
+        "::symfonic_evals::__private::pack! {{\
+             cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, runner: {runner}, \
+             factory: {mode} {build}, kind: {variant}, definition: {text:?}, \
+             tracked: [{tracked}], accept: {accept}\
          }}",
-        definition = definition(checked),
+        tracked = tracked.join(", "),
         variant = variant(checked.kind),
-        fingerprint = fingerprint(checked),
     ));
     quote!(#builder_fn #generated)
 }
@@ -180,14 +165,14 @@ fn variant(kind: Kind) -> &'static str {
     }
 }
 
-/// `__private::definition(Kind, "<JSON>")`: one canonical JSON object of
-/// the explicit arguments (defaults stay the runtime's), plus an
-/// `include_str!` of each fixture file so that editing it rebuilds the test.
-/// A single string literal is far cheaper to expand and compile than a
+/// The explicit arguments as one canonical JSON object (defaults stay the
+/// runtime's), and the fixture files they were read from, which the
+/// expansion tracks with `include_str!` so that editing one rebuilds the
+/// test. A single string literal is far cheaper to expand and compile than a
 /// field-by-field constructor, and every pack is re-expanded on each rebuild.
-fn definition(checked: &Checked) -> String {
+fn definition(checked: &Checked) -> (String, Vec<String>) {
     let mut fields = serde_json::Map::new();
-    let mut tracked = String::new();
+    let mut files = Vec::new();
     for resolved in checked
         .values
         .iter()
@@ -197,12 +182,7 @@ fn definition(checked: &Checked) -> String {
             file: Some(path), ..
         }) = &resolved.value
         {
-            let _ = write!(
-                tracked,
-                "const _: &str = ::core::include_str!(::core::concat!(\
-                 ::core::env!(\"CARGO_MANIFEST_DIR\"), {:?}));",
-                format!("/{path}")
-            );
+            files.push(path.clone());
         }
         fields.insert(resolved.field.name.to_owned(), json_of(&resolved.value));
     }
@@ -224,12 +204,7 @@ fn definition(checked: &Checked) -> String {
             }),
         );
     }
-    let text = serde_json::Value::Object(fields).to_string();
-    format!(
-        "{{ {tracked} ::symfonic_evals::__private::definition(\
-         ::symfonic_evals::__private::PackKind::{}, {text:?}) }}",
-        variant(checked.kind)
-    )
+    (serde_json::Value::Object(fields).to_string(), files)
 }
 
 /// An argument's value as the JSON the runtime deserialises the pack from.
@@ -244,32 +219,6 @@ fn json_of(typed: &Typed) -> serde_json::Value {
     }
 }
 
-/// A sha-256 over the whole resolved definition (defaults included, fixture
-/// contents rather than paths), as lowercase hex. The hashed text is the
-/// pack's name then one `name=<canonical JSON>` line per field in table
-/// order, so two spellings of one definition hash alike.
-pub fn fingerprint(checked: &Checked) -> String {
-    let mut text = String::from(checked.kind.pack_name());
-    for resolved in &checked.values {
-        let json = match &resolved.value {
-            Typed::Json(loaded) => serde_json::to_string(&loaded.json),
-            Typed::Str(s) => serde_json::to_string(s),
-            Typed::StrList(items) => serde_json::to_string(items),
-            Typed::Bool(flag) => Ok(flag.to_string()),
-            Typed::Int(n) => Ok(n.to_string()),
-            Typed::Absent => Ok("null".to_owned()),
-        };
-        let json = json.expect("JSON values serialise");
-        let _ = write!(text, "\n{}={json}", resolved.field.name);
-    }
-    let digest = Sha256::digest(text.as_bytes());
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +231,38 @@ mod tests {
         quote!(prompt = "what is the weather", tool_name = "weather_lookup", #extra)
     }
 
+    /// The expansion's two items: the builder and the `pack!` invocation,
+    /// whose arguments are returned by name.
+    fn items(out: &str) -> (syn::ItemFn, Vec<(String, String)>) {
+        let file: syn::File = syn::parse_str(out).expect("valid items");
+        let [syn::Item::Fn(builder), syn::Item::Macro(invocation)] = &file.items[..] else {
+            panic!("a builder then one macro invocation: {out}")
+        };
+        let path = &invocation.mac.path;
+        assert_eq!(
+            quote!(#path).to_string(),
+            ":: symfonic_evals :: __private :: pack"
+        );
+        let mut arguments = Vec::new();
+        let mut tokens = invocation.mac.tokens.clone().into_iter().peekable();
+        while let Some(name) = tokens.next() {
+            tokens.next(); // the colon
+            let mut value = TokenStream::new();
+            while let Some(token) = tokens
+                .next_if(|t| !matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','))
+            {
+                value.extend([token]);
+            }
+            tokens.next(); // the comma
+            arguments.push((name.to_string(), value.to_string()));
+        }
+        (builder.clone(), arguments)
+    }
+
+    fn argument<'a>(arguments: &'a [(String, String)], name: &str) -> &'a str {
+        &arguments.iter().find(|(n, _)| n == name).expect(name).1
+    }
+
     #[test]
     fn the_test_takes_the_function_name_and_the_builder_a_derived_one() {
         let item = quote!(
@@ -292,11 +273,7 @@ mod tests {
             }
         );
         let out = expanded(Kind::ExtensionTool, extension(quote!()), item);
-        let file: syn::File = syn::parse_str(&out).expect("valid items");
-        assert_eq!(file.items.len(), 4);
-        let syn::Item::Fn(builder) = &file.items[0] else {
-            panic!("builder first")
-        };
+        let (builder, arguments) = items(&out);
         assert_eq!(builder.sig.ident, "__symfonic_evals_build_weather");
         assert!(
             matches!(builder.vis, Visibility::Inherited),
@@ -304,21 +281,38 @@ mod tests {
         );
         assert!(builder.attrs.iter().any(|a| a.path().is_ident("doc")));
         assert!(!builder.attrs.iter().any(|a| a.path().is_ident("ignore")));
-        let syn::Item::Fn(hidden) = &file.items[1] else {
-            panic!("runner second")
-        };
-        assert_eq!(hidden.sig.ident, "__symfonic_evals_pack_weather");
-        let syn::Item::Fn(test) = &file.items[2] else {
-            panic!("test third")
-        };
-        assert_eq!(test.sig.ident, "weather");
-        assert!(matches!(test.vis, Visibility::Public(_)));
-        let paths: Vec<String> = test.attrs.iter().map(|a| quote!(#a).to_string()).collect();
-        assert_eq!(
-            paths,
-            ["# [:: core :: prelude :: v1 :: test]", "# [ignore]"]
+        for (name, value) in [
+            ("cfg", "[]"),
+            ("test", "[# [ignore]]"),
+            ("vis", "pub"),
+            ("name", "weather"),
+            ("runner", "__symfonic_evals_pack_weather"),
+            ("factory", "sync __symfonic_evals_build_weather"),
+            ("kind", "ExtensionTool"),
+            ("tracked", "[]"),
+            ("accept", "false"),
+        ] {
+            assert_eq!(argument(&arguments, name), value, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_signature_outside_the_plain_shape_expands_alike() {
+        let out = expanded(
+            Kind::ExtensionTool,
+            extension(quote!()),
+            quote!(
+                #[cfg(test)]
+                fn weather(ctx: &'static TargetContext) -> Deployment {
+                    todo!()
+                }
+            ),
         );
-        assert!(matches!(&file.items[3], syn::Item::Macro(_)));
+        let (builder, arguments) = items(&out);
+        assert_eq!(builder.sig.ident, "__symfonic_evals_build_weather");
+        assert!(builder.attrs.iter().any(|a| a.path().is_ident("cfg")));
+        assert_eq!(argument(&arguments, "cfg"), "[# [cfg (test)]]");
+        assert_eq!(argument(&arguments, "name"), "weather");
     }
 
     #[test]
@@ -332,11 +326,9 @@ mod tests {
                 }
             ),
         );
-        let call = ":: symfonic_evals :: __private :: definition (:: symfonic_evals :: __private :: PackKind :: ExtensionTool , \"";
-        let start = out.find(call).expect("one definition call") + call.len() - 1;
+        let (_, arguments) = items(&out);
         let literal: syn::LitStr =
-            syn::parse_str(&out[start..start + out[start + 1..].find("\")").unwrap() + 2])
-                .expect("a string literal");
+            syn::parse_str(argument(&arguments, "definition")).expect("a string literal");
         let fields: serde_json::Value = serde_json::from_str(&literal.value()).unwrap();
         assert_eq!(
             fields,
@@ -352,7 +344,6 @@ mod tests {
             text.find("city") < text.find("unit"),
             "object keys are canonical (sorted)"
         );
-        assert!(out.contains(":: symfonic_evals :: __private :: options (false)"));
     }
 
     #[test]
@@ -366,9 +357,12 @@ mod tests {
                 }
             ),
         );
-        assert!(out.contains(
-            ":: symfonic_evals :: __private :: tokio_target (ctx , __symfonic_evals_build_weather)"
-        ));
+        let (builder, arguments) = items(&out);
+        assert!(builder.sig.asyncness.is_some());
+        assert_eq!(
+            argument(&arguments, "factory"),
+            "async __symfonic_evals_build_weather"
+        );
     }
 
     #[test]
@@ -385,21 +379,5 @@ mod tests {
         assert!(out.contains("fn weather (ctx : & TargetContext) -> Deployment"));
         assert_eq!(out.matches("compile_error").count(), 3, "{out}");
         assert!(!out.contains("submit"));
-    }
-
-    #[test]
-    fn fingerprints_ignore_spelled_out_defaults_and_key_order() {
-        let fp = |attr: TokenStream| {
-            let parsed = parse_args(attr);
-            fingerprint(&check(Kind::ExtensionTool, &parsed.args, &parsed.failed).unwrap())
-        };
-        let plain = fp(extension(quote!(arguments = { a: 1, b: 2 })));
-        let spelled = fp(extension(
-            quote!(arguments = { b: 2, a: 1 }, conversation = "extensions", trials = 1),
-        ));
-        let other = fp(extension(quote!(arguments = { a: 1, b: 3 })));
-        assert_eq!(plain, spelled);
-        assert_ne!(plain, other);
-        assert_eq!(plain.len(), 64);
     }
 }

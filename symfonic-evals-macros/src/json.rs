@@ -1,6 +1,6 @@
 //! Turning parsed values into JSON: inline literals, `file("...")` fixtures
 //! read at expansion, and the canonical form (keys sorted, no whitespace) the
-//! expansion emits and the fingerprint hashes.
+//! expansion emits.
 
 use std::path::PathBuf;
 

@@ -11,6 +11,7 @@ mod check;
 mod expand;
 mod json;
 mod parse;
+mod plain;
 mod schema;
 mod shape;
 mod suggest;

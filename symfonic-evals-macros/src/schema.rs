@@ -1,10 +1,11 @@
 //! What each attribute accepts: argument names, types, defaults and the rule
-//! an argument's value must satisfy. One table per pack, so the check, the
-//! expansion and the fingerprint all read the same definition.
+//! an argument's value must satisfy. One table per pack, so the check and the
+//! expansion read the same definition.
 //!
-//! The defaults are the runtime pack definitions' defaults; they are spelled
-//! here too because the fingerprint covers the whole resolved definition, so
-//! a pack written with its defaults explicit fingerprints like one without.
+//! The defaults mirror the runtime pack definitions' so that the checks that
+//! compare arguments (and `require`, which defaults to `trials`) see the
+//! values the runtime will use; the expansion emits only explicit arguments
+//! and leaves every default to the runtime.
 
 /// Which pack an attribute builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,15 +25,6 @@ impl Kind {
             Self::Procedural => "procedural_pack",
             Self::ApprovalResume => "approval_resume_pack",
             Self::ExtensionTool => "extension_tool_pack",
-        }
-    }
-
-    /// The pack's stable name (as the runtime's `PackKind::name`).
-    pub fn pack_name(self) -> &'static str {
-        match self {
-            Self::Procedural => "procedural-skills",
-            Self::ApprovalResume => "approval-resume",
-            Self::ExtensionTool => "extension-tools",
         }
     }
 

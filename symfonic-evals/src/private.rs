@@ -5,14 +5,9 @@
 //! expansion, keeps each expanded pack small (build time scales with it) and
 //! keeps the generated code free of anything an adopter's lints could flag.
 
-use std::time::Duration;
-
-use serde_json::{Map, Value};
-
 pub use inventory;
 
 pub use crate::registry::RegisteredPack;
-use crate::TrialPolicy;
 pub use crate::{run_pack, PackDefinition, PackKind, PackRun, RunOptions, TargetContext};
 
 /// The pack the attribute defined: the runtime defaults with the
@@ -26,54 +21,76 @@ pub use crate::{run_pack, PackDefinition, PackKind, PackRun, RunOptions, TargetC
 /// Never for text the macro emitted: it serialised arguments it had checked
 /// against the same field table.
 pub fn definition(kind: PackKind, text: &str) -> PackDefinition {
-    let mut fields: Map<String, Value> =
-        serde_json::from_str(text).expect("the pack attribute emits a JSON object");
-    let policy = fields.remove("policy").map(|p| {
-        serde_json::from_value::<PolicyArguments>(p).expect("the pack attribute emits a policy")
-    });
-    let fields = Value::Object(fields);
-    let mut definition = match kind {
-        PackKind::Procedural => PackDefinition::Procedural(parse(fields)),
-        PackKind::ApprovalResume => PackDefinition::ApprovalResume(parse(fields)),
-        PackKind::ExtensionTool => PackDefinition::ExtensionTool(parse(fields)),
+    PackDefinition::from_arguments(kind, text)
+        .expect("the pack attribute emits arguments checked against the same fields")
+}
+
+/// Expands one checked pack attribute into its runner, its `#[test]` and its
+/// registration. The attribute hands over names and literals only; spelling
+/// the items out here means they are produced by the compiler's own macro
+/// engine rather than token by token in the proc macro, which every rebuild
+/// re-runs for every pack. Not public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __symfonic_evals_pack {
+    (
+        cfg: [$(#[$cfg:meta])*],
+        test: [$(#[$test:meta])*],
+        vis: $vis:vis,
+        name: $name:ident,
+        runner: $runner:ident,
+        factory: $mode:ident $build:ident,
+        kind: $kind:ident,
+        definition: $definition:literal,
+        tracked: [$($file:literal),*],
+        accept: $accept:literal
+    ) => {
+        $(#[$cfg])*
+        #[doc(hidden)]
+        fn $runner() -> $crate::__private::PackRun {
+            $(const _: &str = ::core::include_str!(::core::concat!(
+                ::core::env!("CARGO_MANIFEST_DIR"), "/", $file
+            ));)*
+            $crate::__private::run_pack(
+                ::core::concat!(::core::module_path!(), "::", ::core::stringify!($name)),
+                &$crate::__private::definition($crate::__private::PackKind::$kind, $definition),
+                &$crate::__private::options($accept),
+                $crate::__symfonic_evals_pack!(@factory $mode $build),
+            )
+        }
+
+        $(#[$cfg])*
+        #[::core::prelude::v1::test]
+        $(#[$test])*
+        $vis fn $name() {
+            $crate::__private::finish(&$runner());
+        }
+
+        $(#[$cfg])*
+        $crate::__private::inventory::submit! {
+            $crate::__private::RegisteredPack::new(
+                ::core::stringify!($name),
+                ::core::module_path!(),
+                $crate::__private::PackKind::$kind,
+                ::core::file!(),
+                ::core::line!(),
+                $definition,
+                $runner,
+            )
+        }
     };
-    if let Some(arguments) = policy {
-        let policy = arguments.policy();
-        match &mut definition {
-            PackDefinition::Procedural(pack) => pack.policy = policy,
-            PackDefinition::ApprovalResume(pack) => pack.policy = policy,
-            PackDefinition::ExtensionTool(pack) => pack.policy = policy,
-        }
-    }
-    definition
+    // A fn pointer, not the fn item: every pack whose builder returns the same
+    // deployment type then shares one instantiation of the generic runner.
+    (@factory sync $build:ident) => {
+        $build as fn(&$crate::__private::TargetContext) -> _
+    };
+    (@factory async $build:ident) => {
+        (|ctx: &$crate::__private::TargetContext| $crate::__private::tokio_target(ctx, $build))
+            as fn(&$crate::__private::TargetContext) -> _
+    };
 }
 
-fn parse<T: serde::de::DeserializeOwned>(fields: Value) -> T {
-    serde_json::from_value(fields).expect("the pack attribute emits known fields")
-}
-
-/// The attribute's `trials`, `require` and `step_timeout_ms`.
-#[derive(serde::Deserialize)]
-struct PolicyArguments {
-    trials: u32,
-    required: u32,
-    step_timeout_ms: Option<u64>,
-}
-
-impl PolicyArguments {
-    /// The runtime default timeout unless one was given.
-    fn policy(&self) -> TrialPolicy {
-        let mut policy = TrialPolicy {
-            trials: self.trials,
-            required: self.required,
-            ..TrialPolicy::default()
-        };
-        if let Some(ms) = self.step_timeout_ms {
-            policy.step_timeout = Duration::from_millis(ms);
-        }
-        policy
-    }
-}
+pub use crate::__symfonic_evals_pack as pack;
 
 /// Run options from the attribute's `accept_not_applicable`.
 pub fn options(accept_not_applicable: bool) -> RunOptions {
@@ -105,7 +122,9 @@ pub fn finish(run: &PackRun) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ApprovalResumePack, ExtensionToolPack};
+    use std::time::Duration;
+
+    use crate::{ApprovalResumePack, ExtensionToolPack, TrialPolicy};
 
     #[test]
     fn definitions_start_from_the_runtime_defaults() {

@@ -5,11 +5,12 @@
 use std::fmt;
 
 use crate::capability::CapabilityEvidence;
-use crate::packs::PackKind;
+use crate::packs::{PackDefinition, PackKind};
 use crate::report::PackRun;
 
-/// One expanded pack: where it was written, what it checks, a fingerprint of
-/// its whole definition, and the function that runs it.
+/// One expanded pack: where it was written, what it checks (the explicit
+/// arguments, from which the definition and its fingerprint are resolved),
+/// and the function that runs it.
 #[derive(Debug)]
 pub struct RegisteredPack {
     name: &'static str,
@@ -17,7 +18,7 @@ pub struct RegisteredPack {
     kind: PackKind,
     file: &'static str,
     line: u32,
-    fingerprint: &'static str,
+    arguments: &'static str,
     run: fn() -> PackRun,
 }
 
@@ -33,7 +34,7 @@ impl RegisteredPack {
         kind: PackKind,
         file: &'static str,
         line: u32,
-        fingerprint: &'static str,
+        arguments: &'static str,
         run: fn() -> PackRun,
     ) -> Self {
         Self {
@@ -42,7 +43,7 @@ impl RegisteredPack {
             kind,
             file,
             line,
-            fingerprint,
+            arguments,
             run,
         }
     }
@@ -72,10 +73,17 @@ impl RegisteredPack {
         (self.file, self.line)
     }
 
+    /// The pack's definition, resolved exactly as its test runs it.
+    pub fn definition(&self) -> PackDefinition {
+        PackDefinition::from_arguments(self.kind, self.arguments)
+            .expect("a registered pack's arguments were checked when it expanded")
+    }
+
     /// A sha-256 (hex) of the resolved definition, defaults and fixture
-    /// contents included: equal for two packs that run the same scenario.
-    pub fn fingerprint(&self) -> &'static str {
-        self.fingerprint
+    /// contents included: equal for two packs that run the same scenario
+    /// (see [`PackDefinition::fingerprint`]).
+    pub fn fingerprint(&self) -> String {
+        self.definition().fingerprint()
     }
 
     /// Runs the pack against the deployment its function builds.

@@ -10,7 +10,7 @@ use crate::scenario::{Scenario, Step, TrialPolicy};
 
 /// Arguments of the approval and resume pack. `Default` fills the optional
 /// arguments with their documented defaults.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApprovalResumePack {
     /// The turn that must pause.

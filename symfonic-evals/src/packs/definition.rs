@@ -176,6 +176,74 @@ impl PackDefinition {
         }
     }
 
+    /// A pack of `kind` from a JSON object of its arguments by field name
+    /// (the runtime defaults fill the rest), plus an optional `policy`
+    /// object `{"trials", "required", "step_timeout_ms"}`. This is what the
+    /// attributes expand to, and lets a hand-written suite keep its packs in
+    /// JSON files.
+    ///
+    /// ```
+    /// use symfonic_evals::{PackDefinition, PackKind};
+    /// let pack = PackDefinition::from_arguments(
+    ///     PackKind::ExtensionTool,
+    ///     r#"{"prompt": "weather in Oslo?", "tool_name": "weather", "policy": {"trials": 3, "required": 2}}"#,
+    /// ).unwrap();
+    /// assert_eq!(pack.policy().trials, 3);
+    /// assert!(pack.check().is_ok());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Malformed JSON, an unknown field, or a value of the wrong type.
+    pub fn from_arguments(kind: PackKind, json: &str) -> Result<Self, serde_json::Error> {
+        let mut fields: serde_json::Map<String, Value> = serde_json::from_str(json)?;
+        let policy = match fields.remove("policy") {
+            Some(policy) => Some(serde_json::from_value::<PolicyArguments>(policy)?.policy()),
+            None => None,
+        };
+        let fields = Value::Object(fields);
+        let mut definition = match kind {
+            PackKind::Procedural => Self::Procedural(serde_json::from_value(fields)?),
+            PackKind::ApprovalResume => Self::ApprovalResume(serde_json::from_value(fields)?),
+            PackKind::ExtensionTool => Self::ExtensionTool(serde_json::from_value(fields)?),
+        };
+        if let Some(policy) = policy {
+            match &mut definition {
+                Self::Procedural(pack) => pack.policy = policy,
+                Self::ApprovalResume(pack) => pack.policy = policy,
+                Self::ExtensionTool(pack) => pack.policy = policy,
+            }
+        }
+        Ok(definition)
+    }
+
+    /// A sha-256 (hex) of the whole resolved definition: its kind, every
+    /// field with defaults applied (JSON object keys sorted) and its policy.
+    /// Two definitions that run the same scenario fingerprint alike however
+    /// they were spelled.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let fields = match self {
+            Self::Procedural(pack) => serde_json::to_value(pack),
+            Self::ApprovalResume(pack) => serde_json::to_value(pack),
+            Self::ExtensionTool(pack) => serde_json::to_value(pack),
+        }
+        .map(|fields| sorted(&fields))
+        .unwrap_or_default();
+        let policy = self.policy();
+        let text = format!(
+            "{}\n{fields}\ntrials={} required={} step_timeout_ms={}",
+            self.kind().name(),
+            policy.trials,
+            policy.required,
+            policy.step_timeout.as_millis()
+        );
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    }
+
     /// Resolves against a deployment's evidence.
     ///
     /// # Errors
@@ -194,5 +262,89 @@ impl PackDefinition {
         Ok(resolve_pack(evidence, &self.requirements(), || {
             vec![scenario()]
         }))
+    }
+}
+
+/// `value` with every object's keys in sorted order, so that a fingerprint
+/// does not depend on how a JSON literal was written.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A trial policy as JSON spells it (a duration in milliseconds).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyArguments {
+    trials: u32,
+    required: u32,
+    #[serde(default)]
+    step_timeout_ms: Option<u64>,
+}
+
+impl PolicyArguments {
+    /// The runtime default timeout unless one was given.
+    fn policy(&self) -> TrialPolicy {
+        let mut policy = TrialPolicy {
+            trials: self.trials,
+            required: self.required,
+            ..TrialPolicy::default()
+        };
+        if let Some(ms) = self.step_timeout_ms {
+            policy.step_timeout = std::time::Duration::from_millis(ms);
+        }
+        policy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extension(json: &str) -> PackDefinition {
+        PackDefinition::from_arguments(PackKind::ExtensionTool, json).unwrap()
+    }
+
+    #[test]
+    fn fingerprints_follow_the_resolved_definition_not_its_spelling() {
+        let plain = extension(r#"{"prompt":"p","tool_name":"t","arguments":{"a":1,"b":2}}"#);
+        let spelled = extension(
+            r#"{"arguments":{"b":2,"a":1},"tool_name":"t","prompt":"p","conversation":"extensions",
+                "policy":{"trials":1,"required":1,"step_timeout_ms":30000}}"#,
+        );
+        let other = extension(r#"{"prompt":"p","tool_name":"t","arguments":{"a":1,"b":3}}"#);
+        let stricter = extension(
+            r#"{"prompt":"p","tool_name":"t","arguments":{"a":1,"b":2},"policy":{"trials":3,"required":3}}"#,
+        );
+        assert_eq!(plain.fingerprint(), spelled.fingerprint());
+        assert_ne!(plain.fingerprint(), other.fingerprint());
+        assert_ne!(plain.fingerprint(), stricter.fingerprint());
+        assert_eq!(plain.fingerprint().len(), 64);
+    }
+
+    #[test]
+    fn arguments_of_the_wrong_shape_are_refused() {
+        for json in [
+            r#"{"tool_nam":"t"}"#,
+            r#"{"tool_name":3}"#,
+            r#"{"policy":{"trials":1}}"#,
+            "[]",
+        ] {
+            assert!(
+                PackDefinition::from_arguments(PackKind::ExtensionTool, json).is_err(),
+                "{json}"
+            );
+        }
     }
 }

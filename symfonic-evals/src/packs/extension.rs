@@ -9,7 +9,7 @@ use crate::capability::Requirements;
 use crate::scenario::{Scenario, Step, TrialPolicy};
 
 /// Arguments of the extension tool pack.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtensionToolPack {
     /// The turn that should call the tool.

@@ -16,7 +16,7 @@ pub const APPROVED: &str = "approved";
 /// Arguments of the procedural skills pack. `Default` fills the optional
 /// arguments with their documented defaults and leaves the required ones
 /// empty, which [`check`](Self::check) refuses.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProceduralPack {
     /// Turns that give consolidation something to generalise; the last must
