@@ -3,9 +3,10 @@
 //! names only `::symfonic_evals` paths.
 //!
 //! Each attribute is a thin shim over three steps on `proc_macro2` tokens:
-//! [`parse`](crate::parse) the arguments, [`check`](crate::check) them (and the
-//! function's [`shape`](crate::shape)) with every error spanned and combined,
-//! then [`expand`](crate::expand) into a test, a runner and a registration.
+//! `parse` the arguments, `check` them (and the function's `shape`) with
+//! every error spanned and combined, then `expand` into a builder and one
+//! `__private::pack!` invocation that writes the test, the runner and the
+//! registration.
 
 mod check;
 mod expand;
