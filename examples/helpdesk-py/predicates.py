@@ -97,12 +97,33 @@ def state_predicates_in(precondition: Any) -> List[Any]:
     ``{"state": ...}`` object counts as a one-entry list; a ``state`` that is
     not an object is kept so that it fails closed when evaluated.
     """
-    entries = precondition if isinstance(precondition, list) else [precondition]
+    entries = _entries(precondition) or []
     return [e["state"] for e in entries if isinstance(e, dict) and "state" in e]
 
 
+def _entries(precondition: Any) -> Optional[List[Any]]:
+    """The entries of a precondition written as none, one entry, or a list."""
+    if precondition is None:
+        return []
+    if isinstance(precondition, list):
+        return precondition
+    if isinstance(precondition, (dict, str)):
+        return [precondition]
+    return None
+
+
 def applies(state: Any, precondition: Any) -> Tuple[bool, Optional[str]]:
-    """Whether every state predicate holds, and the first failing reason."""
+    """Whether every state predicate holds, and the first failing reason.
+
+    An entry that is neither a bare tool name nor a ``{"state": ...}`` rule
+    (an unwrapped predicate, a misspelled key) fails closed: a rule nobody
+    can read must not quietly become no rule at all.
+    """
+    entries = _entries(precondition)
+    if entries is None or not all(
+        isinstance(e, str) or (isinstance(e, dict) and "state" in e) for e in entries
+    ):
+        return False, "precondition holds an entry that is not a rule"
     for predicate in state_predicates_in(precondition):
         outcome = evaluate(state, predicate)
         if not outcome.matched:

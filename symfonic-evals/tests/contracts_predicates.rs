@@ -221,6 +221,43 @@ mod contracts {
         assert!(!skill_applies(&json!({"region": "US"}), &precondition));
     }
 
+    #[test]
+    fn an_entry_that_is_not_a_rule_applies_nowhere() {
+        let eu = json!({"region": "EU"});
+        let rule = json!({"path": "region", "op": "eq", "value": "US"});
+        for unreadable in [
+            json!([rule]),                // predicate without its `state` wrapper
+            rule.clone(),                 // the same, as the whole precondition
+            json!([{"State": rule}]),     // misspelled key
+            json!(["lookup_account", 7]), // a number among tool identifiers
+            json!(true),
+        ] {
+            assert!(!skill_applies(&eu, &unreadable), "{unreadable}");
+            assert!(
+                !skill_applies(&json!({"region": "US"}), &unreadable),
+                "{unreadable}"
+            );
+        }
+    }
+
+    #[test]
+    fn integers_and_floats_compare_exactly() {
+        let state = json!({"big": 9_007_199_254_740_993_u64, "max": u64::MAX});
+        let big_float = json!(9_007_199_254_740_992.0);
+        assert!(!evaluate_state_predicate(&state, &pred("big", "eq", big_float.clone())).matched);
+        assert!(evaluate_state_predicate(&state, &pred("big", "neq", big_float.clone())).matched);
+        assert!(!evaluate_state_predicate(&state, &pred("big", "in", json!([big_float]))).matched);
+        assert!(
+            !evaluate_state_predicate(
+                &state,
+                &pred("max", "eq", json!(1.844_674_407_370_955_2e19))
+            )
+            .matched
+        );
+        assert!(evaluate_state_predicate(&json!({"n": 2}), &pred("n", "eq", json!(2.0))).matched);
+        assert!(!evaluate_state_predicate(&json!({"n": 2}), &pred("n", "eq", json!(2.5))).matched);
+    }
+
     // ---- properties -----------------------------------------------------------
 
     /// Scalar values that cannot occur in the evaluator's own wording: tokens

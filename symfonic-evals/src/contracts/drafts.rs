@@ -125,8 +125,8 @@ impl Precondition {
         rules.iter().map(String::as_str)
     }
 
-    /// Whether there is no rule at all.
-    pub fn is_none(&self) -> bool {
+    /// Whether there is no rule at all (`None`, or an empty ordered list).
+    pub fn is_empty(&self) -> bool {
         self.rules().next().is_none()
     }
 }

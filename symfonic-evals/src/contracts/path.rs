@@ -63,14 +63,22 @@ pub(crate) fn json_eq(left: &Value, right: &Value) -> bool {
     }
 }
 
+/// Equal by value. An integer and a float are equal only when the float is
+/// a whole number that is exactly that integer: rounding both through `f64`
+/// would make `9007199254740993` equal `9007199254740992.0`.
 fn numbers_eq(a: &serde_json::Number, b: &serde_json::Number) -> bool {
     match (as_integer(a), as_integer(b)) {
         (Some(x), Some(y)) => x == y,
-        _ => match (a.as_f64(), b.as_f64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => false,
-        },
+        (Some(i), None) => b.as_f64().is_some_and(|f| float_is_integer(f, i)),
+        (None, Some(i)) => a.as_f64().is_some_and(|f| float_is_integer(f, i)),
+        (None, None) => a.as_f64() == b.as_f64(),
     }
+}
+
+/// Whether `f` is exactly the integer `i` (2^127 bounds the i128 range).
+fn float_is_integer(f: f64, i: i128) -> bool {
+    const BOUND: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    f.fract() == 0.0 && (-BOUND..BOUND).contains(&f) && f as i128 == i
 }
 
 fn as_integer(n: &serde_json::Number) -> Option<i128> {

@@ -1,9 +1,10 @@
 //! State predicates: `{"path": ..., "op": ..., "value": ...}` judged against
 //! a turn's state.
 //!
-//! This is the one interpreter of the predicate contract. The pack reads it,
-//! a deployment's tool gate calls it, and nobody carries a second copy that
-//! could drift from it while both keep answering.
+//! This is the one interpreter of the predicate contract: a deployment's
+//! tool gate calls it (the procedural pack then judges that gate's outcome in
+//! the governance trace), and nobody carries a second copy that could drift
+//! from it while both keep answering.
 //!
 //! Two rules shape every answer:
 //! - **fail closed**: a predicate nobody can evaluate does not match, because
@@ -157,12 +158,8 @@ pub(crate) fn evaluate_on_value(state: &Value, predicate: &Value) -> PredicateOu
 /// assert_eq!(predicates, vec![&json!({"path": "region", "op": "eq", "value": "US"})]);
 /// ```
 pub fn state_predicates_in(precondition: &Value) -> Vec<&Value> {
-    let entries: &[Value] = match precondition {
-        Value::Array(items) => items,
-        Value::Object(_) => std::slice::from_ref(precondition),
-        _ => &[],
-    };
-    entries
+    entries(precondition)
+        .unwrap_or_default()
         .iter()
         .filter_map(|entry| entry.as_object()?.get("state"))
         .collect()
@@ -171,7 +168,10 @@ pub fn state_predicates_in(precondition: &Value) -> Vec<&Value> {
 /// Whether every state predicate in `precondition` matches `state`.
 ///
 /// A precondition with no state predicates applies everywhere: that is what
-/// writing none means.
+/// writing none means. A precondition holding an entry that is neither a bare
+/// tool identifier nor a `{"state": ...}` rule (an unwrapped predicate, a
+/// misspelled key, a number) applies nowhere: a rule nobody can read must
+/// not quietly become no rule at all.
 ///
 /// ```
 /// use serde_json::json;
@@ -181,21 +181,45 @@ pub fn state_predicates_in(precondition: &Value) -> Vec<&Value> {
 /// assert!(skill_applies(&json!({"region": "US"}), &only_us));
 /// assert!(!skill_applies(&json!({"region": "EU"}), &only_us));
 /// assert!(skill_applies(&json!({}), &json!(["lookup_account"])));
+/// let unwrapped = json!([{"path": "region", "op": "eq", "value": "US"}]);
+/// assert!(!skill_applies(&json!({"region": "EU"}), &unwrapped));
 /// ```
 pub fn skill_applies<S>(state: &S, precondition: &Value) -> bool
 where
     S: Serialize + ?Sized,
 {
-    let predicates = state_predicates_in(precondition);
-    if predicates.is_empty() {
-        return true;
+    match serde_json::to_value(state) {
+        Ok(state) => applies_on_value(&state, precondition),
+        Err(_) => false,
     }
-    let Ok(state) = serde_json::to_value(state) else {
-        return false;
-    };
-    predicates
-        .iter()
-        .all(|predicate| evaluate_on_value(&state, predicate).matched)
+}
+
+/// [`skill_applies`] for state that is already JSON, so a gate judging
+/// several procedures converts the turn state once.
+pub(crate) fn applies_on_value(state: &Value, precondition: &Value) -> bool {
+    let readable = entries(precondition).is_some_and(|entries| {
+        entries.iter().all(|entry| {
+            entry.is_string()
+                || entry
+                    .as_object()
+                    .is_some_and(|rule| rule.contains_key("state"))
+        })
+    });
+    readable
+        && state_predicates_in(precondition)
+            .iter()
+            .all(|predicate| evaluate_on_value(state, predicate).matched)
+}
+
+/// The entries of a precondition written as none (`null`), one entry, or an
+/// ordered list; `None` for a shape that is none of these.
+fn entries(precondition: &Value) -> Option<&[Value]> {
+    match precondition {
+        Value::Null => Some(&[]),
+        Value::Array(items) => Some(items),
+        Value::Object(_) | Value::String(_) => Some(std::slice::from_ref(precondition)),
+        Value::Bool(_) | Value::Number(_) => None,
+    }
 }
 
 fn kind_of(value: &Value) -> &'static str {

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::contracts::predicates::skill_applies;
+use crate::contracts::predicates::applies_on_value;
 
 use super::rulebook::{FailureMode, Phase, PRECONDITION_STAGE};
 use super::stage::{GovernanceStage, Payload, StageError, StageVerdict, Subject};
@@ -117,7 +117,7 @@ impl GovernanceStage for ProceduralPrecondition {
         for procedure in &governing {
             subject.consult(procedure.id.clone());
             checked += 1;
-            if !skill_applies(&subject.state, &procedure.precondition) {
+            if !applies_on_value(&subject.state, &procedure.precondition) {
                 refused += 1;
             }
         }
