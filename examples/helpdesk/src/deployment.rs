@@ -8,14 +8,14 @@ use serde_json::{json, Value};
 use symfonic_evals::contracts::{PipelineError, ProceduralExtractor};
 use symfonic_evals::{
     CapabilityEvidence, Pause, PromptRequest, ResumeRequest, SideEffectLedger, StageRecord, Target,
-    TargetContext, ToolCall, TurnError, TurnRecord, TurnRecordBuilder, PROCEDURAL_PRECONDITION,
-    PROCEDURAL_REVIEW,
+    TargetContext, ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder,
+    PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
 };
 
 use crate::extension::{Extension, ShippingExtension};
 use crate::gate::Gate;
 use crate::interaction::{self, Checkpoint, ASK_USER};
-use crate::memory::consolidation::{run_cycle, RuleExtractor};
+use crate::memory::consolidation::{run_cycle, CycleReport, RuleExtractor};
 use crate::memory::remember;
 use crate::model::{observation, Model, ModelInput, ModelStep, ScriptedModel};
 use crate::review::{OperatorCommand, ReviewDoor};
@@ -235,7 +235,14 @@ impl Helpdesk {
             };
             turn.call_count += 1;
             let id = format!("call-{}", turn.call_count);
-            let prior = u32::try_from(turn.calls.len()).unwrap_or(u32::MAX);
+            // The budget counts calls already admitted this turn, as the
+            // stage's contract says; a refused call spent nothing.
+            let admitted = turn
+                .calls
+                .iter()
+                .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
+                .count();
+            let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
             let admission = self
                 .gate
                 .admit(&tool, arguments, turn.state.as_ref(), prior);
@@ -333,17 +340,21 @@ impl Helpdesk {
                     .collect();
                 remember(&self.store, &turn.conversation, &turn.prompt, &tools)
                     .map_err(store_error)?;
-                let promoted = if self.has(Flaw::PromotedCountIsTurnCounter) {
-                    self.turns
+                let cycle = if self.has(Flaw::PromotedCountIsTurnCounter) {
+                    CycleReport {
+                        promoted: self.turns,
+                        extractor_errors: 0,
+                    }
                 } else {
-                    run_cycle(&self.store, self.extractor.as_ref())
-                        .map_err(store_error)?
-                        .promoted
+                    run_cycle(&self.store, self.extractor.as_ref()).map_err(store_error)?
                 };
+                // Both figures the cycle reported: a promoted count of zero
+                // with errors is a broken extractor, not an empty lesson.
                 let builder = self
                     .record(&turn)
                     .answer(answer)
-                    .attribute("procedural_promoted", promoted);
+                    .attribute("procedural_promoted", cycle.promoted)
+                    .attribute("consolidation_extractor_errors", cycle.extractor_errors);
                 self.procedural_attributes(builder, &turn.consulted)
             }
             Ending::Paused { call, question } => self.pause(turn, call, question),

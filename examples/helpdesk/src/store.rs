@@ -285,7 +285,15 @@ impl Store {
                 action: row.get(3)?,
                 rationale: row.get(4)?,
                 confidence: row.get(5)?,
-                precondition: serde_json::from_str(&precondition).unwrap_or(Value::Null),
+                // An unreadable rule is an error, never "no rule": the gate
+                // breaks closed on it rather than admitting every call.
+                precondition: serde_json::from_str(&precondition).map_err(|error| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        6,
+                        rusqlite::types::Type::Text,
+                        Box::new(error),
+                    )
+                })?,
                 source_episode_ids: serde_json::from_str(&sources).unwrap_or_default(),
                 status: Status::parse(&status),
                 governed_tool: row.get(9)?,
