@@ -28,12 +28,7 @@ pub trait AsyncTarget {
         request: &ResumeRequest,
     ) -> impl Future<Output = Result<TurnRecord, TurnError>> {
         let _ = request;
-        async {
-            Err(TurnError::new(
-                "ResumeUnsupported",
-                "this deployment declares no resume operation",
-            ))
-        }
+        async { Err(TurnError::resume_unsupported()) }
     }
 }
 

@@ -132,8 +132,7 @@ pub struct Requirements {
 }
 
 /// One thing a deployment lacks for a pack to apply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "missing", content = "name", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Missing {
     /// A capability is not declared.
     Capability(String),
@@ -148,6 +147,37 @@ pub enum Missing {
         /// The tool it should contribute.
         tool: String,
     },
+}
+
+/// Reports write a missing item as `{"missing": <what>, "name": ...}` (a
+/// contributed tool as `"capability"` and `"tool"`), with the same sentence
+/// the failure message printed as `"reason"`.
+impl Serialize for Missing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        match self {
+            Self::Capability(name) => {
+                map.serialize_entry("missing", "capability")?;
+                map.serialize_entry("name", name)?;
+            }
+            Self::Trait(name) => {
+                map.serialize_entry("missing", "trait")?;
+                map.serialize_entry("name", name)?;
+            }
+            Self::Operation(name) => {
+                map.serialize_entry("missing", "operation")?;
+                map.serialize_entry("name", name)?;
+            }
+            Self::ContributedTool { capability, tool } => {
+                map.serialize_entry("missing", "contributed_tool")?;
+                map.serialize_entry("capability", capability)?;
+                map.serialize_entry("tool", tool)?;
+            }
+        }
+        map.serialize_entry("reason", &self.to_string())?;
+        map.end()
+    }
 }
 
 impl fmt::Display for Missing {
@@ -199,9 +229,14 @@ mod tests {
         let json = serde_json::to_value(CapabilityEvidence::new().missing(&needs())).unwrap();
         assert_eq!(
             json[0],
-            serde_json::json!({"missing": "capability", "name": "extensions"})
+            serde_json::json!({
+                "missing": "capability",
+                "name": "extensions",
+                "reason": "capability `extensions` is not declared",
+            })
         );
-        assert_eq!(json[3]["name"]["tool"], "weather");
+        assert_eq!(json[3]["capability"], "extensions");
+        assert_eq!(json[3]["tool"], "weather");
     }
 
     #[test]

@@ -47,7 +47,8 @@ pub use capability::{
 };
 pub use evidence::{
     Operation, Pause, PromptRequest, ResumeRequest, StageOutcome, StageRecord, Terminal, ToolCall,
-    ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSE_FACTS,
+    ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
+    PAUSE_RESUMABLE,
 };
 pub use ledger::{Applied, LedgerCounts, SideEffectLedger};
 pub use process::ProcessTarget;

@@ -15,10 +15,16 @@ pub const SHOW_VALUES_ENV: &str = "SYMFONIC_EVALS_SHOW_VALUES";
 
 /// `sha256:` and the first twelve hex digits of the digest of `bytes`.
 pub fn short_digest(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(19);
-    out.push_str("sha256:");
-    for byte in &digest[..6] {
+    let mut hex = sha256_hex(bytes);
+    hex.truncate(12);
+    format!("sha256:{hex}")
+}
+
+/// The full sha-256 of `bytes` as lowercase hex; every digest the crate
+/// publishes (identities, fingerprints, report digests) is cut from it.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(64);
+    for byte in Sha256::digest(bytes) {
         let _ = write!(out, "{byte:02x}");
     }
     out

@@ -43,10 +43,7 @@ pub trait Target {
     /// operation returns its own kinds, such as `PauseTokenReplayedError`.
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         let _ = request;
-        Err(TurnError::new(
-            "ResumeUnsupported",
-            "this deployment declares no resume operation",
-        ))
+        Err(TurnError::resume_unsupported())
     }
 }
 

@@ -227,6 +227,12 @@ fn tool_called_counts_exactly_and_matches_arguments() {
     );
     let extra_key = calls([ok("c1", "weather", json!({"city": "Oslo", "days": 3}))]);
     assert!(!holds(&with_args, &extra_key));
+    // One matching call beside another with other arguments is two calls.
+    let extra_call = calls([
+        ok("c1", "weather", json!({"city": "Oslo"})),
+        ToolCall::failed("c2", "weather", json!({"city": "Bergen"}), "no such city"),
+    ]);
+    assert!(!holds(&with_args, &extra_call));
 }
 
 #[test]

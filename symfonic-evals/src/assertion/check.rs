@@ -72,7 +72,13 @@ impl Assertion {
                 } else {
                     format!("{matching} call(s)")
                 };
-                Check::new(matching == *times, expected, observed)
+                // Exactly `times` calls of the tool, each with the arguments:
+                // an extra call with other arguments is still a call.
+                Check::new(
+                    calls.len() == *times && matching == *times,
+                    expected,
+                    observed,
+                )
             }
             Self::ToolSucceeded { tool, times } => {
                 let calls = record.tool_calls().iter().filter(|c| c.name == *tool);

@@ -25,6 +25,16 @@ impl TurnError {
     }
 }
 
+impl TurnError {
+    /// What a deployment without the `resume` operation answers a resume with.
+    pub fn resume_unsupported() -> Self {
+        Self::new(
+            "ResumeUnsupported",
+            "this deployment declares no resume operation",
+        )
+    }
+}
+
 impl std::fmt::Display for TurnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.kind, self.message)

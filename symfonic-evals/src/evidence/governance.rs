@@ -21,7 +21,7 @@ pub enum StageOutcome {
 }
 
 impl StageOutcome {
-    /// The lowercase name used in reports and in pack arguments.
+    /// The lowercase name used in reports.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Passed => "passed",
@@ -30,19 +30,6 @@ impl StageOutcome {
             Self::Broken => "broken",
             Self::Downgraded => "downgraded",
         }
-    }
-
-    /// Parses the lowercase name; `None` for anything else.
-    pub fn parse(name: &str) -> Option<Self> {
-        [
-            Self::Passed,
-            Self::Rejected,
-            Self::Abstained,
-            Self::Broken,
-            Self::Downgraded,
-        ]
-        .into_iter()
-        .find(|outcome| outcome.as_str() == name)
     }
 }
 

@@ -8,6 +8,9 @@ mod tool_call;
 
 pub use error::TurnError;
 pub use governance::{StageOutcome, StageRecord};
-pub use record::{Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSE_FACTS};
+pub use record::{
+    Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
+    PAUSE_RESUMABLE,
+};
 pub use request::{Operation, PromptRequest, ResumeRequest};
 pub use tool_call::{ToolCall, ToolOutcome};

@@ -16,7 +16,13 @@ use super::tool_call::ToolCall;
 /// Attribute names whose values come from the terminal event, not from the
 /// deployment's attribute map. A deployment that sets `paused` by hand while
 /// its turn completed must not look paused.
-pub const PAUSE_FACTS: [&str; 3] = ["paused", "pause_name", "pause_resumable"];
+pub const PAUSE_FACTS: [&str; 3] = [PAUSED, PAUSE_NAME, PAUSE_RESUMABLE];
+/// Whether the turn ended paused.
+pub const PAUSED: &str = "paused";
+/// The interaction that paused it.
+pub const PAUSE_NAME: &str = "pause_name";
+/// Whether the pause reached a checkpoint.
+pub const PAUSE_RESUMABLE: &str = "pause_resumable";
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -118,9 +124,9 @@ impl TurnRecord {
     /// in the deployment's attributes.
     pub fn fact(&self, name: &str) -> Option<Value> {
         match name {
-            "paused" => Some(Value::Bool(self.pause().is_some())),
-            "pause_name" => self.pause().map(|p| Value::String(p.interaction.clone())),
-            "pause_resumable" => self.pause().map(|p| Value::Bool(p.resumable)),
+            PAUSED => Some(Value::Bool(self.pause().is_some())),
+            PAUSE_NAME => self.pause().map(|p| Value::String(p.interaction.clone())),
+            PAUSE_RESUMABLE => self.pause().map(|p| Value::Bool(p.resumable)),
             _ => self.attributes.get(name).cloned(),
         }
     }

@@ -3,9 +3,10 @@
 use serde_json::Value;
 
 use super::definition::ArgumentChecks;
-use super::ArgumentError;
+use super::{ArgumentError, PackKind};
 use crate::assertion::Assertion;
 use crate::capability::Requirements;
+use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
 use crate::scenario::{Scenario, Step, TrialPolicy};
 
 /// Arguments of the approval and resume pack. `Default` fills the optional
@@ -100,7 +101,7 @@ impl ApprovalResumePack {
     /// The `human` capability and the `resume` operation.
     pub fn requirements(&self) -> Requirements {
         Requirements {
-            capabilities: vec!["human".into()],
+            capabilities: vec![PackKind::ApprovalResume.capability().into()],
             operations: vec!["resume".into()],
             ..Requirements::default()
         }
@@ -112,9 +113,9 @@ impl ApprovalResumePack {
         let tool = self.interaction_tool.as_str();
         let steps = vec![
             Step::prompt("pause", &self.pause_prompt, conversation).asserting([
-                Assertion::attribute_equals("paused", Value::Bool(true)),
-                Assertion::attribute_equals("pause_name", Value::from(tool)),
-                Assertion::attribute_equals("pause_resumable", Value::Bool(self.resumable)),
+                Assertion::attribute_equals(PAUSED, Value::Bool(true)),
+                Assertion::attribute_equals(PAUSE_NAME, Value::from(tool)),
+                Assertion::attribute_equals(PAUSE_RESUMABLE, Value::Bool(self.resumable)),
             ]),
             Step::resume("resume", self.answer.clone(), conversation).asserting([
                 Assertion::attribute_equals(

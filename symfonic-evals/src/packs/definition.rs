@@ -98,25 +98,25 @@ impl ArgumentChecks {
     }
 }
 
-/// Either the scenarios a pack runs, or precisely what the deployment lacks.
+/// Either the scenario a pack runs, or precisely what the deployment lacks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PackResolution {
-    /// The pack applies; run these.
-    Scenarios(Vec<Scenario>),
+    /// The pack applies; run this.
+    Scenario(Scenario),
     /// The pack does not apply, for these reasons.
     NotApplicable(Vec<Missing>),
 }
 
-/// Resolves a pack against the deployment's evidence: its scenarios when
+/// Resolves a pack against the deployment's evidence: its scenario when
 /// nothing is missing, else the list of what is.
 pub fn resolve_pack(
     evidence: &CapabilityEvidence,
     requirements: &Requirements,
-    build: impl FnOnce() -> Vec<Scenario>,
+    build: impl FnOnce() -> Scenario,
 ) -> PackResolution {
     let missing = evidence.missing(requirements);
     if missing.is_empty() {
-        PackResolution::Scenarios(build())
+        PackResolution::Scenario(build())
     } else {
         PackResolution::NotApplicable(missing)
     }
@@ -222,7 +222,6 @@ impl PackDefinition {
     /// Two definitions that run the same scenario fingerprint alike however
     /// they were spelled.
     pub fn fingerprint(&self) -> String {
-        use sha2::{Digest, Sha256};
         let fields = match self {
             Self::Procedural(pack) => serde_json::to_value(pack),
             Self::ApprovalResume(pack) => serde_json::to_value(pack),
@@ -238,13 +237,10 @@ impl PackDefinition {
             policy.required,
             policy.step_timeout.as_millis()
         );
-        Sha256::digest(text.as_bytes())
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
+        crate::redact::sha256_hex(text.as_bytes())
     }
 
-    /// Resolves against a deployment's evidence.
+    /// Checks the arguments, then resolves against a deployment's evidence.
     ///
     /// # Errors
     ///
@@ -254,14 +250,16 @@ impl PackDefinition {
         evidence: &CapabilityEvidence,
     ) -> Result<PackResolution, Vec<ArgumentError>> {
         self.check()?;
-        let scenario = || match self {
+        Ok(self.resolve_checked(evidence))
+    }
+
+    /// [`resolve`](Self::resolve) for a definition already checked.
+    pub(crate) fn resolve_checked(&self, evidence: &CapabilityEvidence) -> PackResolution {
+        resolve_pack(evidence, &self.requirements(), || match self {
             Self::Procedural(pack) => pack.scenario(),
             Self::ApprovalResume(pack) => pack.scenario(),
             Self::ExtensionTool(pack) => pack.scenario(),
-        };
-        Ok(resolve_pack(evidence, &self.requirements(), || {
-            vec![scenario()]
-        }))
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::definition::ArgumentChecks;
-use super::ArgumentError;
+use super::{ArgumentError, PackKind};
 use crate::assertion::Assertion;
 use crate::capability::Requirements;
 use crate::scenario::{Scenario, Step, TrialPolicy};
@@ -64,8 +64,11 @@ impl ExtensionToolPack {
     /// The `extensions` capability contributing exactly this tool.
     pub fn requirements(&self) -> Requirements {
         Requirements {
-            capabilities: vec!["extensions".into()],
-            contributed_tools: vec![("extensions".into(), self.tool_name.clone())],
+            capabilities: vec![PackKind::ExtensionTool.capability().into()],
+            contributed_tools: vec![(
+                PackKind::ExtensionTool.capability().into(),
+                self.tool_name.clone(),
+            )],
             ..Requirements::default()
         }
     }

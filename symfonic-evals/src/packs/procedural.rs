@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::definition::ArgumentChecks;
-use super::ArgumentError;
+use super::{ArgumentError, PackKind};
 use crate::assertion::Assertion;
 use crate::capability::{Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW};
 use crate::contracts::PRECONDITION_STAGE;
@@ -138,7 +138,7 @@ impl ProceduralPack {
     /// Tools plus the two procedural traits.
     pub fn requirements(&self) -> Requirements {
         Requirements {
-            capabilities: vec!["tools".into()],
+            capabilities: vec![PackKind::Procedural.capability().into()],
             traits: vec![PROCEDURAL_PRECONDITION.into(), PROCEDURAL_REVIEW.into()],
             ..Requirements::default()
         }

@@ -1,15 +1,19 @@
 //! The review projection and procedure identity, spelled once here so a
 //! deployment publishes them in exactly the shape the pack compares.
 
-use sha2::{Digest, Sha256};
-
-/// The review door's rows as sorted `(status, governed tool)` pairs. An
-/// unreviewed draft projects as `("draft", "")`: it governs nothing.
+/// The review door's rows as sorted `(status, governed tool)` pairs, exactly
+/// as stored. An unreviewed draft names no tool, so it projects as
+/// `("draft", "")`; a draft that already names one shows it, and the pack's
+/// draft probe then fails, because that draft claims to govern something
+/// nobody approved.
 ///
 /// ```
 /// use symfonic_evals::procedural_review_rows;
-/// let rows = procedural_review_rows([("approved", "issue_refund"), ("draft", "")]);
+/// let rows = procedural_review_rows([("draft", ""), ("approved", "issue_refund")]);
 /// assert_eq!(rows, vec![("approved".to_owned(), "issue_refund".to_owned()), ("draft".to_owned(), String::new())]);
+/// // A draft that already names a tool is not shown as governing nothing.
+/// let early = procedural_review_rows([("draft", "issue_refund")]);
+/// assert_eq!(early, vec![("draft".to_owned(), "issue_refund".to_owned())]);
 /// ```
 pub fn procedural_review_rows<S, T>(
     procedures: impl IntoIterator<Item = (S, T)>,
@@ -20,12 +24,7 @@ where
 {
     let mut rows: Vec<(String, String)> = procedures
         .into_iter()
-        .map(|(status, tool)| {
-            let status = status.as_ref();
-            // A draft governs nothing until reviewed, whatever it names.
-            let tool = if status == "draft" { "" } else { tool.as_ref() };
-            (status.to_owned(), tool.to_owned())
-        })
+        .map(|(status, tool)| (status.as_ref().to_owned(), tool.as_ref().to_owned()))
         .collect();
     rows.sort();
     rows
@@ -42,18 +41,15 @@ where
 /// assert_ne!(a, procedure_identity("issue_refund", &serde_json::json!([]), "verify the account region"));
 /// ```
 pub fn procedure_identity(tool: &str, precondition: &serde_json::Value, text: &str) -> String {
-    let mut hasher = Sha256::new();
+    // Each part behind its length, so no two splits of one text collide.
+    let mut framed = Vec::new();
     for part in [
         tool.as_bytes(),
         precondition.to_string().as_bytes(),
         text.as_bytes(),
     ] {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part);
+        framed.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        framed.extend_from_slice(part);
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::redact::sha256_hex(&framed)
 }

@@ -26,40 +26,11 @@ pub enum Verdict {
     /// Too few trials passed.
     Failed,
     /// The deployment lacks what the pack needs.
-    NotApplicable(#[serde(serialize_with = "missing_in_report")] Vec<Missing>),
+    NotApplicable(Vec<Missing>),
     /// The pack's arguments cannot make a meaningful scenario.
     InvalidArguments(Vec<String>),
     /// The deployment could not even be built to declare its capabilities.
     Unbuildable(String),
-}
-
-/// Writes each missing item as `{"missing": <what>, "name": ..., "reason": ...}`
-/// (a contributed tool names its capability and tool instead of `name`), so a
-/// reader of the report sees the same sentence the failure message printed.
-fn missing_in_report<S: serde::Serializer>(missing: &[Missing], s: S) -> Result<S::Ok, S::Error> {
-    use serde_json::json;
-    let items: Vec<serde_json::Value> = missing
-        .iter()
-        .map(|m| {
-            let reason = m.to_string();
-            match m {
-                Missing::Capability(name) => {
-                    json!({"missing": "capability", "name": name, "reason": reason})
-                }
-                Missing::Trait(name) => json!({"missing": "trait", "name": name, "reason": reason}),
-                Missing::Operation(name) => {
-                    json!({"missing": "operation", "name": name, "reason": reason})
-                }
-                Missing::ContributedTool { capability, tool } => json!({
-                    "missing": "contributed_tool",
-                    "capability": capability,
-                    "tool": tool,
-                    "reason": reason,
-                }),
-            }
-        })
-        .collect();
-    items.serialize(s)
 }
 
 /// The first thing that went wrong, for tests that assert a broken
@@ -242,16 +213,11 @@ where
                 Err(error) => {
                     Verdict::Unbuildable(format!("{}: {}", error.kind.as_str(), error.observed))
                 }
-                Ok(evidence) => match definition.resolve(&evidence) {
-                    Err(errors) => {
-                        Verdict::InvalidArguments(errors.iter().map(ToString::to_string).collect())
-                    }
-                    Ok(PackResolution::NotApplicable(missing)) => Verdict::NotApplicable(missing),
-                    Ok(PackResolution::Scenarios(scenarios)) => {
-                        for scenario in scenarios {
-                            run.scenario = Some(scenario.name.clone());
-                            run.trials.extend(run_boxed(&Arc::new(scenario), &factory));
-                        }
+                Ok(evidence) => match definition.resolve_checked(&evidence) {
+                    PackResolution::NotApplicable(missing) => Verdict::NotApplicable(missing),
+                    PackResolution::Scenario(scenario) => {
+                        run.scenario = Some(scenario.name.clone());
+                        run.trials = run_boxed(&Arc::new(scenario), &factory);
                         let passes = run.trials.iter().filter(|t| t.passed()).count();
                         if passes >= policy.required as usize {
                             Verdict::Passed

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::outcome::{AssertionRun, StepError, StepErrorKind, StepRun};
 use super::trial::{input_digest, operation_of};
+use crate::assertion::{Assertion, Check};
 use crate::evidence::{TurnError, TurnRecord};
 use crate::ledger::LedgerCounts;
 use crate::redact::sensitive;
@@ -54,7 +55,29 @@ pub(crate) fn judge_step(
                 "the turn succeeded".into(),
             ));
         }
-        (Ok(Err(turn_error)), Some(kind)) if turn_error.kind == *kind => {}
+        (Ok(Err(turn_error)), Some(kind)) if turn_error.kind == *kind => {
+            // The expected failure leaves no record; only the harness-owned
+            // ledger can still be read. Any other assertion on such a step
+            // fails rather than passing unchecked.
+            let no_record = TurnRecord::default();
+            run.assertions = step
+                .assertions
+                .iter()
+                .map(|a| {
+                    let check = match a {
+                        Assertion::SideEffectCount { .. } => a.check(&no_record, ledger),
+                        _ => Check {
+                            passed: false,
+                            expected: "evidence from a turn record".into(),
+                            observed: format!(
+                                "the turn failed with {kind} as expected, so there is no record to read"
+                            ),
+                        },
+                    };
+                    AssertionRun::new(a.kind(), a.describe(), check)
+                })
+                .collect();
+        }
         (Ok(Err(turn_error)), Some(kind)) => {
             run.error = Some(error(
                 StepErrorKind::ExpectedError,

@@ -29,6 +29,11 @@ struct Progress {
     current: usize,
     started: Instant,
     steps: Vec<StepRun>,
+    /// Every step is judged and the deployment is being dropped.
+    tearing_down: bool,
+    /// The watchdog gave up on this trial: the worker must not start
+    /// another step (it would act after the verdict, beside the next trial).
+    abandoned: bool,
 }
 
 /// Runs trial `trial` of `scenario` and waits for it, at most one step limit
@@ -39,6 +44,8 @@ pub(crate) fn run_trial(scenario: &Arc<Scenario>, factory: &Factory, trial: u32)
         current: 0,
         started: Instant::now(),
         steps: Vec::with_capacity(scenario.steps.len()),
+        tearing_down: false,
+        abandoned: false,
     }));
     let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
     let spawned = {
@@ -75,17 +82,18 @@ pub(crate) fn run_trial(scenario: &Arc<Scenario>, factory: &Factory, trial: u32)
             Ok(()) => break,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 // Turns and constructors are caught; what is left is the
-                // deployment panicking while it is dropped. If the current
-                // step was already judged, blame the teardown, not the step.
+                // deployment panicking while it is dropped.
                 let mut p = lock(&progress);
-                let current = p.current;
-                let judged = p.steps.last().is_some_and(|s| s.index == current);
-                let step = if judged {
-                    teardown_step(scenario)
+                let step = if p.tearing_down {
+                    teardown_step(
+                        scenario,
+                        StepErrorKind::TargetPanicked,
+                        "the deployment panicked while being dropped",
+                    )
                 } else {
                     broken_step(
                         scenario,
-                        current,
+                        p.current,
                         StepErrorKind::TargetPanicked,
                         "the step to finish",
                         "the trial thread died (the deployment panicked while being dropped)",
@@ -97,18 +105,24 @@ pub(crate) fn run_trial(scenario: &Arc<Scenario>, factory: &Factory, trial: u32)
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let mut p = lock(&progress);
                 if p.started.elapsed() >= limit {
-                    let current = p.current;
+                    p.abandoned = true;
+                    let ran_out = format!(
+                        "still running after {} ms; trial abandoned",
+                        limit.as_millis()
+                    );
+                    let step = if p.tearing_down {
+                        teardown_step(scenario, StepErrorKind::StepTimeout, &ran_out)
+                    } else {
+                        broken_step(
+                            scenario,
+                            p.current,
+                            StepErrorKind::StepTimeout,
+                            &format!("step finishes within {} ms", limit.as_millis()),
+                            &ran_out,
+                        )
+                    };
                     let mut steps = std::mem::take(&mut p.steps);
-                    steps.push(broken_step(
-                        scenario,
-                        current,
-                        StepErrorKind::StepTimeout,
-                        &format!("step finishes within {} ms", limit.as_millis()),
-                        &format!(
-                            "still running after {} ms; trial abandoned",
-                            limit.as_millis()
-                        ),
-                    ));
+                    steps.push(step);
                     return TrialRun {
                         trial,
                         steps,
@@ -155,9 +169,9 @@ fn broken_step(
     }
 }
 
-/// The deployment panicked while being dropped after its last step: an
-/// entry past the scenario's steps, so no step is named twice.
-fn teardown_step(scenario: &Scenario) -> StepRun {
+/// The deployment failed while being dropped after its last step: an entry
+/// past the scenario's steps, so no step is named twice.
+fn teardown_step(scenario: &Scenario, kind: StepErrorKind, observed: &str) -> StepRun {
     StepRun {
         index: scenario.steps.len(),
         label: "teardown".to_owned(),
@@ -166,11 +180,29 @@ fn teardown_step(scenario: &Scenario) -> StepRun {
         restarted: false,
         assertions: Vec::new(),
         error: Some(StepError {
-            kind: StepErrorKind::TargetPanicked,
-            expected: "the deployment is dropped cleanly".to_owned(),
-            observed: "the deployment panicked while being dropped".to_owned(),
+            kind,
+            expected: "the deployment is dropped cleanly and promptly".to_owned(),
+            observed: observed.to_owned(),
         }),
         duration: Duration::ZERO,
+    }
+}
+
+/// Marks the teardown when dropped. Declared after the target, so it drops
+/// first: the watchdog then blames a slow or panicking drop on the teardown
+/// rather than on the last step.
+struct TeardownMark<'a>(&'a Mutex<Progress>);
+
+impl Drop for TeardownMark<'_> {
+    fn drop(&mut self) {
+        // Unwinding out of a step (a restart's drop panicked) is that step's
+        // failure, not the teardown's.
+        if std::thread::panicking() {
+            return;
+        }
+        let mut p = lock(self.0);
+        p.tearing_down = true;
+        p.started = Instant::now();
     }
 }
 
@@ -228,10 +260,14 @@ fn drive(scenario: &Scenario, factory: &Factory, trial: u32, progress: &Mutex<Pr
             ));
         }
     };
+    let _teardown = TeardownMark(progress);
     let mut tokens: HashMap<&str, String> = HashMap::new();
     for (index, step) in scenario.steps.iter().enumerate() {
         {
             let mut p = lock(progress);
+            if p.abandoned {
+                return;
+            }
             p.current = index;
             p.started = Instant::now();
         }
