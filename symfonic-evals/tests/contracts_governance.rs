@@ -32,9 +32,9 @@ mod contracts {
 
     fn us_only() -> ApprovedProcedure {
         ApprovedProcedure::new(
-            "proc-us",
             "issue_refund",
             json!(["lookup_account", {"state": {"path": "region", "op": "eq", "value": "US"}}]),
+            "verify the account region",
         )
     }
 
@@ -472,16 +472,40 @@ mod contracts {
 
         let mut refund = refund("US");
         pipeline.run(&mut refund);
-        assert_eq!(refund.consulted, ["proc-us"]);
+        assert_eq!(refund.consulted, [us_only().identity()]);
+    }
+
+    #[test]
+    fn the_gate_names_what_it_judged_not_a_label() {
+        // The same tool and text with another rule is another procedure.
+        let relabelled = ApprovedProcedure::new(
+            "issue_refund",
+            json!([{"state": {"path": "region", "op": "eq", "value": "EU"}}]),
+            "verify the account region",
+        );
+        assert_ne!(relabelled.identity(), us_only().identity());
+        let gate = ProceduralPrecondition::new(vec![relabelled.clone()]);
+        let mut subject = refund("EU");
+        gate.judge(&mut subject).unwrap();
+        assert_eq!(subject.consulted, [relabelled.identity()]);
+        assert_eq!(
+            relabelled.identity(),
+            symfonic_evals::procedure_identity(
+                "issue_refund",
+                &json!([{"state": {"path": "region", "op": "eq", "value": "EU"}}]),
+                "verify the account region",
+            )
+        );
     }
 
     #[test]
     fn the_precondition_gate_judges_every_governing_procedure() {
         let premium = ApprovedProcedure::new(
-            "proc-tier",
             "issue_refund",
             json!([{"state": {"path": "tier", "op": "in", "value": ["gold"]}}]),
+            "gold accounts only",
         );
+        let premium_identity = premium.identity();
         let gate = ProceduralPrecondition::new(vec![us_only(), premium]);
         let mut subject = refund("US");
         let verdict = gate.judge(&mut subject).unwrap();
@@ -489,7 +513,7 @@ mod contracts {
             (verdict.counts["checked"], verdict.counts["refused"]),
             (2, 1)
         );
-        assert_eq!(subject.consulted, ["proc-us", "proc-tier"]);
+        assert_eq!(subject.consulted, [us_only().identity(), premium_identity]);
     }
 
     #[test]

@@ -108,9 +108,9 @@ impl std::error::Error for PipelineError {}
 /// };
 ///
 /// let only_us = ApprovedProcedure::new(
-///     "proc-1",
 ///     "issue_refund",
 ///     json!([{"state": {"path": "region", "op": "eq", "value": "US"}}]),
+///     "verify the account region",
 /// );
 /// let stages: Vec<Box<dyn GovernanceStage>> = vec![
 ///     Box::new(CredentialScrubber::new()),

@@ -12,26 +12,35 @@ use super::rulebook::{FailureMode, Phase, PRECONDITION_STAGE};
 use super::stage::{GovernanceStage, Payload, StageError, StageVerdict, Subject};
 
 /// An approved procedure as the gate reads it from a deployment's store.
+///
+/// It carries no id of its own: the gate records the procedure's
+/// [`identity`](Self::identity), a digest of exactly what it judged, so a gate
+/// enforcing some other rule cannot borrow the approved procedure's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovedProcedure {
-    /// The procedure's identity (for example a digest of its stored row),
-    /// recorded in [`Subject::consulted`] when the gate reads it.
-    pub id: String,
     /// The tool it governs.
     pub tool: String,
     /// Its precondition list: bare tool identifiers and `{"state": predicate}`
     /// entries; only the state predicates are judged here.
     pub precondition: Value,
+    /// The procedure's text (what the recall block shows).
+    pub text: String,
 }
 
 impl ApprovedProcedure {
-    /// A procedure `id` governing `tool` under `precondition`.
-    pub fn new(id: impl Into<String>, tool: impl Into<String>, precondition: Value) -> Self {
+    /// A procedure governing `tool` under `precondition`, worded `text`.
+    pub fn new(tool: impl Into<String>, precondition: Value, text: impl Into<String>) -> Self {
         Self {
-            id: id.into(),
             tool: tool.into(),
             precondition,
+            text: text.into(),
         }
+    }
+
+    /// [`procedure_identity`](crate::procedure_identity) of this procedure:
+    /// what a review door publishing the same stored row publishes.
+    pub fn identity(&self) -> String {
+        crate::procedure_identity(&self.tool, &self.precondition, &self.text)
     }
 }
 
@@ -50,9 +59,9 @@ type Source = dyn Fn(&str) -> Result<Vec<ApprovedProcedure>, StageError> + Send 
 /// use symfonic_evals::contracts::{ApprovedProcedure, GovernanceStage, Judgement, ProceduralPrecondition, Subject};
 ///
 /// let gate = ProceduralPrecondition::new(vec![ApprovedProcedure::new(
-///     "p1",
 ///     "issue_refund",
 ///     json!([{"state": {"path": "region", "op": "eq", "value": "US"}}]),
+///     "verify the account region",
 /// )]);
 /// let mut us = Subject::tool_call("issue_refund", json!({})).with_state(json!({"region": "US"}));
 /// let verdict = gate.judge(&mut us).unwrap();
@@ -115,7 +124,7 @@ impl GovernanceStage for ProceduralPrecondition {
             .collect();
         let (mut checked, mut refused) = (0u64, 0u64);
         for procedure in &governing {
-            subject.consult(procedure.id.clone());
+            subject.consult(procedure.identity());
             checked += 1;
             if !applies_on_value(&subject.state, &procedure.precondition) {
                 refused += 1;
