@@ -188,7 +188,10 @@ class HelpDesk(Deployment):
         self.store.save_pause(token, conversation, "ask_user", checkpoint)
         question = {"question": f"may I escalate ticket {ticket}?"}
         record.tool_calls.append(ToolCall.succeeded(self._call_id(), "ask_user", question, {"paused": True}))
-        record.pause = Pause("ask_user", True, token)
+        # Measured, not assumed: resumable when the stored pause carries the
+        # checkpoint its redemption continues from.
+        stored = self.store.pause(token)
+        record.pause = Pause("ask_user", stored is not None and stored.checkpoint is not None, token)
         record.answer = "waiting for a supervisor"
 
     def _weather(self, city: str, record: TurnRecord) -> None:

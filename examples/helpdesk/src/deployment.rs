@@ -19,7 +19,7 @@ use crate::memory::consolidation::{run_cycle, CycleReport, RuleExtractor};
 use crate::memory::remember;
 use crate::model::{observation, Model, ModelInput, ModelStep, ScriptedModel};
 use crate::review::{OperatorCommand, ReviewDoor};
-use crate::store::{Status, Store, StoredProcedure};
+use crate::store::{store_error, Status, Store, StoredProcedure};
 use crate::tools::{CancelSubscription, IssueRefund, LookupAccount, ToolCatalog, ToolEnv};
 use crate::twins::Flaw;
 
@@ -79,13 +79,6 @@ struct Turn {
 enum Ending {
     Answered(String),
     Paused { call: String, question: Value },
-}
-
-fn store_error(_: rusqlite::Error) -> TurnError {
-    TurnError::new(
-        "StoreError",
-        "the help desk database could not be read or written",
-    )
 }
 
 fn recall_line(procedure: &StoredProcedure) -> String {
@@ -191,11 +184,6 @@ impl Helpdesk {
         self
     }
 
-    /// The review door, for operators and tests.
-    pub fn review_door(&self) -> &ReviewDoor {
-        &self.door
-    }
-
     fn has(&self, flaw: Flaw) -> bool {
         self.flaw == Some(flaw)
     }
@@ -235,11 +223,12 @@ impl Helpdesk {
             };
             turn.call_count += 1;
             let id = format!("call-{}", turn.call_count);
-            // The budget counts calls already admitted this turn, as the
-            // stage's contract says; a refused call spent nothing.
+            // The budget counts calls already admitted this turn, before a
+            // pause as well as after it; a refused call spent nothing.
             let admitted = turn
-                .calls
+                .earlier_calls
                 .iter()
+                .chain(&turn.calls)
                 .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
                 .count();
             let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
@@ -383,8 +372,14 @@ impl Helpdesk {
         };
         let saved = (!self.has(Flaw::ResumeWithoutCheckpoint)).then_some(&checkpoint);
         let token = interaction::pause(&self.store, &question, saved, &turn.conversation)?;
-        // The twin without a checkpoint still claims its pause is resumable.
-        let resumable = saved.is_some() || self.has(Flaw::ResumeWithoutCheckpoint);
+        // Measured, not assumed: resumable when the issued token is bound to
+        // a stored checkpoint. The twin without one claims it anyway.
+        let bound = self
+            .store
+            .token(&token)
+            .map_err(store_error)?
+            .is_some_and(|row| row.checkpoint_id.is_some());
+        let resumable = bound || self.has(Flaw::ResumeWithoutCheckpoint);
         let ask = question
             .get("question")
             .and_then(Value::as_str)

@@ -13,8 +13,6 @@ use crate::tools::{Tool, ToolCatalog, ToolEnv, ToolFailure};
 
 /// A bundle of contributed tools.
 pub trait Extension {
-    /// The extension's name.
-    fn name(&self) -> &str;
     /// The tools its manifest declares.
     fn manifest(&self) -> Vec<&'static str>;
     /// Binds an implementation for every declared tool.
@@ -29,10 +27,6 @@ pub struct ShippingExtension;
 pub const TRACK_SHIPMENT: &str = "track_shipment";
 
 impl Extension for ShippingExtension {
-    fn name(&self) -> &str {
-        "shipping"
-    }
-
     fn manifest(&self) -> Vec<&'static str> {
         vec![TRACK_SHIPMENT]
     }

@@ -13,11 +13,10 @@ use serde_json::{json, Value};
 use symfonic_evals::contracts::{
     ApprovedProcedure, BudgetCeiling, CredentialScrubber, GovernancePipeline, GovernanceStage,
     GovernanceTrace, Payload, Phase, PipelineError, ProceduralPrecondition, RuleBook, StageError,
-    Subject, CREDENTIAL_SCRUB_STAGE,
+    Subject, CREDENTIAL_SCRUB_STAGE, PRECONDITION_STAGE,
 };
-use symfonic_evals::procedure_identity;
 
-use crate::review::{identity, ReviewDoor};
+use crate::review::ReviewDoor;
 use crate::store::Status;
 use crate::twins::Flaw;
 
@@ -48,42 +47,24 @@ fn unreadable(_: symfonic_evals::TurnError) -> StageError {
     StageError::new("the procedure store could not be read")
 }
 
-/// Keeps only the bare entries of a precondition, dropping state predicates.
-fn as_drafted(precondition: &Value) -> Value {
-    let bare = precondition
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|entry| entry.is_string());
-    Value::Array(bare.cloned().collect())
-}
-
 /// The precondition stage. The reference reads approved procedures through
 /// the review door; each twin below changes what it reads, and nothing else.
+/// The stage names each procedure by a digest of what it judged, so a twin
+/// cannot enforce one rule under another's name.
 fn precondition_stage(door: ReviewDoor, flaw: Option<Flaw>) -> ProceduralPrecondition {
     ProceduralPrecondition::from_source(move |tool| {
         let approved = door.approved_for(tool).map_err(unreadable)?;
         Ok(match flaw {
-            Some(Flaw::GateIgnoresState) => approved
-                .into_iter()
-                .map(|p| ApprovedProcedure::new(p.id, p.tool, as_drafted(&p.precondition)))
-                .collect(),
-            Some(Flaw::EnforcementReadsShadowProcedure) => approved
-                .into_iter()
-                .map(|p| {
-                    let states: Vec<Value> = p
-                        .precondition
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|entry| entry.get("state").is_some())
-                        .cloned()
-                        .collect();
-                    let copy = Value::Array(states);
-                    let id = procedure_identity(&p.tool, &copy, "gate copy");
-                    ApprovedProcedure::new(id, p.tool, copy)
-                })
-                .collect(),
+            // A policy compiled into the gate, enforced once anything is
+            // approved for the tool: the same-looking rule, but not the
+            // procedure the reviewer approved.
+            Some(Flaw::EnforcementReadsShadowProcedure) if !approved.is_empty() => {
+                vec![ApprovedProcedure::new(
+                    tool,
+                    json!([{"state": {"path": "region", "op": "eq", "value": "US"}}]),
+                    "refunds are for US accounts",
+                )]
+            }
             Some(Flaw::DraftGovernsBeforeReview) => {
                 let trigger = format!("before {tool}");
                 let drafts = door
@@ -92,9 +73,7 @@ fn precondition_stage(door: ReviewDoor, flaw: Option<Flaw>) -> ProceduralPrecond
                     .into_iter()
                     .filter(|p| p.status == Status::Draft && p.trigger == trigger);
                 let mut read = approved;
-                read.extend(
-                    drafts.map(|p| ApprovedProcedure::new(identity(&p), tool, p.precondition)),
-                );
+                read.extend(drafts.map(|p| ApprovedProcedure::new(tool, p.precondition, p.action)));
                 read
             }
             _ => approved,
@@ -120,7 +99,11 @@ impl Gate {
             Box::new(BudgetCeiling::new(TOOL_BUDGET)),
             Box::new(precondition_stage(door, flaw)),
         ];
-        let pipeline = GovernancePipeline::new(stages, RuleBook::canonical())?;
+        let mut pipeline = GovernancePipeline::new(stages, RuleBook::canonical())?;
+        if flaw == Some(Flaw::GateIgnoresState) {
+            // The gate judges the turn's state and then ignores its verdict.
+            pipeline = pipeline.observing(PRECONDITION_STAGE)?;
+        }
         Ok(Self {
             query: rung(&pipeline, Phase::Query)?,
             tool_call: rung(&pipeline, Phase::ToolCall)?,

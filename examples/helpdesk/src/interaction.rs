@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use symfonic_evals::{ResumeRequest, ToolCall, TurnError};
 
-use crate::store::{Store, TokenRow};
+use crate::store::{store_error, Store, TokenRow};
 
 /// The registered name of the interaction.
 pub const ASK_USER: &str = "ask_user";
@@ -50,13 +50,6 @@ pub struct Redeemed {
     pub interaction: String,
     /// The paused turn, if the token was bound to a checkpoint.
     pub checkpoint: Option<Checkpoint>,
-}
-
-fn store_error(_: rusqlite::Error) -> TurnError {
-    TurnError::new(
-        "StoreError",
-        "the help desk database could not be read or written",
-    )
 }
 
 /// A fresh, unguessable-in-practice token. Seeded from the standard

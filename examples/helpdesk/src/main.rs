@@ -97,7 +97,11 @@ fn main() -> ExitCode {
     let mut tally = Tally::default();
     let total = PACKS.len() * 2;
     for (index, pack) in PACKS.into_iter().enumerate() {
-        let flaws: Vec<Flaw> = Flaw::ALL.into_iter().filter(|f| f.pack() == pack).collect();
+        let flaws: Vec<Flaw> = Flaw::ALL
+            .iter()
+            .copied()
+            .filter(|f| f.pack() == pack)
+            .collect();
         eprintln!(
             "[{}/{total}] {} (Rust desk): reference and {} twin(s)",
             index + 1,

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use symfonic_evals::contracts::{ApprovedProcedure, PREDICATE_OPERATORS};
 use symfonic_evals::{procedural_review_rows, procedure_identity, TurnError};
 
-use crate::store::{Status, Store, StoredProcedure};
+use crate::store::{store_error, Status, Store, StoredProcedure};
 
 /// A procedure's identity digest: over the tool it governs, its full
 /// precondition list and its text.
@@ -36,13 +36,6 @@ type MemoryApprovals = Arc<Mutex<BTreeMap<i64, (String, Value)>>>;
 pub struct ReviewDoor {
     store: Arc<Store>,
     memory: Option<MemoryApprovals>,
-}
-
-fn store_error(_: rusqlite::Error) -> TurnError {
-    TurnError::new(
-        "StoreError",
-        "the procedure store could not be read or written",
-    )
 }
 
 impl ReviewDoor {
@@ -135,7 +128,7 @@ impl ReviewDoor {
             .approved()?
             .iter()
             .filter(|p| p.governed_tool == tool)
-            .map(|p| ApprovedProcedure::new(identity(p), &p.governed_tool, p.precondition.clone()))
+            .map(|p| ApprovedProcedure::new(&p.governed_tool, p.precondition.clone(), &p.action))
             .collect())
     }
 

@@ -452,14 +452,13 @@ impl Store {
         )?;
         Ok(())
     }
+}
 
-    /// How many business actions the outbox holds.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn outbox_len(&self) -> rusqlite::Result<u64> {
-        let conn = self.db();
-        conn.query_row("SELECT COUNT(*) FROM outbox", [], |row| row.get(0))
-    }
+/// The one error a turn reports when the database refuses: its kind and a
+/// fixed message (never a query or a value).
+pub(crate) fn store_error(_: rusqlite::Error) -> symfonic_evals::TurnError {
+    symfonic_evals::TurnError::new(
+        "StoreError",
+        "the help desk database could not be read or written",
+    )
 }

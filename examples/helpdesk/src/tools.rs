@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
+use symfonic_evals::contracts::resolve_path;
 use symfonic_evals::{Applied, SideEffectLedger};
 
 use crate::store::Store;
@@ -86,11 +87,6 @@ impl ToolCatalog {
         &self.declared
     }
 
-    /// Whether `name` has an implementation behind it.
-    pub fn is_bound(&self, name: &str) -> bool {
-        self.bound.contains_key(name)
-    }
-
     /// Dispatches a call.
     ///
     /// # Errors
@@ -125,12 +121,10 @@ fn positive_integer(arguments: &Value, field: &str) -> Result<u64, ToolFailure> 
         })
 }
 
+/// The account region in the turn state, read the way state predicates read
+/// it (the library's resolver: UPPER then lower case).
 fn account_region(state: Option<&Value>) -> Option<&str> {
-    let state = state?;
-    state
-        .get("region")
-        .or_else(|| state.get("REGION"))?
-        .as_str()
+    resolve_path(state?, "region")?.as_str()
 }
 
 /// Applies one business action through the ledger and the outbox.

@@ -18,13 +18,26 @@ pub enum Pack {
     ExtensionTool,
 }
 
-/// One failure, switched on in an otherwise real deployment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Flaw {
-    /// The precondition stage reads the approved procedure but judges the
-    /// precondition it had as a draft, without the state predicates the
-    /// reviewer attached: it never refuses.
-    GateIgnoresState,
+/// Declares [`Flaw`] and [`Flaw::ALL`] from one list, so a flaw cannot be
+/// added without being run by the main job and the twin suite.
+macro_rules! flaws {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// One failure, switched on in an otherwise real deployment.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Flaw {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Flaw {
+            /// Every flaw, in the order the main job reports them.
+            pub const ALL: &'static [Self] = &[$(Self::$name),*];
+        }
+    };
+}
+
+flaws! {
+    /// No consolidation cycle runs; the "promoted" count is a turn counter.
+    PromotedCountIsTurnCounter,
     /// The gate reads drafts as well as approved procedures, so a draft
     /// governs before anyone reviewed it.
     DraftGovernsBeforeReview,
@@ -34,16 +47,18 @@ pub enum Flaw {
     /// Approvals live in process memory; the review door shows them until
     /// the next restart.
     ApprovalOnlyInMemory,
-    /// The gate enforces a compiled-in copy of the policy instead of the
-    /// procedure the review door shows.
+    /// The gate enforces a compiled-in policy (the same-looking rule, under
+    /// other wording) instead of the procedure the review door shows.
     EnforcementReadsShadowProcedure,
+    /// The precondition stage judges the turn's state against the approved
+    /// procedure, but runs in observe mode: a failing state is recorded as a
+    /// downgraded refusal and the call admitted anyway.
+    GateIgnoresState,
     /// The gate refuses the call and the record says so, but the tool's
     /// effect is applied anyway.
     ToolRunsDespiteRefusal,
     /// The turn completes and the pause is only described in attributes.
     PauseReportedAsAttribute,
-    /// The token is spent without checking it was unspent.
-    TokenRedeemableTwice,
     /// The pause issues a token but writes no checkpoint to bind it to.
     ResumeWithoutCheckpoint,
     /// Redemption loads the checkpoint and stops there: the paused turn is
@@ -52,30 +67,13 @@ pub enum Flaw {
     /// Redemption re-runs the request from the top instead of continuing
     /// from the checkpoint, so the interaction is asked again.
     ResumeRestartsTurn,
+    /// The token is spent without checking it was unspent.
+    TokenRedeemableTwice,
     /// The extension's manifest is declared but its tool is never bound.
     ExtensionDeclaredNotBound,
-    /// No consolidation cycle runs; the "promoted" count is a turn counter.
-    PromotedCountIsTurnCounter,
 }
 
 impl Flaw {
-    /// Every flaw, in the order the main job reports them.
-    pub const ALL: [Self; 13] = [
-        Self::PromotedCountIsTurnCounter,
-        Self::DraftGovernsBeforeReview,
-        Self::DraftLeaksIntoPrompt,
-        Self::ApprovalOnlyInMemory,
-        Self::EnforcementReadsShadowProcedure,
-        Self::GateIgnoresState,
-        Self::ToolRunsDespiteRefusal,
-        Self::PauseReportedAsAttribute,
-        Self::ResumeWithoutCheckpoint,
-        Self::ResumeWithoutContinuation,
-        Self::ResumeRestartsTurn,
-        Self::TokenRedeemableTwice,
-        Self::ExtensionDeclaredNotBound,
-    ];
-
     /// A short kebab-case name for reports.
     pub fn name(self) -> &'static str {
         match self {
