@@ -112,6 +112,7 @@ impl std::error::Error for PipelineError {}
 ///     json!([{"state": {"path": "region", "op": "eq", "value": "US"}}]),
 ///     "verify the account region",
 /// );
+/// let only_us_identity = only_us.identity();
 /// let stages: Vec<Box<dyn GovernanceStage>> = vec![
 ///     Box::new(CredentialScrubber::new()),
 ///     Box::new(BudgetCeiling::new(5)),
@@ -126,7 +127,7 @@ impl std::error::Error for PipelineError {}
 /// let mut eu = Subject::tool_call("issue_refund", json!({"order": 5})).with_state(json!({"region": "EU"}));
 /// let trace = gate.run(&mut eu);
 /// assert_eq!(trace.blocked_by(), Some(PRECONDITION_STAGE));
-/// assert_eq!(eu.consulted, ["proc-1"]);
+/// assert_eq!(eu.consulted, [only_us_identity]);
 /// ```
 #[derive(Clone)]
 pub struct GovernancePipeline {
