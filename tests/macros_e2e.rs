@@ -15,7 +15,8 @@ mod procedural;
 
 use symfonic_evals::{
     approval_resume_pack, check_capability_coverage, extension_tool_pack, procedural_pack,
-    registered_packs, CapabilityEvidence, PackKind, RegisteredPack, Target, TargetContext,
+    registered_packs, CapabilityEvidence, PackDefinition, PackKind, RegisteredPack, Target,
+    TargetContext,
 };
 
 use approval::{Approvals, Tokens};
@@ -161,10 +162,17 @@ fn every_pack_in_this_binary_is_registered_with_its_path_and_kind() {
     assert_eq!(registered("weather_async").kind(), PackKind::ExtensionTool);
     let (file, line) = registered("refund_rule").location();
     assert!(file.ends_with("macros_e2e.rs"), "{file}");
-    assert!(
-        line > 20,
-        "the line of the annotated function, not of the attribute crate"
-    );
+    let source = include_str!("macros_e2e.rs");
+    let function = source
+        .lines()
+        .position(|l| l.starts_with("fn refund_rule(ctx"))
+        .expect("the function in this file");
+    let attribute = source.lines().take(function).collect::<Vec<_>>();
+    let attribute = attribute
+        .iter()
+        .rposition(|l| l.starts_with("#[procedural_pack("))
+        .expect("its attribute");
+    assert_eq!(line as usize, attribute + 1, "the line of the attribute");
 }
 
 #[test]
@@ -178,10 +186,31 @@ fn fingerprints_follow_the_definition_not_its_spelling() {
         registered("weather").fingerprint(),
         registered("weather_declared_only").fingerprint()
     );
-    // The fixture's contents are fingerprinted, not its path.
+    // The fixture's contents are fingerprinted, not its path: the same pack
+    // written with the contents inline fingerprints alike.
+    let inline = PackDefinition::from_arguments(
+        PackKind::Procedural,
+        &serde_json::json!({
+            "demonstrations": ["refund order 1", "refund order 2"],
+            "draft_prompt": "refund order 3", "draft_state": { "region": "US" },
+            "review_prompt": "approve the refund procedure: governs issue_refund when region eq US",
+            "satisfied_prompt": "refund order 4", "satisfied_state": { "region": "US", "tier": 2 },
+            "blocked_prompt": "refund order 5", "blocked_state": { "region": "EU", "tier": 2 },
+            "action_tool": "issue_refund",
+            "procedure_fragment": "verify the account region",
+            "policy": { "trials": 2, "required": 2, "step_timeout_ms": 10_000 },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    assert_eq!(
+        registered("refund_rule_from_fixtures").fingerprint(),
+        inline.fingerprint()
+    );
     assert_ne!(
         registered("refund_rule").fingerprint(),
-        registered("refund_rule_from_fixtures").fingerprint()
+        inline.fingerprint(),
+        "the policy is part of the definition"
     );
     assert_eq!(registered("refund_rule").fingerprint().len(), 64);
 }
@@ -217,6 +246,9 @@ fn coverage_names_a_declared_capability_no_pack_exercises() {
         .capability("human")
         .contributes("extensions", "weather_lookup");
     assert!(check_capability_coverage(&declared).is_ok());
+    // Broken twins (`#[should_panic]`) are registered but exercise nothing.
+    assert!(registered("weather").expected_to_pass());
+    assert!(!registered("weather_declared_only").expected_to_pass());
     let error = check_capability_coverage(&declared.capability("memory")).unwrap_err();
     assert_eq!(error.capabilities, ["memory"]);
     assert!(error

@@ -5,9 +5,9 @@
 use proc_macro2::{Span, TokenStream};
 use serde_json::Value as Json;
 
-use crate::json::{canonical, is_empty, load_file, to_json, Loaded};
+use crate::json::{is_empty, load_file, to_json, Loaded};
 use crate::parse::{combine, Arg, Value, ValueKind};
-use crate::schema::{Default, Field, Kind, Rule, Ty};
+use crate::schema::{Field, Kind, Presence, Rule, Ty};
 use crate::suggest::closest;
 
 /// A checked value of the field's type.
@@ -23,49 +23,53 @@ pub enum Typed {
     Bool(bool),
     /// An integer.
     Int(u64),
-    /// No value (an optional JSON argument left out).
-    Absent,
 }
 
-/// One field of the resolved definition.
+/// One argument the attribute gave, checked.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     /// The field.
     pub field: &'static Field,
-    /// Its value: as given, or the default.
+    /// Its value.
     pub value: Typed,
-    /// Whether the attribute gave it (defaults are left to the runtime).
-    pub explicit: bool,
 }
 
-/// A definition that passed every check.
+/// A definition that passed every check: the arguments the attribute gave,
+/// in table order. Everything left out takes the runtime's default.
 #[derive(Debug, Clone)]
 pub struct Checked {
     /// The pack.
     pub kind: Kind,
-    /// Every field in table order, defaults filled in.
+    /// The given arguments, in table order.
     pub values: Vec<Resolved>,
 }
 
 impl Checked {
-    /// The resolved field called `name`.
-    ///
-    /// # Panics
-    ///
-    /// When the pack has no such field (a bug in the caller).
-    pub fn get(&self, name: &str) -> &Resolved {
+    /// The argument called `name`, if the attribute gave it.
+    pub fn get(&self, name: &str) -> Option<&Typed> {
         self.values
             .iter()
             .find(|r| r.field.name == name)
-            .unwrap_or_else(|| panic!("no field `{name}`"))
+            .map(|r| &r.value)
     }
 
-    /// The integer value of `name`.
-    pub fn int(&self, name: &str) -> u64 {
-        match self.get(name).value {
-            Typed::Int(n) => n,
-            _ => 0,
+    /// The integer argument called `name`, if given.
+    pub fn int(&self, name: &str) -> Option<u64> {
+        match self.get(name) {
+            Some(Typed::Int(n)) => Some(*n),
+            _ => None,
         }
+    }
+
+    /// `(trials, required, step timeout)` when any policy argument was
+    /// given: one trial by default, and `require` follows `trials`.
+    pub fn policy(&self) -> Option<(u64, u64, Option<u64>)> {
+        let timeout = self.int("step_timeout_ms");
+        if self.int("trials").is_none() && self.int("require").is_none() && timeout.is_none() {
+            return None;
+        }
+        let trials = self.int("trials").unwrap_or(1);
+        Some((trials, self.int("require").unwrap_or(trials), timeout))
     }
 }
 
@@ -99,19 +103,14 @@ pub fn check(kind: Kind, args: &[Arg], failed: &[String]) -> Result<Checked, syn
             Some((_, value, _)) => values.push(Resolved {
                 field,
                 value: value.clone(),
-                explicit: true,
             }),
-            None if field.default == Default::Required && !has_error_for(args, failed, field) => {
+            None if field.presence == Presence::Required && !has_error_for(args, failed, field) => {
                 combine(&mut errors, missing(kind, field));
             }
-            None => values.push(Resolved {
-                field,
-                value: default(field),
-                explicit: false,
-            }),
+            None => {}
         }
     }
-    cross_checks(&given, &mut values, &mut errors);
+    cross_checks(&given, &mut errors);
     match errors {
         Some(errors) => Err(errors),
         None => Ok(Checked { kind, values }),
@@ -154,16 +153,6 @@ fn missing(kind: Kind, field: &Field) -> syn::Error {
         field.name
     );
     syn::Error::new(Span::call_site(), message)
-}
-
-fn default(field: &Field) -> Typed {
-    match field.default {
-        Default::Str(text) => Typed::Str(text.to_owned()),
-        Default::Bool(flag) => Typed::Bool(flag),
-        Default::EmptyList => Typed::StrList(Vec::new()),
-        Default::Int(n) => Typed::Int(n),
-        Default::Required | Default::Absent => Typed::Absent,
-    }
 }
 
 fn wrong_type(field: &Field, value: &Value) -> syn::Error {
@@ -255,10 +244,7 @@ fn typed(field: &'static Field, value: &Value) -> syn::Result<Typed> {
             if non_empty && is_empty(&json) {
                 return Err(empty(field, &value.tokens));
             }
-            Ok(Typed::Json(Loaded {
-                json: canonical(&json),
-                file,
-            }))
+            Ok(Typed::Json(Loaded { json, file }))
         }
         (Ty::Bool, ValueKind::Bool(b)) => Ok(Typed::Bool(b.value)),
         (Ty::Count | Ty::Millis, ValueKind::Int(int)) => {
@@ -287,18 +273,13 @@ fn empty_count(field: &Field, tokens: &TokenStream) -> syn::Error {
     )
 }
 
-/// The checks that relate two arguments, and the `require` default that
-/// follows `trials`.
-fn cross_checks(
-    given: &[(&'static Field, Typed, &Arg)],
-    values: &mut [Resolved],
-    errors: &mut Option<syn::Error>,
-) {
+/// The checks that relate two arguments.
+fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn::Error>) {
     let find = |name: &str| given.iter().find(|(f, _, _)| f.name == name);
     if let (Some((_, satisfied, _)), Some((_, blocked, blocked_arg))) =
         (find("satisfied_state"), find("blocked_state"))
     {
-        if satisfied == blocked || same_json(satisfied, blocked) {
+        if same_json(satisfied, blocked) {
             combine(
                 errors,
                 syn::Error::new_spanned(
@@ -330,11 +311,6 @@ fn cross_checks(
                 ),
             ),
         ),
-        (Some(Typed::Int(trials)), None) => {
-            if let Some(require) = values.iter_mut().find(|r| r.field.name == "require") {
-                require.value = Typed::Int(trials);
-            }
-        }
         _ => {}
     }
 }
@@ -371,18 +347,15 @@ mod tests {
     }
 
     #[test]
-    fn a_complete_procedural_pack_resolves_with_defaults() {
+    fn a_complete_procedural_pack_leaves_omitted_arguments_to_the_runtime() {
         let checked = run(Kind::Procedural, procedural()).unwrap();
         assert_eq!(
-            checked.get("conversation").value,
-            Typed::Str("procedural".into())
+            checked.get("action_tool"),
+            Some(&Typed::Str("issue_refund".into()))
         );
-        assert!(!checked.get("conversation").explicit);
-        assert_eq!(
-            checked.get("restart_before_enforcement").value,
-            Typed::Bool(true)
-        );
-        assert_eq!(checked.int("trials"), 1);
+        assert_eq!(checked.get("conversation"), None);
+        assert_eq!(checked.get("restart_before_enforcement"), None);
+        assert_eq!(checked.policy(), None, "no policy argument, no policy");
     }
 
     #[test]
@@ -390,17 +363,13 @@ mod tests {
         let mut tokens = procedural();
         tokens.extend(quote!(trials = 5));
         assert_eq!(
-            run(Kind::Procedural, tokens.clone())
-                .unwrap()
-                .int("require"),
-            5
+            run(Kind::Procedural, tokens.clone()).unwrap().policy(),
+            Some((5, 5, None))
         );
         tokens.extend(quote!(, require = 3));
         assert_eq!(
-            run(Kind::Procedural, tokens.clone())
-                .unwrap()
-                .int("require"),
-            3
+            run(Kind::Procedural, tokens.clone()).unwrap().policy(),
+            Some((5, 3, None))
         );
         tokens.extend(quote!(, require = 9));
         let errors = run(Kind::Procedural, tokens).unwrap_err();
@@ -476,7 +445,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            matches!(&ok.get("arguments").value, Typed::Json(l) if l.json == serde_json::json!({}))
+            matches!(ok.get("arguments"), Some(Typed::Json(l)) if l.json == serde_json::json!({}))
         );
     }
 

@@ -17,7 +17,7 @@ use syn::{Attribute, Signature, Visibility};
 use crate::check::{check, Checked, Typed};
 use crate::json::Loaded;
 use crate::parse::{combine, parse_args};
-use crate::plain::{build_name, home, plain, Home, Parts};
+use crate::plain::{build_name, derived_name, home, plain, Home, Parts};
 use crate::schema::{Kind, Slot};
 use crate::shape::check_shape;
 
@@ -134,11 +134,11 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
         name: n,
         is_async,
     } = parts;
-    let (runner, build) = (format!("__symfonic_evals_pack_{n}"), build_name(n));
+    let (runner, build) = (derived_name("pack", n), build_name(n));
     let mode = if *is_async { "async" } else { "sync" };
     let accept = matches!(
-        checked.get("accept_not_applicable").value,
-        Typed::Bool(true)
+        checked.get("accept_not_applicable"),
+        Some(Typed::Bool(true))
     );
     let (text, files) = definition(checked);
     let tracked: Vec<String> = files.iter().map(|path| format!("{path:?}")).collect();
@@ -147,12 +147,16 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
     // this (unoptimised, in a debug build) proc macro could emit them.
     let generated = code(&format!(
         "::symfonic_evals::__private::pack! {{\
-             cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, runner: {runner}, \
+             cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, title: {title:?}, runner: {runner}, \
              factory: {mode} {build}, kind: {variant}, definition: {text:?}, \
-             tracked: [{tracked}], accept: {accept}\
+             tracked: [{tracked}], accept: {accept}, expected_to_pass: {expected_to_pass}\
          }}",
         tracked = tracked.join(", "),
         variant = variant(checked.kind),
+        title = n.strip_prefix("r#").unwrap_or(n),
+        // `#[ignore]` or `#[should_panic]` on the test: not counted as
+        // exercising its capability.
+        expected_to_pass = test.is_empty(),
     ));
     quote!(#builder_fn #generated)
 }
@@ -165,19 +169,14 @@ fn variant(kind: Kind) -> &'static str {
     }
 }
 
-/// The explicit arguments as one canonical JSON object (defaults stay the
-/// runtime's), and the fixture files they were read from, which the
+/// The given arguments as one JSON object (defaults stay the runtime's), and the fixture files they were read from, which the
 /// expansion tracks with `include_str!` so that editing one rebuilds the
 /// test. A single string literal is far cheaper to expand and compile than a
 /// field-by-field constructor, and every pack is re-expanded on each rebuild.
 fn definition(checked: &Checked) -> (String, Vec<String>) {
     let mut fields = serde_json::Map::new();
     let mut files = Vec::new();
-    for resolved in checked
-        .values
-        .iter()
-        .filter(|r| r.explicit && r.field.slot == Slot::Pack)
-    {
+    for resolved in checked.values.iter().filter(|r| r.field.slot == Slot::Pack) {
         if let Typed::Json(Loaded {
             file: Some(path), ..
         }) = &resolved.value
@@ -186,20 +185,12 @@ fn definition(checked: &Checked) -> (String, Vec<String>) {
         }
         fields.insert(resolved.field.name.to_owned(), json_of(&resolved.value));
     }
-    if checked
-        .values
-        .iter()
-        .any(|r| r.explicit && r.field.slot == Slot::Policy)
-    {
-        let timeout = checked
-            .get("step_timeout_ms")
-            .explicit
-            .then(|| checked.int("step_timeout_ms"));
+    if let Some((trials, required, timeout)) = checked.policy() {
         fields.insert(
             "policy".to_owned(),
             serde_json::json!({
-                "trials": checked.int("trials"),
-                "required": checked.int("require"),
+                "trials": trials,
+                "required": required,
                 "step_timeout_ms": timeout,
             }),
         );
@@ -215,7 +206,6 @@ fn json_of(typed: &Typed) -> serde_json::Value {
         Typed::Json(loaded) => loaded.json.clone(),
         Typed::Bool(flag) => (*flag).into(),
         Typed::Int(n) => (*n).into(),
-        Typed::Absent => serde_json::Value::Null,
     }
 }
 
@@ -291,6 +281,7 @@ mod tests {
             ("kind", "ExtensionTool"),
             ("tracked", "[]"),
             ("accept", "false"),
+            ("expected_to_pass", "false"),
         ] {
             assert_eq!(argument(&arguments, name), value, "{name}");
         }
@@ -316,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn only_given_fields_are_assigned_and_json_is_canonical() {
+    fn only_given_fields_are_assigned() {
         let out = expanded(
             Kind::ExtensionTool,
             extension(quote!(arguments = { "unit": "C", city: "Oslo" }, trials = 3)),
@@ -338,11 +329,6 @@ mod tests {
                 "arguments": { "city": "Oslo", "unit": "C" },
                 "policy": { "trials": 3, "required": 3, "step_timeout_ms": null },
             })
-        );
-        let text = literal.value();
-        assert!(
-            text.find("city") < text.find("unit"),
-            "object keys are canonical (sorted)"
         );
     }
 

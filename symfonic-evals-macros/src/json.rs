@@ -1,6 +1,6 @@
-//! Turning parsed values into JSON: inline literals, `file("...")` fixtures
-//! read at expansion, and the canonical form (keys sorted, no whitespace) the
-//! expansion emits.
+//! Turning parsed values into JSON: inline literals and `file("...")`
+//! fixtures read at expansion. Key order never matters: object equality
+//! ignores it, and the runtime sorts keys for a pack's fingerprint.
 
 use std::path::PathBuf;
 
@@ -13,7 +13,7 @@ use crate::parse::{Value, ValueKind};
 /// rebuild the test).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
-    /// The value, canonicalised.
+    /// The value.
     pub json: Json,
     /// The fixture path as written, for `file("...")` values.
     pub file: Option<String>,
@@ -56,6 +56,14 @@ fn number(tokens: &proc_macro2::TokenStream, text: &str) -> syn::Result<Json> {
 /// compiled. Errors point at the path literal.
 pub fn load_file(path: &syn::LitStr) -> syn::Result<Json> {
     let relative = path.value();
+    if std::path::Path::new(&relative).is_absolute() {
+        // The test tracks the file relative to the crate root too, so an
+        // absolute path would be read here and then missed there.
+        return Err(syn::Error::new(
+            path.span(),
+            format!("JSON fixture `{relative}` must be a path relative to the crate root"),
+        ));
+    }
     let root = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from);
     let full = root.join(&relative);
     let text = std::fs::read_to_string(&full).map_err(|error| {
@@ -70,24 +78,6 @@ pub fn load_file(path: &syn::LitStr) -> syn::Result<Json> {
             format!("JSON fixture `{relative}` is malformed: {error}"),
         )
     })
-}
-
-/// The value with every object's keys sorted, so equality and hashing ignore
-/// key order and formatting.
-pub fn canonical(json: &Json) -> Json {
-    match json {
-        Json::Array(items) => Json::Array(items.iter().map(canonical).collect()),
-        Json::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Json::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&map[k])))
-                    .collect(),
-            )
-        }
-        other => other.clone(),
-    }
 }
 
 /// Whether a JSON value is "empty": `{}`, `[]`, `""` or `null`.
@@ -110,7 +100,7 @@ mod tests {
     fn json_of(tokens: proc_macro2::TokenStream) -> Json {
         let parsed = parse_args(tokens);
         assert!(parsed.errors.is_none());
-        canonical(&to_json(&parsed.args[0].value).unwrap())
+        to_json(&parsed.args[0].value).unwrap()
     }
 
     #[test]
@@ -121,18 +111,16 @@ mod tests {
         }));
         assert_eq!(
             serde_json::to_string(&json).unwrap(),
-            r#"{"big":1000.0,"flags":["a",1,[false]],"limits":{"max":10},"none":null,"on":true,"ratio":-0.5,"region":"US","tier":2}"#
+            r#"{"region":"US","tier":2,"ratio":-0.5,"big":1000.0,"on":true,"none":null,"flags":["a",1,[false]],"limits":{"max":10}}"#
         );
     }
 
     #[test]
-    fn canonical_form_ignores_key_order() {
+    fn key_order_does_not_make_two_objects_differ() {
         let a = json_of(quote!(s = { b: 1, a: { y: 2, x: 3 } }));
         let b = json_of(quote!(s = { "a": { "x": 3, "y": 2 }, "b": 1 }));
-        assert_eq!(
-            serde_json::to_string(&a).unwrap(),
-            serde_json::to_string(&b).unwrap()
-        );
+        assert_eq!(a, b);
+        assert_ne!(a, json_of(quote!(s = { a: { x: 3, y: 2 }, b: 2 })));
     }
 
     #[test]
@@ -158,6 +146,16 @@ mod tests {
             proc_macro2::Span::call_site(),
         );
         assert_eq!(load_file(&path).unwrap()["region"], "EU");
+    }
+
+    #[test]
+    fn an_absolute_fixture_path_is_refused() {
+        let path = syn::LitStr::new("/etc/fixture.json", proc_macro2::Span::call_site());
+        let error = load_file(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("must be a path relative to the crate root"),
+            "{error}"
+        );
     }
 
     #[test]

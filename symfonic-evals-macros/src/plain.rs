@@ -31,7 +31,16 @@ pub struct Parts {
 
 /// The name the builder is emitted under.
 pub fn build_name(name: &str) -> String {
-    format!("__symfonic_evals_build_{name}")
+    derived_name("build", name)
+}
+
+/// A hidden item's name derived from the annotated function's: a raw
+/// identifier (`r#match`) loses its `r#`, which cannot sit mid-identifier.
+pub fn derived_name(role: &str, name: &str) -> String {
+    format!(
+        "__symfonic_evals_{role}_{}",
+        name.strip_prefix("r#").unwrap_or(name)
+    )
 }
 
 /// Which emitted item an attribute belongs on.
@@ -217,6 +226,25 @@ mod tests {
             "{builder}"
         );
         assert!(!builder.contains("pub"));
+    }
+
+    #[test]
+    fn a_raw_identifier_name_derives_valid_names() {
+        let parts = plain(&quote!(
+            fn r#match(ctx: &TargetContext) -> Desk {
+                todo!()
+            }
+        ))
+        .unwrap();
+        assert_eq!(parts.name, "r#match");
+        assert!(parts
+            .builder_fn
+            .to_string()
+            .contains("fn __symfonic_evals_build_match (ctx"));
+        assert_eq!(
+            derived_name("pack", "r#match"),
+            "__symfonic_evals_pack_match"
+        );
     }
 
     #[test]

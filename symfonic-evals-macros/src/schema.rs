@@ -1,11 +1,8 @@
-//! What each attribute accepts: argument names, types, defaults and the rule
-//! an argument's value must satisfy. One table per pack, so the check and the
-//! expansion read the same definition.
-//!
-//! The defaults mirror the runtime pack definitions' so that the checks that
-//! compare arguments (and `require`, which defaults to `trials`) see the
-//! values the runtime will use; the expansion emits only explicit arguments
-//! and leaves every default to the runtime.
+//! What each attribute accepts: argument names, types, whether each may be
+//! left out, and the rule a given value must satisfy. One table per pack, so
+//! the check and the expansion read the same definition. Defaults are not
+//! spelled here: the expansion emits only what the attribute gave and the
+//! runtime fills in the rest.
 
 /// Which pack an attribute builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,21 +71,14 @@ impl Ty {
     }
 }
 
-/// The value an omitted argument takes, or that it may not be omitted.
+/// Whether an argument may be omitted. An omitted argument takes the
+/// runtime's default: the expansion emits only what the attribute gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Default {
+pub enum Presence {
     /// The argument must be given.
     Required,
-    /// A string default.
-    Str(&'static str),
-    /// A boolean default.
-    Bool(bool),
-    /// An empty list.
-    EmptyList,
-    /// No value (JSON `null`, an `Option::None` at run time).
-    Absent,
-    /// An integer default.
-    Int(u64),
+    /// The runtime default applies when it is left out.
+    Optional,
 }
 
 /// What a given value must additionally satisfy.
@@ -120,8 +110,8 @@ pub struct Field {
     pub name: &'static str,
     /// Its type.
     pub ty: Ty,
-    /// Its default.
-    pub default: Default,
+    /// Whether it may be left out.
+    pub presence: Presence,
     /// Its rule.
     pub rule: Rule,
     /// Where it goes.
@@ -133,14 +123,14 @@ pub struct Field {
 const fn field(
     name: &'static str,
     ty: Ty,
-    default: Default,
+    presence: Presence,
     rule: Rule,
     why: &'static str,
 ) -> Field {
     Field {
         name,
         ty,
-        default,
+        presence,
         rule,
         slot: Slot::Pack,
         why,
@@ -151,17 +141,17 @@ const fn prompt(name: &'static str) -> Field {
     field(
         name,
         Ty::Str,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is a prompt, and an empty prompt gives the deployment nothing to act on",
     )
 }
 
-const fn named(name: &'static str, default: &'static str) -> Field {
+const fn named(name: &'static str) -> Field {
     field(
         name,
         Ty::Str,
-        Default::Str(default),
+        Presence::Optional,
         Rule::NonEmpty,
         "names where the pack reads its evidence, and an empty name reads nothing",
     )
@@ -174,7 +164,7 @@ static PROCEDURAL: &[Field] = &[
     field(
         "demonstrations",
         Ty::StrList,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "needs at least one non-empty turn for the consolidation to generalise from",
     ),
@@ -182,7 +172,7 @@ static PROCEDURAL: &[Field] = &[
     field(
         "draft_prompt",
         Ty::Str,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is the pre-approval draft probe, which needs a prompt and state",
     ),
@@ -191,54 +181,51 @@ static PROCEDURAL: &[Field] = &[
     field(
         "satisfied_state",
         Ty::Object,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         STATE_WHY,
     ),
     field(
         "blocked_state",
         Ty::Object,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         STATE_WHY,
     ),
     field(
         "draft_state",
         Ty::Object,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is the state of the pre-approval draft probe, which needs a prompt and state",
     ),
     field(
         "action_tool",
         Ty::Str,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "names the tool the procedure governs, which the review row must name",
     ),
     field(
         "procedure_fragment",
         Ty::Str,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is looked for in the model input, and an empty fragment is found everywhere",
     ),
-    named("promotion_attribute", "procedural_promoted"),
-    named("review_attribute", "procedural_review"),
-    named("review_identity_attribute", "procedural_review_ids"),
-    named(
-        "enforcement_identity_attribute",
-        "procedural_enforcement_ids",
-    ),
-    named("precondition_stage", "procedural_precondition"),
+    named("promotion_attribute"),
+    named("review_attribute"),
+    named("review_identity_attribute"),
+    named("enforcement_identity_attribute"),
+    named("precondition_stage"),
     field(
         "restart_before_enforcement",
         Ty::Bool,
-        Default::Bool(true),
+        Presence::Optional,
         Rule::Any,
         "",
     ),
-    named("conversation", "procedural"),
+    named("conversation"),
 ];
 
 static APPROVAL: &[Field] = &[
@@ -246,7 +233,7 @@ static APPROVAL: &[Field] = &[
     field(
         "answer",
         Ty::Object,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is what the person replies; redeeming a token with nothing to validate proves only \
          that it was spent",
@@ -254,24 +241,24 @@ static APPROVAL: &[Field] = &[
     field(
         "interaction_tool",
         Ty::Str,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is the registered interaction name the pause must carry",
     ),
-    field("resumable", Ty::Bool, Default::Bool(true), Rule::Any, ""),
-    named("resume_attribute", "resume_outcome"),
-    named("resume_outcome", "resumed"),
-    named("continued_attribute", "resume_continued"),
-    named("checkpoint_attribute", "resume_checkpoint"),
-    named("replay_error", "PauseTokenReplayedError"),
+    field("resumable", Ty::Bool, Presence::Optional, Rule::Any, ""),
+    named("resume_attribute"),
+    named("resume_outcome"),
+    named("continued_attribute"),
+    named("checkpoint_attribute"),
+    named("replay_error"),
     field(
         "restart_before_replay",
         Ty::Bool,
-        Default::Bool(false),
+        Presence::Optional,
         Rule::Any,
         "",
     ),
-    named("conversation", "approval"),
+    named("conversation"),
 ];
 
 static EXTENSION: &[Field] = &[
@@ -279,26 +266,26 @@ static EXTENSION: &[Field] = &[
     field(
         "tool_name",
         Ty::Str,
-        Default::Required,
+        Presence::Required,
         Rule::NonEmpty,
         "is the tool the extension contributes, which the turn must call",
     ),
-    field("arguments", Ty::Object, Default::Absent, Rule::Any, ""),
+    field("arguments", Ty::Object, Presence::Optional, Rule::Any, ""),
     field(
         "expected_fragments",
         Ty::StrList,
-        Default::EmptyList,
+        Presence::Optional,
         Rule::NoEmptyItem,
         "are looked for in the answer, and an empty fragment matches every answer",
     ),
-    named("conversation", "extensions"),
+    named("conversation"),
 ];
 
 static COMMON: &[Field] = &[
     Field {
         name: "trials",
         ty: Ty::Count,
-        default: Default::Int(1),
+        presence: Presence::Optional,
         rule: Rule::NonEmpty,
         slot: Slot::Policy,
         why: "is the number of fresh trials to run, at least one",
@@ -306,7 +293,7 @@ static COMMON: &[Field] = &[
     Field {
         name: "require",
         ty: Ty::Count,
-        default: Default::Int(1),
+        presence: Presence::Optional,
         rule: Rule::NonEmpty,
         slot: Slot::Policy,
         why: "is how many trials must pass, at least one",
@@ -314,7 +301,7 @@ static COMMON: &[Field] = &[
     Field {
         name: "step_timeout_ms",
         ty: Ty::Millis,
-        default: Default::Int(30_000),
+        presence: Presence::Optional,
         rule: Rule::NonEmpty,
         slot: Slot::Policy,
         why: "is a per-step deadline, which cannot be zero",
@@ -322,7 +309,7 @@ static COMMON: &[Field] = &[
     Field {
         name: "accept_not_applicable",
         ty: Ty::Bool,
-        default: Default::Bool(false),
+        presence: Presence::Optional,
         rule: Rule::Any,
         slot: Slot::Options,
         why: "",
@@ -332,6 +319,34 @@ static COMMON: &[Field] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every pack argument the attribute accepts is a field the runtime
+    /// deserialises: a rename on either side fails here, not in an adopter's
+    /// test run.
+    #[test]
+    fn every_pack_argument_is_a_runtime_field() {
+        for (kind, runtime) in [
+            (Kind::Procedural, symfonic_evals::PackKind::Procedural),
+            (
+                Kind::ApprovalResume,
+                symfonic_evals::PackKind::ApprovalResume,
+            ),
+            (Kind::ExtensionTool, symfonic_evals::PackKind::ExtensionTool),
+        ] {
+            for field in kind.fields().filter(|f| f.slot == Slot::Pack) {
+                let sample = match field.ty {
+                    Ty::Str => serde_json::json!("x"),
+                    Ty::StrList => serde_json::json!(["x"]),
+                    Ty::Object => serde_json::json!({"a": 1}),
+                    Ty::Bool => serde_json::json!(true),
+                    Ty::Count | Ty::Millis => serde_json::json!(1),
+                };
+                let arguments = serde_json::json!({ (field.name): sample }).to_string();
+                let resolved = symfonic_evals::PackDefinition::from_arguments(runtime, &arguments);
+                assert!(resolved.is_ok(), "{}: {:?}", field.name, resolved.err());
+            }
+        }
+    }
 
     #[test]
     fn every_pack_has_unique_argument_names() {

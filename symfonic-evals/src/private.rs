@@ -38,12 +38,14 @@ macro_rules! __symfonic_evals_pack {
         test: [$(#[$test:meta])*],
         vis: $vis:vis,
         name: $name:ident,
+        title: $title:literal,
         runner: $runner:ident,
         factory: $mode:ident $build:ident,
         kind: $kind:ident,
         definition: $definition:literal,
         tracked: [$($file:literal),*],
-        accept: $accept:literal
+        accept: $accept:literal,
+        expected_to_pass: $expected_to_pass:literal
     ) => {
         $(#[$cfg])*
         #[doc(hidden)]
@@ -52,7 +54,7 @@ macro_rules! __symfonic_evals_pack {
                 ::core::env!("CARGO_MANIFEST_DIR"), "/", $file
             ));)*
             $crate::__private::run_pack(
-                ::core::concat!(::core::module_path!(), "::", ::core::stringify!($name)),
+                ::core::concat!(::core::module_path!(), "::", $title),
                 &$crate::__private::definition($crate::__private::PackKind::$kind, $definition),
                 &$crate::__private::options($accept),
                 $crate::__symfonic_evals_pack!(@factory $mode $build),
@@ -69,12 +71,12 @@ macro_rules! __symfonic_evals_pack {
         $(#[$cfg])*
         $crate::__private::inventory::submit! {
             $crate::__private::RegisteredPack::new(
-                ::core::stringify!($name),
+                $title,
                 ::core::module_path!(),
                 $crate::__private::PackKind::$kind,
-                ::core::file!(),
-                ::core::line!(),
+                (::core::file!(), ::core::line!()),
                 $definition,
+                $expected_to_pass,
                 $runner,
             )
         }

@@ -72,17 +72,14 @@ impl ApprovalResumePack {
         let mut checks = ArgumentChecks::default();
         checks.text("pause_prompt", &self.pause_prompt);
         checks.text("interaction_tool", &self.interaction_tool);
-        let answered = match &self.answer {
-            Value::Null => false,
-            Value::Object(map) => !map.is_empty(),
-            Value::Array(items) => !items.is_empty(),
-            Value::String(text) => !text.is_empty(),
-            Value::Bool(_) | Value::Number(_) => true,
-        };
+        // A person's answer is a mapping of fields, as the attribute requires.
         checks.require(
-            answered,
+            self.answer
+                .as_object()
+                .is_some_and(|fields| !fields.is_empty()),
             "answer",
-            "must not be empty: redeeming a token with nothing to validate proves only that it was spent",
+            "must be a non-empty JSON object: redeeming a token with nothing to validate \
+             proves only that it was spent",
         );
         for (argument, value) in [
             ("resume_attribute", &self.resume_attribute),

@@ -332,6 +332,27 @@ mod tests {
     }
 
     #[test]
+    fn answers_and_tool_arguments_must_be_objects_as_the_attributes_require() {
+        let approval = |answer: &str| {
+            PackDefinition::from_arguments(
+                PackKind::ApprovalResume,
+                &format!(r#"{{"pause_prompt":"p","interaction_tool":"ask","answer":{answer}}}"#),
+            )
+            .unwrap()
+            .check()
+        };
+        assert!(approval(r#"{"approved":true}"#).is_ok());
+        for answer in ["true", "5", r#""yes""#, "[1]", "{}"] {
+            let errors = approval(answer).unwrap_err();
+            assert_eq!(errors[0].argument, "answer", "{answer}");
+        }
+        let errors = extension(r#"{"prompt":"p","tool_name":"t","arguments":"Oslo"}"#)
+            .check()
+            .unwrap_err();
+        assert_eq!(errors[0].argument, "arguments");
+    }
+
+    #[test]
     fn arguments_of_the_wrong_shape_are_refused() {
         for json in [
             r#"{"tool_nam":"t"}"#,

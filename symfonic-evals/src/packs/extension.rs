@@ -53,6 +53,11 @@ impl ExtensionToolPack {
         checks.text("tool_name", &self.tool_name);
         checks.text("conversation", &self.conversation);
         checks.require(
+            self.arguments.as_ref().is_none_or(Value::is_object),
+            "arguments",
+            "must be a JSON object of the tool's arguments",
+        );
+        checks.require(
             self.expected_fragments.iter().all(|f| !f.is_empty()),
             "expected_fragments",
             "an empty fragment matches every answer",

@@ -1,5 +1,6 @@
 //! The function shapes and attributes a pack function may carry: visibility,
-//! docs, `#[ignore]`, `#[cfg]`, `impl Target`, any spelling of the context.
+//! docs, `#[ignore]`, `#[cfg]`, `impl Target`, any spelling of the context,
+//! a raw identifier for a name.
 #![deny(warnings)]
 
 use symfonic_evals::{extension_tool_pack, Target};
@@ -27,10 +28,15 @@ fn removed_by_cfg(_: &symfonic_evals::TargetContext) -> Deployment {
     Deployment
 }
 
+#[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
+fn r#match(_: &symfonic_evals::TargetContext) -> Deployment {
+    Deployment
+}
+
 fn main() {
     let names: Vec<&str> = symfonic_evals::registered_packs()
         .iter()
         .map(|p| p.name())
         .collect();
-    assert_eq!(names, ["kept_by_cfg", "public_and_ignored"]);
+    assert_eq!(names, ["kept_by_cfg", "match", "public_and_ignored"]);
 }
