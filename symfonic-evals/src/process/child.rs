@@ -2,8 +2,7 @@
 //! pipe drained on a thread, shut down in order, killed when it lingers, and
 //! always reaped.
 
-use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
@@ -11,22 +10,12 @@ use std::time::{Duration, Instant};
 
 use super::pipes::{self, StderrRing, StdoutEvent};
 use super::protocol::{encode, HarnessMessage};
+use super::spec::ProcessSpec;
 
 /// The environment variable that carries the trial's durable directory.
 pub const DURABLE_DIR_ENV: &str = "SYMFONIC_EVALS_DURABLE_DIR";
 /// The command-line flag that carries the trial's durable directory.
 pub const DURABLE_DIR_FLAG: &str = "--durable-dir";
-
-/// What the supervisor needs to start a child.
-pub(crate) struct Launch<'a> {
-    pub program: &'a OsString,
-    pub args: &'a [OsString],
-    pub env: &'a [(OsString, OsString)],
-    pub current_dir: Option<&'a PathBuf>,
-    pub durable_dir: &'a std::path::Path,
-    pub max_line_bytes: usize,
-    pub stderr_ring_bytes: usize,
-}
 
 /// Why waiting for the child's next line ended without one.
 #[derive(Debug, PartialEq, Eq)]
@@ -49,18 +38,18 @@ pub(crate) struct Supervised {
 impl Supervised {
     /// Spawns the child with the durable directory as a trailing
     /// `--durable-dir <path>` argument and in [`DURABLE_DIR_ENV`].
-    pub(crate) fn spawn(launch: &Launch<'_>) -> std::io::Result<Self> {
-        let mut command = Command::new(launch.program);
+    pub(crate) fn spawn(spec: &ProcessSpec, durable_dir: &Path) -> std::io::Result<Self> {
+        let mut command = Command::new(&spec.program);
         command
-            .args(launch.args)
+            .args(&spec.args)
             .arg(DURABLE_DIR_FLAG)
-            .arg(launch.durable_dir)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .env(DURABLE_DIR_ENV, launch.durable_dir)
+            .arg(durable_dir)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .env(DURABLE_DIR_ENV, durable_dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if let Some(dir) = launch.current_dir {
+        if let Some(dir) = &spec.current_dir {
             command.current_dir(dir);
         }
         #[cfg(unix)]
@@ -78,11 +67,18 @@ impl Supervised {
                     return Err(std::io::Error::other("the child's pipes were not created"));
                 }
             };
-        let ring = StderrRing::new(launch.stderr_ring_bytes);
+        // Keep only as much stderr as a failure may quote: none unless the
+        // adopter opted in (it may hold turn content). Either way the pipe is
+        // drained, so a chatty child never blocks on it.
+        let ring = StderrRing::new(if spec.stderr_tail {
+            spec.stderr_tail_bytes
+        } else {
+            0
+        });
         let (line_tx, line_rx) = mpsc::channel();
         let (event_tx, event_rx) = mpsc::channel();
         let started = pipes::spawn_stdin_writer(stdin, line_rx)
-            .and_then(|()| pipes::spawn_stdout_reader(stdout, launch.max_line_bytes, event_tx))
+            .and_then(|()| pipes::spawn_stdout_reader(stdout, spec.max_line_bytes, event_tx))
             .and_then(|()| pipes::spawn_stderr_drain(stderr, ring.clone()));
         if let Err(error) = started {
             kill_and_reap(&mut child);

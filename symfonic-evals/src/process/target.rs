@@ -4,7 +4,7 @@
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use super::child::{Launch, Silence, Supervised};
+use super::child::{Silence, Supervised};
 use super::kinds;
 use super::pipes::StdoutEvent;
 use super::protocol::{ChildMessage, HarnessMessage, SUPPORTED_VERSIONS};
@@ -13,9 +13,6 @@ use crate::capability::CapabilityEvidence;
 use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
 use crate::ledger::{Applied, SideEffectLedger};
 use crate::target::{Target, TargetContext};
-
-/// How much of the child's stderr is retained, whatever it writes.
-const STDERR_RING_BYTES: usize = 64 * 1024;
 /// How long a child that closed stdout gets to report its exit status.
 const EXIT_REPORT_GRACE: Duration = Duration::from_millis(500);
 
@@ -56,16 +53,7 @@ impl ProcessTarget {
     /// child declares a version this harness does not speak. The child is
     /// reaped before the error is returned.
     pub fn spawn(context: &TargetContext, spec: &ProcessSpec) -> Result<Self, TurnError> {
-        let launch = Launch {
-            program: &spec.program,
-            args: &spec.args,
-            env: &spec.env,
-            current_dir: spec.current_dir.as_ref(),
-            durable_dir: context.durable_dir(),
-            max_line_bytes: spec.max_line_bytes,
-            stderr_ring_bytes: STDERR_RING_BYTES,
-        };
-        let child = Supervised::spawn(&launch).map_err(|error| {
+        let child = Supervised::spawn(spec, context.durable_dir()).map_err(|error| {
             TurnError::new(
                 kinds::PROCESS_SPAWN_FAILED,
                 format!("could not start `{}`: {}", spec.program(), error.kind()),
