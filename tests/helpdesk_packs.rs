@@ -175,3 +175,53 @@ fn an_unknown_token_is_not_a_replay() {
     .unwrap_err();
     assert_eq!(error.kind, "PauseTokenUnknownError");
 }
+
+/// Looks up accounts `before` times, asks a person, then keeps looking up
+/// accounts until the desk refuses one, and answers.
+struct Greedy {
+    before: usize,
+    calls: usize,
+}
+
+impl helpdesk::model::Model for Greedy {
+    fn next_step(&mut self, shown: &str) -> helpdesk::model::ModelStep {
+        use helpdesk::model::ModelStep;
+        if shown.contains("refused") {
+            return ModelStep::Answer("stopped at the budget".into());
+        }
+        self.calls += 1;
+        if self.calls == self.before + 1 {
+            return ModelStep::Call {
+                tool: "ask_user".into(),
+                arguments: json!({"question": "go on?", "schema": {"approved": "boolean"}}),
+            };
+        }
+        ModelStep::Call {
+            tool: "lookup_account".into(),
+            arguments: json!({"order": self.calls}),
+        }
+    }
+}
+
+#[test]
+fn a_pause_does_not_reset_the_tool_budget() {
+    let ctx = TargetContext::fresh(0).unwrap();
+    let mut desk = Helpdesk::open(&ctx).with_model(Box::new(Greedy {
+        before: 4,
+        calls: 0,
+    }));
+    let token = pause(&mut desk);
+    let resumed = redeem(&mut desk, &token, json!({"approved": true})).expect("resumes");
+    let after: Vec<_> = resumed
+        .tool_calls()
+        .iter()
+        .filter(|c| c.name == "lookup_account")
+        .collect();
+    // Four lookups and the question spent five of the six calls a turn may
+    // make, so the first lookup after the pause is the last one admitted.
+    assert!(!matches!(after[0].outcome, ToolOutcome::Refused { .. }));
+    assert!(
+        matches!(&after[1].outcome, ToolOutcome::Refused { stage } if stage == "budget_ceiling"),
+        "{after:?}"
+    );
+}
