@@ -5,7 +5,6 @@
 //! log. An adopter debugging locally can set `SYMFONIC_EVALS_SHOW_VALUES=1`
 //! to see observed values in full.
 
-use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
@@ -15,19 +14,28 @@ pub const SHOW_VALUES_ENV: &str = "SYMFONIC_EVALS_SHOW_VALUES";
 
 /// `sha256:` and the first twelve hex digits of the digest of `bytes`.
 pub fn short_digest(bytes: &[u8]) -> String {
-    let mut hex = sha256_hex(bytes);
-    hex.truncate(12);
-    format!("sha256:{hex}")
+    let mut out = String::with_capacity(19);
+    out.push_str("sha256:");
+    push_hex(&mut out, &Sha256::digest(bytes)[..6]);
+    out
 }
 
 /// The full sha-256 of `bytes` as lowercase hex; every digest the crate
 /// publishes (identities, fingerprints, report digests) is cut from it.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(64);
-    for byte in Sha256::digest(bytes) {
-        let _ = write!(out, "{byte:02x}");
-    }
+    push_hex(&mut out, &Sha256::digest(bytes));
     out
+}
+
+/// Appends `bytes` as lowercase hex (a report digest is made on every step,
+/// so this stays allocation-free).
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
 }
 
 /// Whether the adopter opted in to seeing observed values.
@@ -56,6 +64,13 @@ pub fn sensitive_json(value: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digests_are_sha256_in_lowercase_hex() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(sha256_hex(b"abc"), abc);
+        assert_eq!(short_digest(b"abc"), format!("sha256:{}", &abc[..12]));
+    }
 
     #[test]
     fn digest_is_stable_and_short() {
