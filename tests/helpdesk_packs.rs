@@ -15,7 +15,7 @@ use symfonic_evals::{
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
-    draft_prompt = "refund order 3", draft_state = { "region": "US" },
+    draft_prompt = "refund order 3", draft_state = { "region": "EU" },
     review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
     satisfied_prompt = "refund order 4", satisfied_state = { "region": "US" },
     blocked_prompt = "refund order 5", blocked_state = { "region": "EU" },
@@ -46,7 +46,6 @@ fn helpdesk_refund_procedure_with_a_list_predicate(ctx: &TargetContext) -> Helpd
     answer = { "approved": true },
     interaction_tool = "ask_user",
     resumable = true,
-    restart_before_replay = true,
 )]
 fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
@@ -66,11 +65,10 @@ const CONVERSATION: &str = "approval";
 
 fn pause(desk: &mut Helpdesk) -> String {
     let record = desk
-        .run_turn(&PromptRequest {
-            conversation: CONVERSATION.into(),
-            prompt: "cancel the subscription of customer 42".into(),
-            state: None,
-        })
+        .run_turn(&PromptRequest::new(
+            CONVERSATION,
+            "cancel the subscription of customer 42",
+        ))
         .expect("the pause turn runs");
     record.pause().expect("the turn paused").token.clone()
 }
@@ -82,6 +80,7 @@ fn redeem(
 ) -> Result<TurnRecord, symfonic_evals::TurnError> {
     desk.resume(&ResumeRequest {
         conversation: CONVERSATION.into(),
+        question_id: None,
         token: token.to_owned(),
         answer,
     })

@@ -184,11 +184,10 @@ fn an_unguarded_token_also_loses_the_race() {
     const RACERS: usize = 4;
     let ctx = TargetContext::fresh(0).expect("context");
     let paused = Helpdesk::open_with(&ctx, Some(Flaw::TokenRedeemableTwice))
-        .run_turn(&PromptRequest {
-            conversation: "approval".into(),
-            prompt: "cancel the subscription of customer 42".into(),
-            state: None,
-        })
+        .run_turn(&PromptRequest::new(
+            "approval",
+            "cancel the subscription of customer 42",
+        ))
         .expect("pause");
     let token = paused.pause().expect("paused").token.clone();
     let start = Barrier::new(RACERS);
@@ -200,6 +199,7 @@ fn an_unguarded_token_also_loses_the_race() {
                     start.wait();
                     desk.resume(&ResumeRequest {
                         conversation: "approval".into(),
+                        question_id: None,
                         token: token.clone(),
                         answer: json!({ "approved": true }),
                     })

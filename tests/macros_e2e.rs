@@ -25,7 +25,7 @@ use procedural::{Gate, Refunds};
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
-    draft_prompt = "refund order 3", draft_state = { "region": "US" },
+    draft_prompt = "refund order 3", draft_state = { "region": "EU" },
     review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
     satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", tier: 2 },
     blocked_prompt = "refund order 5", blocked_state = { region: "EU", tier: 2 },
@@ -38,7 +38,7 @@ fn refund_rule(ctx: &TargetContext) -> Refunds {
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
-    draft_prompt = "refund order 3", draft_state = { "region": "US" },
+    draft_prompt = "refund order 3", draft_state = { "region": "EU" },
     review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
     satisfied_prompt = "refund order 4", satisfied_state = file("macros_e2e/fixtures/satisfied.json"),
     blocked_prompt = "refund order 5", blocked_state = file("macros_e2e/fixtures/blocked.json"),
@@ -53,7 +53,7 @@ fn refund_rule_from_fixtures(ctx: &TargetContext) -> Refunds {
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
-    draft_prompt = "refund order 3", draft_state = { "region": "US" },
+    draft_prompt = "refund order 3", draft_state = { "region": "EU" },
     review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
     satisfied_prompt = "refund order 4", satisfied_state = { "region": "US" },
     blocked_prompt = "refund order 5", blocked_state = { "region": "EU" },
@@ -79,7 +79,6 @@ fn refund_approval(ctx: &TargetContext) -> Approvals {
     answer = { "approved": true },
     interaction_tool = "approve_refund",
     resumable = true,
-    restart_before_replay = true,
     replay_error = "PauseTokenReplayedError",
     conversation = "approval-after-restart",
 )]

@@ -15,7 +15,7 @@ use symfonic_evals_e2e::fails_at;
         "walk me through refunding order 1: verify the account region, then issue the refund",
         "walk me through refunding order 2: verify the account region, then issue the refund",
     ],
-    draft_prompt = "refund order 3", draft_state = { "region": "US" },
+    draft_prompt = "refund order 3", draft_state = { "region": "EU" },
     review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
     satisfied_prompt = "refund order 4", satisfied_state = { "region": "US" },
     blocked_prompt = "refund order 5", blocked_state = { "region": "EU" },
@@ -31,7 +31,6 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     pause_prompt = "escalate ticket 7 to a supervisor",
     answer = { "approved": true },
     interaction_tool = "ask_user",
-    restart_before_replay = true,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
     start(ctx, &spec(None))
@@ -59,24 +58,19 @@ fn run(name: &str, pack: &PackDefinition, twin: Option<&'static str>) -> PackRun
 
 #[test]
 fn tokens_spent_only_in_memory_are_replayable_after_a_restart() {
-    let pack = approval(true);
     let run = run(
         "python.twin.tokens_in_memory",
-        &pack,
+        &approval(),
         Some("tokens-in-memory"),
     );
-    fails_at(&run, "replay", "ExpectedError");
-}
-
-#[test]
-fn tokens_spent_only_in_memory_look_single_use_without_the_restart() {
-    // Why the restart exists: without it this twin is indistinguishable.
-    let run = run(
-        "python.twin.tokens_no_restart",
-        &approval(false),
-        Some("tokens-in-memory"),
+    let failure = fails_at(&run, "replay", "ExpectedError");
+    // Why the placement probe exists: the seed scenario alone cannot tell.
+    assert_eq!(failure.scenario, "approval/restart-before-replay");
+    assert!(
+        run.seed().is_some_and(|seed| seed.passed()),
+        "{}",
+        run.render()
     );
-    run.assert_passed();
 }
 
 #[test]

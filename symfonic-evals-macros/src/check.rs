@@ -23,6 +23,8 @@ pub enum Typed {
     Bool(bool),
     /// An integer.
     Int(u64),
+    /// A path to a function.
+    Path(syn::Path),
 }
 
 /// One argument the attribute gave, checked.
@@ -65,7 +67,11 @@ impl Checked {
     /// given: one trial by default, and `require` follows `trials`.
     pub fn policy(&self) -> Option<(u64, u64, Option<u64>)> {
         let timeout = self.int("step_timeout_ms");
-        if self.int("trials").is_none() && self.int("require").is_none() && timeout.is_none() {
+        if self.int("trials").is_none()
+            && self.int("require").is_none()
+            && timeout.is_none()
+            && self.int("concurrency").is_none()
+        {
             return None;
         }
         let trials = self.int("trials").unwrap_or(1);
@@ -92,7 +98,7 @@ pub fn check(kind: Kind, args: &[Arg], failed: &[String]) -> Result<Checked, syn
             combine(&mut errors, syn::Error::new(arg.name.span(), message));
             continue;
         }
-        match typed(field, &arg.value) {
+        match typed(kind, field, &arg.value) {
             Ok(value) => given.push((field, value, arg)),
             Err(error) => combine(&mut errors, error),
         }
@@ -125,6 +131,10 @@ fn has_error_for(args: &[Arg], failed: &[String], field: &Field) -> bool {
 
 fn unknown(kind: Kind, arg: &Arg) -> syn::Error {
     let name = arg.name.to_string();
+    if let Some(hint) = kind.retired(&name) {
+        let message = format!("#[{}] no longer takes `{name}`: {hint}", kind.attribute());
+        return syn::Error::new(arg.name.span(), message);
+    }
     let known: Vec<&str> = kind.fields().map(|f| f.name).collect();
     let message = match closest(&name, known.iter().copied()) {
         Some(suggestion) => format!(
@@ -174,8 +184,53 @@ fn empty(field: &Field, tokens: &TokenStream) -> syn::Error {
     )
 }
 
+/// Probe names: each a string naming one of the pack's probes.
+fn probe_names(kind: Kind, field: &Field, items: &[Value]) -> syn::Result<Typed> {
+    let known = kind.probes();
+    let mut names = Vec::new();
+    let mut errors = None;
+    for item in items {
+        match &item.kind {
+            ValueKind::Str(s) if known.contains(&s.value().as_str()) => names.push(s.value()),
+            ValueKind::Str(s) => {
+                let name = s.value();
+                let message = match closest(&name, known.iter().copied()) {
+                    Some(suggestion) => {
+                        format!(
+                            "`{name}` is not a probe of #[{}]; did you mean `{suggestion}`?",
+                            kind.attribute()
+                        )
+                    }
+                    None => format!(
+                        "`{name}` is not a probe of #[{}]; its probes are: {}",
+                        kind.attribute(),
+                        known.join(", ")
+                    ),
+                };
+                combine(&mut errors, syn::Error::new_spanned(&item.tokens, message));
+            }
+            _ => combine(
+                &mut errors,
+                syn::Error::new_spanned(
+                    &item.tokens,
+                    format!(
+                        "`{}` expects {}; this item is {}",
+                        field.name,
+                        field.ty.describe(),
+                        item.describe()
+                    ),
+                ),
+            ),
+        }
+    }
+    match errors {
+        Some(errors) => Err(errors),
+        None => Ok(Typed::StrList(names)),
+    }
+}
+
 /// Checks one value against its field's type and rule.
-fn typed(field: &'static Field, value: &Value) -> syn::Result<Typed> {
+fn typed(kind: Kind, field: &Field, value: &Value) -> syn::Result<Typed> {
     let non_empty = field.rule == Rule::NonEmpty;
     let no_empty_item = field.rule != Rule::Any;
     match (field.ty, &value.kind) {
@@ -247,6 +302,43 @@ fn typed(field: &'static Field, value: &Value) -> syn::Result<Typed> {
             Ok(Typed::Json(Loaded { json, file }))
         }
         (Ty::Bool, ValueKind::Bool(b)) => Ok(Typed::Bool(b.value)),
+        (Ty::StrOrList, ValueKind::Str(_)) => {
+            let as_str = Field {
+                ty: Ty::Str,
+                ..*field
+            };
+            typed(kind, &as_str, value).map(|t| match t {
+                Typed::Str(one) => Typed::StrList(vec![one]),
+                other => other,
+            })
+        }
+        (Ty::StrOrList, ValueKind::Array(_)) => {
+            let as_list = Field {
+                ty: Ty::StrList,
+                ..*field
+            };
+            typed(kind, &as_list, value)
+        }
+        (Ty::Choice(choices), ValueKind::Str(s)) => {
+            if choices.contains(&s.value().as_str()) {
+                Ok(Typed::Str(s.value()))
+            } else {
+                Err(syn::Error::new_spanned(
+                    &value.tokens,
+                    format!(
+                        "`{}` is one of {}",
+                        field.name,
+                        choices
+                            .iter()
+                            .map(|c| format!("{c:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        }
+        (Ty::Probes, ValueKind::Array(items)) => probe_names(kind, field, items),
+        (Ty::Path, ValueKind::Path(path)) => Ok(Typed::Path(path.clone())),
         (Ty::Count | Ty::Millis, ValueKind::Int(int)) => {
             let parsed = if field.ty == Ty::Count {
                 int.base10_parse::<u32>().map(u64::from)
@@ -273,43 +365,128 @@ fn empty_count(field: &Field, tokens: &TokenStream) -> syn::Error {
     )
 }
 
-/// The checks that relate two arguments.
+/// The checks that relate two arguments, each spanned on the argument to
+/// change.
 fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn::Error>) {
     let find = |name: &str| given.iter().find(|(f, _, _)| f.name == name);
-    if let (Some((_, satisfied, _)), Some((_, blocked, blocked_arg))) =
-        (find("satisfied_state"), find("blocked_state"))
-    {
-        if same_json(satisfied, blocked) {
-            combine(
-                errors,
-                syn::Error::new_spanned(
-                    &blocked_arg.value.tokens,
-                    "`satisfied_state` and `blocked_state` are the same JSON, so the two \
-                     enforcement turns would differ in nothing and a refusal would prove no \
-                     precondition was read; make the blocked state fail the precondition",
-                ),
+    let mut refuse = |arg: &Arg, message: &str| {
+        combine(errors, syn::Error::new_spanned(&arg.value.tokens, message));
+    };
+    let same = |a: &str, b: &str| match (find(a), find(b)) {
+        (Some((_, x, _)), Some((_, y, arg))) if same_json(x, y) => Some(*arg),
+        _ => None,
+    };
+    if let Some(arg) = same("satisfied_state", "blocked_state") {
+        refuse(
+            arg,
+            "`satisfied_state` and `blocked_state` are the same JSON, so the two \
+             enforcement turns would differ in nothing and a refusal would prove no \
+             precondition was read; make the blocked state fail the precondition",
+        );
+    }
+    if let Some(arg) = same("satisfied_state", "draft_state") {
+        refuse(
+            arg,
+            "`draft_state` equals `satisfied_state`, a state the approved rule admits, so the \
+             draft probe cannot show a draft that governs; use a state the rule would refuse \
+             (the blocked state, say)",
+        );
+    }
+    if let Some(arg) = same("answer", "unfit_answer") {
+        refuse(
+            arg,
+            "`unfit_answer` equals `answer`: the answer that must be rejected is the one that \
+             must fit",
+        );
+    }
+    if let Some(arg) = same("answer", "deny_answer") {
+        refuse(
+            arg,
+            "`deny_answer` equals `answer`, so the denial would be the approval",
+        );
+    }
+    if let Some((_, _, arg)) = find("deny_answer") {
+        if find("gated_tool").is_none() {
+            refuse(
+                arg,
+                "`deny_answer` needs `gated_tool`: a denial shows only in the action it \
+                 withholds, so name that action",
             );
         }
+    }
+    if let (Some((_, Typed::Str(gated), arg)), Some((_, Typed::Str(interaction), _))) =
+        (find("gated_tool"), find("interaction_tool"))
+    {
+        if gated == interaction {
+            refuse(
+                arg,
+                "`gated_tool` is the interaction itself; name the action the pause gates",
+            );
+        }
+    }
+    let list = |name: &str| match find(name) {
+        Some((_, Typed::StrList(items), arg)) => Some((items.clone(), *arg)),
+        _ => None,
+    };
+    let demonstrations = list("demonstrations")
+        .map(|(items, _)| items)
+        .unwrap_or_default();
+    let decoys = list("decoy_demonstrations");
+    if let Some((items, arg)) = &decoys {
+        if items.iter().any(|d| demonstrations.contains(d)) {
+            refuse(
+                arg,
+                "`decoy_demonstrations` repeats a demonstration, so the decoy would teach the \
+                 procedure under review rather than a second one",
+            );
+        }
+        if find("decoy_fragment").is_none() {
+            refuse(
+                arg,
+                "`decoy_demonstrations` needs `decoy_fragment`: the decoy's text is what must \
+                 stay out of the model input",
+            );
+        }
+    }
+    if let Some((items, arg)) = list("control_demonstrations") {
+        let decoy_items = decoys.as_ref().map(|(d, _)| d.clone()).unwrap_or_default();
+        if items
+            .iter()
+            .any(|c| demonstrations.contains(c) || decoy_items.contains(c))
+        {
+            refuse(
+                arg,
+                "`control_demonstrations` repeats a demonstration, which has something to teach; \
+                 a control turn must not",
+            );
+        }
+    }
+    if let Some((_, _, arg)) = find("decoy_fragment") {
+        if decoys.is_none() {
+            refuse(
+                arg,
+                "`decoy_fragment` is read only by the decoy probe; give `decoy_demonstrations` too",
+            );
+        }
+    }
+    if let Some(arg) = same("procedure_fragment", "decoy_fragment") {
+        refuse(
+            arg,
+            "`decoy_fragment` equals `procedure_fragment`, so the decoy could not be told from \
+             the approved procedure",
+        );
     }
     let trials = find("trials").map(|(_, t, _)| t.clone());
     match (trials, find("require")) {
         (Some(Typed::Int(trials)), Some((_, Typed::Int(require), arg))) if *require > trials => {
-            combine(
-                errors,
-                syn::Error::new_spanned(
-                    &arg.value.tokens,
-                    format!("`require = {require}` exceeds `trials = {trials}`: at most every trial can pass"),
-                ),
+            refuse(
+                arg,
+                &format!("`require = {require}` exceeds `trials = {trials}`: at most every trial can pass"),
             );
         }
-        (None, Some((_, Typed::Int(require), arg))) if *require > 1 => combine(
-            errors,
-            syn::Error::new_spanned(
-                &arg.value.tokens,
-                format!(
-                    "`require = {require}` exceeds the single default trial; also give `trials`"
-                ),
-            ),
+        (None, Some((_, Typed::Int(require), arg))) if *require > 1 => refuse(
+            arg,
+            &format!("`require = {require}` exceeds the single default trial; also give `trials`"),
         ),
         _ => {}
     }
@@ -318,6 +495,7 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
 fn same_json(a: &Typed, b: &Typed) -> bool {
     match (a, b) {
         (Typed::Json(a), Typed::Json(b)) => a.json == b.json,
+        (Typed::Str(a), Typed::Str(b)) => a == b,
         _ => false,
     }
 }

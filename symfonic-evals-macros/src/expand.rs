@@ -142,6 +142,10 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
     );
     let (text, files) = definition(checked);
     let tracked: Vec<String> = files.iter().map(|path| format!("{path:?}")).collect();
+    let effects = match checked.get("effects_probe") {
+        Some(Typed::Path(path)) => path.to_token_stream().to_string(),
+        _ => String::new(),
+    };
     // The items themselves are spelled out by `__private::pack!`, a
     // declarative macro: the compiler expands it natively, far faster than
     // this (unoptimised, in a debug build) proc macro could emit them.
@@ -149,7 +153,8 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
         "::symfonic_evals::__private::pack! {{\
              cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, title: {title:?}, runner: {runner}, \
              factory: {mode} {build}, kind: {variant}, definition: {text:?}, \
-             tracked: [{tracked}], accept: {accept}, expected_to_pass: {expected_to_pass}\
+             tracked: [{tracked}], accept: {accept}, effects: [{effects}], \
+             expected_to_pass: {expected_to_pass}\
          }}",
         tracked = tracked.join(", "),
         variant = variant(checked.kind),
@@ -186,14 +191,15 @@ fn definition(checked: &Checked) -> (String, Vec<String>) {
         fields.insert(resolved.field.name.to_owned(), json_of(&resolved.value));
     }
     if let Some((trials, required, timeout)) = checked.policy() {
-        fields.insert(
-            "policy".to_owned(),
-            serde_json::json!({
-                "trials": trials,
-                "required": required,
-                "step_timeout_ms": timeout,
-            }),
-        );
+        let mut policy = serde_json::json!({
+            "trials": trials,
+            "required": required,
+            "step_timeout_ms": timeout,
+        });
+        if let Some(concurrency) = checked.int("concurrency") {
+            policy["concurrency"] = concurrency.into();
+        }
+        fields.insert("policy".to_owned(), policy);
     }
     (serde_json::Value::Object(fields).to_string(), files)
 }
@@ -206,6 +212,7 @@ fn json_of(typed: &Typed) -> serde_json::Value {
         Typed::Json(loaded) => loaded.json.clone(),
         Typed::Bool(flag) => (*flag).into(),
         Typed::Int(n) => (*n).into(),
+        Typed::Path(path) => path.to_token_stream().to_string().into(),
     }
 }
 
@@ -281,6 +288,7 @@ mod tests {
             ("kind", "ExtensionTool"),
             ("tracked", "[]"),
             ("accept", "false"),
+            ("effects", "[]"),
             ("expected_to_pass", "false"),
         ] {
             assert_eq!(argument(&arguments, name), value, "{name}");

@@ -43,6 +43,12 @@ pub fn to_json(value: &Value) -> syn::Result<Json> {
                 "a `file(...)` cannot be nested",
             ))
         }
+        ValueKind::Path(_) => {
+            return Err(syn::Error::new_spanned(
+                &value.tokens,
+                "a path is not JSON; quote it if it is text",
+            ))
+        }
     })
 }
 

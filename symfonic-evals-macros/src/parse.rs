@@ -47,6 +47,9 @@ pub enum ValueKind {
     Object(Vec<(Key, Value)>),
     /// `file("relative/path.json")`: JSON read relative to the crate root.
     File(LitStr),
+    /// A Rust path (`crate::oracle::count_refunds`), for arguments that name
+    /// a function.
+    Path(syn::Path),
 }
 
 /// An object key.
@@ -67,6 +70,7 @@ impl Value {
             ValueKind::Array(_) => "an array",
             ValueKind::Object(_) => "a JSON object",
             ValueKind::File(_) => "a `file(...)` reference",
+            ValueKind::Path(_) => "a path",
         }
     }
 }
@@ -167,6 +171,16 @@ fn parse_arg(segment: &[TokenTree]) -> syn::Result<Arg> {
 /// Parses one value from exactly the given tokens. `top` allows `file(...)`,
 /// which only makes sense as a whole argument.
 pub fn parse_value(trees: &[TokenTree], top: bool) -> syn::Result<Value> {
+    // A fragment forwarded by `macro_rules!` (`$x:literal`, `$x:expr`)
+    // arrives wrapped in an invisible group: read what it holds.
+    if let [TokenTree::Group(group)] = trees {
+        if group.delimiter() == Delimiter::None {
+            let inner: Vec<TokenTree> = group.stream().into_iter().collect();
+            let mut value = parse_value(&inner, top)?;
+            value.tokens = stream(trees);
+            return Ok(value);
+        }
+    }
     let tokens = stream(trees);
     let kind =
         match trees {
@@ -222,13 +236,51 @@ pub fn parse_value(trees: &[TokenTree], top: bool) -> syn::Result<Value> {
                     }
                 }
             }
+            [TokenTree::Ident(_), ..] if top && is_path(trees) => {
+                ValueKind::Path(syn::parse2::<syn::Path>(tokens.clone())?)
+            }
+            [TokenTree::Punct(colon), ..] if top && colon.as_char() == ':' && is_path(trees) => {
+                ValueKind::Path(syn::parse2::<syn::Path>(tokens.clone())?)
+            }
             _ => return Err(syn::Error::new_spanned(
                 tokens,
-                "expected a string, boolean, number, `null`, `[...]` array, `{...}` JSON object \
-                 or `file(\"...\")`",
+                "expected a string, boolean, number, `null`, `[...]` array, `{...}` JSON object, \
+                 `file(\"...\")` or a path",
             )),
         };
     Ok(Value { kind, tokens })
+}
+
+/// Whether the tokens are a plain path: identifiers joined by `::`, with no
+/// generics (a function the harness calls by pointer).
+fn is_path(trees: &[TokenTree]) -> bool {
+    let mut expect_ident = true;
+    let mut i = 0;
+    if matches!(trees.first(), Some(TokenTree::Punct(p)) if p.as_char() == ':') {
+        i = 0;
+        expect_ident = false;
+    }
+    while i < trees.len() {
+        match &trees[i] {
+            TokenTree::Ident(_) if expect_ident => {
+                expect_ident = false;
+                i += 1;
+            }
+            TokenTree::Punct(a)
+                if !expect_ident && a.as_char() == ':' && a.spacing() == Spacing::Joint =>
+            {
+                match trees.get(i + 1) {
+                    Some(TokenTree::Punct(b)) if b.as_char() == ':' => {
+                        expect_ident = true;
+                        i += 2;
+                    }
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+    !expect_ident
 }
 
 fn literal_kind(lit: &Lit) -> syn::Result<ValueKind> {

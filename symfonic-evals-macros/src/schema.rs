@@ -39,6 +39,53 @@ impl Kind {
     pub fn field(self, name: &str) -> Option<&'static Field> {
         self.fields().find(|field| field.name == name)
     }
+
+    /// The names of the pack's probes, for `skip_probes` (the runtime's
+    /// list, mirrored; a unit test keeps the two equal).
+    pub fn probes(self) -> &'static [&'static str] {
+        match self {
+            Self::Procedural => &[
+                "procedural/enforcement-without-restart",
+                "procedural/enforcement-after-restart",
+                "procedural/separate-conversations",
+                "procedural/review-needs-operator",
+                "procedural/identity-bound",
+                "procedural/gate-sweep",
+                "procedural/decoy-stays-draft",
+                "procedural/control-promotes-nothing",
+            ],
+            Self::ApprovalResume => &[
+                "approval/restart-between-pause-and-resume",
+                "approval/restart-before-replay",
+                "approval/forged-token",
+                "approval/token-bound-to-conversation",
+                "approval/two-conversations",
+                "approval/pending-call-resolved",
+                "approval/question-id-checked",
+                "approval/gated-action",
+                "approval/deny-answer",
+                "approval/unfit-answer",
+            ],
+            Self::ExtensionTool => &[
+                "extension/repeated-and-fresh-conversation",
+                "extension/result-reaches-model",
+                "extension/witnessed",
+            ],
+        }
+    }
+
+    /// A hint for an argument the attribute once accepted and no longer
+    /// does, so an upgrade error says what to write instead.
+    pub fn retired(self, name: &str) -> Option<&'static str> {
+        match (self, name) {
+            (Self::ApprovalResume, "restart_before_replay") => Some(
+                "restart placements are probes now, and every placement runs by default \
+                 (`approval/restart-between-pause-and-resume`, `approval/restart-before-replay`); \
+                 remove the argument, or switch a placement off with `skip_probes`",
+            ),
+            _ => None,
+        }
+    }
 }
 
 /// The type an argument's value must have.
@@ -56,6 +103,14 @@ pub enum Ty {
     Count,
     /// A positive integer that fits `u64`.
     Millis,
+    /// A string literal, or an array of string literals.
+    StrOrList,
+    /// One of a few string literals.
+    Choice(&'static [&'static str]),
+    /// An array of the pack's probe names.
+    Probes,
+    /// A path to a function.
+    Path,
 }
 
 impl Ty {
@@ -67,6 +122,10 @@ impl Ty {
             Self::Object => "a JSON object literal `{ ... }` or `file(\"path.json\")`",
             Self::Bool => "`true` or `false`",
             Self::Count | Self::Millis => "a positive integer literal",
+            Self::StrOrList => "a string literal or an array of string literals",
+            Self::Choice(_) => "one of the string literals listed in the docs",
+            Self::Probes => "an array of probe names, as in `[\"approval/forged-token\"]`",
+            Self::Path => "a path to a function, as in `crate::oracle::count_effects`",
         }
     }
 }
@@ -101,10 +160,12 @@ pub enum Slot {
     Policy,
     /// Part of the run options.
     Options,
+    /// The effect oracle: a function the generated runner names.
+    Effects,
 }
 
 /// One argument an attribute accepts.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Field {
     /// The argument name (and, for [`Slot::Pack`], the field name).
     pub name: &'static str,
@@ -154,6 +215,16 @@ const fn named(name: &'static str) -> Field {
         Presence::Optional,
         Rule::NonEmpty,
         "names where the pack reads its evidence, and an empty name reads nothing",
+    )
+}
+
+const fn skip_probes() -> Field {
+    field(
+        "skip_probes",
+        Ty::Probes,
+        Presence::Optional,
+        Rule::NoEmptyItem,
+        "name probes to switch off, and an empty name names none",
     )
 }
 
@@ -218,6 +289,7 @@ static PROCEDURAL: &[Field] = &[
     named("review_identity_attribute"),
     named("enforcement_identity_attribute"),
     named("precondition_stage"),
+    named("procedures_attribute"),
     field(
         "restart_before_enforcement",
         Ty::Bool,
@@ -226,6 +298,35 @@ static PROCEDURAL: &[Field] = &[
         "",
     ),
     named("conversation"),
+    field(
+        "decoy_demonstrations",
+        Ty::StrList,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "are the turns that promote a second draft; give at least one, or leave the argument out",
+    ),
+    field(
+        "decoy_fragment",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is looked for in the model input, and an empty fragment is found everywhere",
+    ),
+    field(
+        "control_demonstrations",
+        Ty::StrList,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "are turns that must promote nothing; give at least one, or leave the argument out",
+    ),
+    field(
+        "gate_sweep",
+        Ty::Count,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is how many states the gate sweep judges, at least one (skip the probe to run none)",
+    ),
+    skip_probes(),
 ];
 
 static APPROVAL: &[Field] = &[
@@ -250,15 +351,30 @@ static APPROVAL: &[Field] = &[
     named("resume_outcome"),
     named("continued_attribute"),
     named("checkpoint_attribute"),
-    named("replay_error"),
     field(
-        "restart_before_replay",
-        Ty::Bool,
+        "replay_error",
+        Ty::StrOrList,
         Presence::Optional,
-        Rule::Any,
-        "",
+        Rule::NonEmpty,
+        "names the error kinds or codes a replayed token may fail with, and an empty one names none",
     ),
     named("conversation"),
+    field(
+        "gated_tool",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "names the action the pause gates, and an empty name gates nothing",
+    ),
+    field(
+        "deny_answer",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is the answer a person gives to say no, and an empty one says nothing",
+    ),
+    field("unfit_answer", Ty::Object, Presence::Optional, Rule::Any, ""),
+    skip_probes(),
 ];
 
 static EXTENSION: &[Field] = &[
@@ -272,13 +388,22 @@ static EXTENSION: &[Field] = &[
     ),
     field("arguments", Ty::Object, Presence::Optional, Rule::Any, ""),
     field(
+        "argument_match",
+        Ty::Choice(&["exact", "subset"]),
+        Presence::Optional,
+        Rule::Any,
+        "",
+    ),
+    field(
         "expected_fragments",
         Ty::StrList,
         Presence::Optional,
         Rule::NoEmptyItem,
         "are looked for in the answer, and an empty fragment matches every answer",
     ),
+    field("witnessed", Ty::Bool, Presence::Optional, Rule::Any, ""),
     named("conversation"),
+    skip_probes(),
 ];
 
 static COMMON: &[Field] = &[
@@ -305,6 +430,22 @@ static COMMON: &[Field] = &[
         rule: Rule::NonEmpty,
         slot: Slot::Policy,
         why: "is a per-step deadline, which cannot be zero",
+    },
+    Field {
+        name: "concurrency",
+        ty: Ty::Count,
+        presence: Presence::Optional,
+        rule: Rule::NonEmpty,
+        slot: Slot::Policy,
+        why: "is how many trials may run at once, at least one",
+    },
+    Field {
+        name: "effects_probe",
+        ty: Ty::Path,
+        presence: Presence::Optional,
+        rule: Rule::Any,
+        slot: Slot::Effects,
+        why: "",
     },
     Field {
         name: "accept_not_applicable",
@@ -336,15 +477,34 @@ mod tests {
             for field in kind.fields().filter(|f| f.slot == Slot::Pack) {
                 let sample = match field.ty {
                     Ty::Str => serde_json::json!("x"),
-                    Ty::StrList => serde_json::json!(["x"]),
+                    Ty::StrList | Ty::StrOrList => serde_json::json!(["x"]),
+                    Ty::Probes => serde_json::json!([kind.probes()[0]]),
+                    Ty::Choice(choices) => serde_json::json!(choices[0]),
                     Ty::Object => serde_json::json!({"a": 1}),
                     Ty::Bool => serde_json::json!(true),
                     Ty::Count | Ty::Millis => serde_json::json!(1),
+                    Ty::Path => unreachable!("a path is never a pack field"),
                 };
                 let arguments = serde_json::json!({ (field.name): sample }).to_string();
                 let resolved = symfonic_evals::PackDefinition::from_arguments(runtime, &arguments);
                 assert!(resolved.is_ok(), "{}: {:?}", field.name, resolved.err());
             }
+        }
+    }
+
+    /// The probe names `skip_probes` accepts are exactly the runtime's.
+    #[test]
+    fn probe_names_mirror_the_runtime() {
+        for (kind, runtime) in [
+            (Kind::Procedural, symfonic_evals::PackKind::Procedural),
+            (
+                Kind::ApprovalResume,
+                symfonic_evals::PackKind::ApprovalResume,
+            ),
+            (Kind::ExtensionTool, symfonic_evals::PackKind::ExtensionTool),
+        ] {
+            let names: Vec<&str> = runtime.probes().iter().map(|p| p.name).collect();
+            assert_eq!(kind.probes(), names.as_slice());
         }
     }
 

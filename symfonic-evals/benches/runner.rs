@@ -67,24 +67,20 @@ fn scenario(steps: usize, assertions: bool) -> Scenario {
     } else {
         step
     };
-    Scenario {
-        name: "bench".into(),
-        steps: vec![step; steps],
-        policy: TrialPolicy {
+    Scenario::new(
+        "bench",
+        vec![step; steps],
+        TrialPolicy {
             step_timeout: Duration::from_secs(600),
             ..TrialPolicy::default()
         },
-    }
+    )
 }
 
 /// The same turns without the harness: the floor the overhead is measured from.
 fn direct(steps: usize) -> Duration {
     let mut target = NoOp;
-    let request = PromptRequest {
-        conversation: "bench".into(),
-        prompt: "a prompt of ordinary length for one turn".into(),
-        state: None,
-    };
+    let request = PromptRequest::new("bench", "a prompt of ordinary length for one turn");
     let started = Instant::now();
     for _ in 0..steps {
         black_box(target.run_turn(black_box(&request)).ok());

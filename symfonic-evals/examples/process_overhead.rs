@@ -48,11 +48,8 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 fn per_turn(target: &mut impl Target) -> Duration {
-    let request = PromptRequest {
-        conversation: "bench".into(),
-        prompt: "hello".into(),
-        state: Some(serde_json::json!({"region": "US"})),
-    };
+    let request =
+        PromptRequest::new("bench", "hello").with_state(serde_json::json!({"region": "US"}));
     for _ in 0..100 {
         target.run_turn(&request).expect("warm-up turn");
     }

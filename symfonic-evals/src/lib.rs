@@ -27,30 +27,38 @@ mod target;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use assertion::{Assertion, Check};
+pub use assertion::{ArgumentMatch, Assertion, Check, Evidence, GateVerdict, RetainedPause};
 pub use packs::{
     procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
-    ExtensionToolPack, PackDefinition, PackKind, PackResolution, ProceduralPack, APPROVED,
+    ExtensionToolPack, PackDefinition, PackKind, PackResolution, Probe, ProceduralPack, APPROVED,
 };
 pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use registry::{
     check_capability_coverage, check_coverage_by, registered_packs, RegisteredPack,
     UncoveredCapabilities,
 };
-pub use report::{report_dir, run_pack, Failure, PackRun, RunOptions, Verdict, REPORT_DIR_ENV};
-pub use runner::{run_scenario, AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
-pub use scenario::{Scenario, Step, StepInput, TrialPolicy};
+pub use report::{
+    report_dir, Failure, PackRun, ScenarioRun, Verdict, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
+};
+pub use runner::{
+    run_pack, run_scenario, AssertionRun, EffectsProbe, RunOptions, Session, StepError,
+    StepErrorKind, StepRun, TrialRun,
+};
+pub use scenario::{
+    Continuation, ErrorMatch, Expect, QuestionSource, Restart, Scenario, ScenarioKind, Step,
+    StepInput, Tail, TokenSource, TrialPolicy, REQUIRED_ENV, TRIALS_ENV,
+};
 
 pub use async_target::{AsyncTarget, TokioTarget};
 pub use capability::{
     CapabilityEvidence, Missing, Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
 };
 pub use evidence::{
-    Operation, Pause, PromptRequest, ResumeRequest, StageOutcome, StageRecord, Terminal, ToolCall,
-    ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
-    PAUSE_RESUMABLE,
+    is_plain_name, Operation, Pause, PromptRequest, ResolvedCall, ResumeRequest, Role,
+    StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
+    TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
-pub use ledger::{Applied, LedgerCounts, SideEffectLedger};
+pub use ledger::{Applied, LedgerCounts, SideEffectLedger, Witness, WitnessOutcome};
 pub use process::ProcessTarget;
 pub use target::{Target, TargetContext};
 

@@ -8,7 +8,9 @@
 pub use inventory;
 
 pub use crate::registry::RegisteredPack;
-pub use crate::{run_pack, PackDefinition, PackKind, PackRun, RunOptions, TargetContext};
+pub use crate::{
+    run_pack, EffectsProbe, PackDefinition, PackKind, PackRun, RunOptions, TargetContext,
+};
 
 /// The pack the attribute defined: the runtime defaults with the
 /// attribute's explicit arguments on top, given as one canonical JSON object
@@ -45,6 +47,7 @@ macro_rules! __symfonic_evals_pack {
         definition: $definition:literal,
         tracked: [$($file:literal),*],
         accept: $accept:literal,
+        effects: [$($effects:path)?],
         expected_to_pass: $expected_to_pass:literal
     ) => {
         $(#[$cfg])*
@@ -56,7 +59,10 @@ macro_rules! __symfonic_evals_pack {
             $crate::__private::run_pack(
                 ::core::concat!(::core::module_path!(), "::", $title),
                 &$crate::__private::definition($crate::__private::PackKind::$kind, $definition),
-                &$crate::__private::options($accept),
+                &$crate::__private::options(
+                    $accept,
+                    $crate::__symfonic_evals_pack!(@effects $($effects)?),
+                ),
                 $crate::__symfonic_evals_pack!(@factory $mode $build),
             )
         }
@@ -86,6 +92,12 @@ macro_rules! __symfonic_evals_pack {
     (@factory sync $build:ident) => {
         $build as fn(&$crate::__private::TargetContext) -> _
     };
+    (@effects) => {
+        ::core::option::Option::None
+    };
+    (@effects $effects:path) => {
+        ::core::option::Option::Some($effects as $crate::__private::EffectsProbe)
+    };
     (@factory async $build:ident) => {
         (|ctx: &$crate::__private::TargetContext| $crate::__private::tokio_target(ctx, $build))
             as fn(&$crate::__private::TargetContext) -> _
@@ -94,10 +106,12 @@ macro_rules! __symfonic_evals_pack {
 
 pub use crate::__symfonic_evals_pack as pack;
 
-/// Run options from the attribute's `accept_not_applicable`.
-pub fn options(accept_not_applicable: bool) -> RunOptions {
+/// Run options from the attribute's `accept_not_applicable` and
+/// `effects_probe`.
+pub fn options(accept_not_applicable: bool, effects_probe: Option<EffectsProbe>) -> RunOptions {
     RunOptions {
         accept_not_applicable,
+        effects_probe,
     }
 }
 

@@ -178,7 +178,7 @@ pub fn check_coverage_by(
 mod tests {
     use super::*;
     use crate::packs::PackDefinition;
-    use crate::report::{run_pack, RunOptions};
+    use crate::runner::{run_pack, RunOptions};
 
     const SILENT: &str = r#"{"prompt": "p", "tool_name": "t"}"#;
 

@@ -45,6 +45,16 @@ pub trait Target {
         let _ = request;
         Err(TurnError::resume_unsupported())
     }
+
+    /// Ends the deployment abruptly, as a crash would, when it can: a
+    /// deployment in a child process is killed without warning, so nothing
+    /// it meant to do on an orderly shutdown happens. Returns whether it
+    /// did; a deployment on the harness's own thread cannot crash and keeps
+    /// the default, `false`.
+    #[doc(hidden)]
+    fn kill(&mut self) -> bool {
+        false
+    }
 }
 
 impl<T: Target + ?Sized> Target for Box<T> {
@@ -56,6 +66,9 @@ impl<T: Target + ?Sized> Target for Box<T> {
     }
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         (**self).resume(request)
+    }
+    fn kill(&mut self) -> bool {
+        (**self).kill()
     }
 }
 

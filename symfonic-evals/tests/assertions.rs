@@ -3,7 +3,8 @@
 
 use serde_json::{json, Value};
 use symfonic_evals::{
-    Assertion, Check, LedgerCounts, Pause, StageOutcome, StageRecord, ToolCall, TurnRecord,
+    Assertion, Check, Evidence, LedgerCounts, Pause, StageOutcome, StageRecord, ToolCall,
+    TurnRecord,
 };
 
 const NO_LEDGER: LedgerCounts = LedgerCounts {
@@ -13,7 +14,7 @@ const NO_LEDGER: LedgerCounts = LedgerCounts {
 };
 
 fn check(assertion: &Assertion, record: &TurnRecord) -> Check {
-    assertion.check(record, NO_LEDGER)
+    assertion.check(&Evidence::of(record, NO_LEDGER))
 }
 
 fn holds(assertion: &Assertion, record: &TurnRecord) -> bool {
@@ -209,6 +210,7 @@ fn tool_called_counts_exactly_and_matches_arguments() {
         tool: "weather".into(),
         times: 1,
         arguments: Some(json!({"city": "Oslo"})),
+        matching: symfonic_evals::ArgumentMatch::Exact,
     };
     assert!(holds(
         &with_args,
@@ -253,7 +255,10 @@ fn tool_succeeded_counts_only_calls_that_ran_and_returned() {
 
 #[test]
 fn tool_call_ids_must_be_unique_and_numerous_enough() {
-    let unique = Assertion::ToolCallIdsUnique { minimum: 2 };
+    let unique = Assertion::ToolCallIdsUnique {
+        minimum: 2,
+        across_trial: false,
+    };
     let distinct = calls([ok("c1", "a", json!({})), ok("c2", "b", json!({}))]);
     assert!(holds(&unique, &distinct));
     let repeated = calls([ok("c1", "a", json!({})), ok("c1", "b", json!({}))]);
@@ -264,7 +269,10 @@ fn tool_call_ids_must_be_unique_and_numerous_enough() {
     assert!(!too_few.passed);
     assert_eq!(too_few.observed, "1 call(s), 0 repeated id(s)");
     assert!(!holds(
-        &Assertion::ToolCallIdsUnique { minimum: 1 },
+        &Assertion::ToolCallIdsUnique {
+            minimum: 1,
+            across_trial: false,
+        },
         &calls([])
     ));
 }
@@ -278,14 +286,14 @@ fn side_effect_count_is_exact_on_each_count() {
     };
     let record = TurnRecord::builder().build();
     let at = |attempts, effects, duplicates| {
-        want.check(
+        want.check(&Evidence::of(
             &record,
             LedgerCounts {
                 attempts,
                 effects,
                 duplicates,
             },
-        )
+        ))
     };
     assert!(at(2, 2, 0).passed);
     for (a, e, d) in [(3, 2, 0), (1, 2, 0), (2, 3, 0), (2, 1, 0), (2, 2, 1)] {

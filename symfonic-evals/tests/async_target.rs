@@ -59,6 +59,7 @@ impl AsyncTarget for AsyncWeather {
         self.calls += 1;
         Ok(TurnRecord::builder()
             .answer(format!("{city}: {} degrees", forecast["celsius"]))
+            .model_input(format!("user: {}\ntool result: {forecast}", request.prompt))
             .tool_call(ToolCall::succeeded(
                 format!("call-{}", self.calls),
                 common::extension::TOOL,
@@ -88,8 +89,8 @@ fn an_awaiting_deployment_passes_the_extension_pack() {
         desk(Duration::from_millis(20)),
     );
     run.assert_passed();
-    assert_eq!(run.trials().len(), 2);
-    let step = &run.trials()[0].steps[0];
+    assert_eq!(run.seed().expect("the seed ran").trials.len(), 2);
+    let step = &run.seed().expect("the seed ran").trials[0].steps[0];
     assert!(
         step.duration >= Duration::from_millis(20),
         "the timer was really awaited: {:?}",
@@ -130,11 +131,7 @@ fn a_tokio_target_can_be_driven_by_hand() {
     use symfonic_evals::Target as _;
     let context = TargetContext::fresh(0).unwrap();
     let mut target = desk(Duration::from_millis(1))(&context);
-    let request = PromptRequest {
-        conversation: "c".into(),
-        prompt: "Oslo?".into(),
-        state: None,
-    };
+    let request = PromptRequest::new("c", "Oslo?");
     let record = target.run_turn(&request).unwrap();
     assert_eq!(record.answer(), "Oslo: 12 degrees");
     assert_eq!(target.inner().calls, 1);

@@ -168,7 +168,8 @@ fn the_default_policy_is_one_trial_of_thirty_seconds() {
         TrialPolicy {
             trials: 1,
             required: 1,
-            step_timeout: std::time::Duration::from_secs(30)
+            step_timeout: std::time::Duration::from_secs(30),
+            concurrency: 0,
         }
     );
 }
@@ -255,6 +256,7 @@ fn extension_pack_names_the_tool_that_is_not_contributed() {
 fn accepting_not_applicable_passes_assert_without_a_pass_verdict() {
     let options = RunOptions {
         accept_not_applicable: true,
+        ..RunOptions::default()
     };
     let run = run_pack(
         "arguments.accepted",
@@ -273,12 +275,13 @@ fn invalid_arguments_are_not_excused_by_accepting_not_applicable() {
     pack.tool_name.clear();
     let options = RunOptions {
         accept_not_applicable: true,
+        ..RunOptions::default()
     };
     let run = run_pack(
         "arguments.not_excused",
         &common::extension(pack),
         &options,
-        |_| WeatherDesk { flaw: None },
+        |_| WeatherDesk::with(None),
     );
     assert!(catch_unwind(AssertUnwindSafe(|| run.assert_passed())).is_err());
 }

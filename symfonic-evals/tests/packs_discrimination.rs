@@ -25,8 +25,8 @@ fn approval_run(name: &str, flaw: Option<ApprovalFlaw>) -> PackRun {
 
 fn extension_run(name: &str, flaw: Option<ExtensionFlaw>) -> PackRun {
     let pack = common::extension(common::extension_pack());
-    run_pack(name, &pack, &RunOptions::default(), move |_| WeatherDesk {
-        flaw,
+    run_pack(name, &pack, &RunOptions::default(), move |_| {
+        WeatherDesk::with(flaw)
     })
 }
 
@@ -34,7 +34,7 @@ fn extension_run(name: &str, flaw: Option<ExtensionFlaw>) -> PackRun {
 fn faithful_procedural_desk_passes_across_the_restart() {
     let run = procedural_run("discrimination.procedural.faithful", None);
     run.assert_passed();
-    let steps = &run.trials()[0].steps;
+    let steps = &run.seed().expect("the seed ran").trials[0].steps;
     let labels: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(
         labels,
@@ -59,7 +59,10 @@ fn tool_that_ran_anyway_fails_the_blocked_turn() {
     let failure = assert_fails_at(&run, "blocked", "ToolSucceeded");
     assert_eq!(failure.description, "ToolSucceeded(issue_refund, times=0)");
     // The ledger moved too, and the pack says so as well.
-    let all: Vec<_> = run.failures().into_iter().map(|f| f.assertion).collect();
+    let all: Vec<_> = common::seed_failures(&run)
+        .into_iter()
+        .map(|f| f.assertion)
+        .collect();
     assert_eq!(all, ["ToolSucceeded", "SideEffectCount"]);
 }
 
@@ -72,7 +75,7 @@ fn ledger_moved_on_refusal_fails_the_blocked_turn() {
     let failure = assert_fails_at(&run, "blocked", "SideEffectCount");
     assert_eq!(failure.expected, "attempts=2 effects=2 duplicates=0");
     assert_eq!(failure.observed, "attempts=3 effects=3 duplicates=0");
-    assert_eq!(run.failures().len(), 1, "{}", run.render());
+    assert_eq!(common::seed_failures(&run).len(), 1, "{}", run.render());
 }
 
 #[test]
@@ -82,7 +85,7 @@ fn draft_in_recall_fails_the_draft_probe() {
         Some(ProceduralFlaw::DraftInRecall),
     );
     assert_fails_at(&run, "draft probe", "PromptRecallExcludes");
-    assert_eq!(run.failures().len(), 1, "{}", run.render());
+    assert_eq!(common::seed_failures(&run).len(), 1, "{}", run.render());
 }
 
 #[test]
@@ -107,12 +110,13 @@ fn approval_lost_across_restart_fails_the_satisfied_turn() {
     let failure = assert_fails_at(&run, "satisfied", "AttributeEquals");
     assert_eq!(failure.description, "AttributeEquals(procedural_review)");
     // The review step itself passed: the loss shows only after the restart.
-    assert!(run.trials()[0].steps[3].passed());
+    assert!(run.seed().expect("the seed ran").trials[0].steps[3].passed());
 }
 
 #[test]
-fn approval_kept_in_memory_passes_when_the_pack_skips_the_restart() {
-    // Shows the restart is what catches the flaw above, not something else.
+fn approval_kept_in_memory_is_caught_by_the_placement_probe_when_the_seed_skips_the_restart() {
+    // The restart is what catches the flaw above: without it in the seed
+    // scenario, only the probe that places it elsewhere fails.
     let mut pack = common::procedural_pack();
     pack.restart_before_enforcement = false;
     let run = run_pack(
@@ -121,7 +125,9 @@ fn approval_kept_in_memory_passes_when_the_pack_skips_the_restart() {
         &RunOptions::default(),
         |ctx| RefundDesk::open(ctx, Some(ProceduralFlaw::ApprovalNotPersisted)),
     );
-    run.assert_passed();
+    assert!(run.seed().is_some_and(|s| s.passed()), "{}", run.render());
+    let failure = assert_fails_at(&run, "satisfied", "AttributeEquals");
+    assert_eq!(failure.scenario, "procedural/enforcement-after-restart");
 }
 
 #[test]
@@ -150,7 +156,7 @@ fn no_promotion_fails_the_last_demonstration() {
 #[test]
 fn blocked_turn_requires_a_rejected_stage() {
     // Sanity of the scenario itself: the blocked step really asks for a rejection.
-    let scenario = common::procedural_pack().scenario();
+    let scenario = common::procedural_pack().seed();
     let blocked = scenario.steps.last().expect("a blocked step");
     assert!(blocked.assertions.iter().any(|a| matches!(
         a,
@@ -165,7 +171,7 @@ fn blocked_turn_requires_a_rejected_stage() {
 fn faithful_manager_desk_passes() {
     let run = approval_run("discrimination.approval.faithful", None);
     run.assert_passed();
-    let labels: Vec<&str> = run.trials()[0]
+    let labels: Vec<&str> = run.seed().expect("the seed ran").trials[0]
         .steps
         .iter()
         .map(|s| s.label.as_str())
@@ -215,22 +221,27 @@ fn paused_turn_not_continued_fails_the_resume() {
     );
     let failure = assert_fails_at(&run, "resume", "AttributeEquals");
     assert_eq!(failure.description, "AttributeEquals(resume_continued)");
-    assert_eq!(run.failures().len(), 1, "{}", run.render());
+    assert_eq!(common::seed_failures(&run).len(), 1, "{}", run.render());
 }
 
 #[test]
-fn spent_token_forgotten_on_restart_fails_only_when_the_pack_restarts() {
+fn spent_token_forgotten_on_restart_fails_only_the_restart_before_replay_probe() {
     let flaw = Some(ApprovalFlaw::SpentOnlyInMemory);
-    approval_run("discrimination.approval.in_memory", flaw).assert_passed();
-    let mut pack = common::approval_pack();
-    pack.restart_before_replay = true;
-    let run = run_pack(
-        "discrimination.approval.in_memory_restarted",
-        &common::approval(pack),
-        &RunOptions::default(),
-        move |ctx| ManagerDesk::open(ctx, flaw),
+    let run = approval_run("discrimination.approval.in_memory", flaw);
+    let failure = assert_fails_at(&run, "replay", "ExpectedError");
+    assert_eq!(failure.scenario, "approval/restart-before-replay");
+    let failed: Vec<&str> = run
+        .scenarios()
+        .iter()
+        .filter(|s| !s.passed())
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(
+        failed,
+        ["approval/restart-before-replay"],
+        "{}",
+        run.render()
     );
-    assert_fails_at(&run, "replay", "ExpectedError");
 }
 
 #[test]
@@ -261,7 +272,7 @@ fn extension_tool_never_called_fails_on_the_call() {
     let failure = assert_fails_at(&run, "extension call", "ToolCalled");
     assert_eq!(
         failure.description,
-        "ToolCalled(weather_lookup, times=1, with arguments)"
+        "ToolCalled(weather_lookup, times=1, with arguments, exact)"
     );
     // An answer that describes the tool does not rescue it.
     assert!(!run

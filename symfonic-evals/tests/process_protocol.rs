@@ -28,24 +28,18 @@ fn harness_messages() -> Vec<HarnessMessage> {
         },
         HarnessMessage::Prompt {
             id: 1,
-            request: PromptRequest {
-                conversation: "c".into(),
-                prompt: "refund order 3".into(),
-                state: Some(json!({"region": "US", "tier": {"level": 2}})),
-            },
+            request: PromptRequest::new("c", "refund order 3")
+                .with_state(json!({"region": "US", "tier": {"level": 2}})),
         },
         HarnessMessage::Prompt {
             id: 2,
-            request: PromptRequest {
-                conversation: "c".into(),
-                prompt: "hello".into(),
-                state: None,
-            },
+            request: PromptRequest::new("c", "hello"),
         },
         HarnessMessage::Resume {
             id: 3,
             request: ResumeRequest {
                 conversation: "c".into(),
+                question_id: None,
                 token: "tok".into(),
                 answer: json!({"approved": true}),
             },
@@ -211,7 +205,6 @@ fn live_traffic_with_the_python_companion_validates_in_both_directions() {
         pause_prompt: "escalate ticket 7 to a supervisor".into(),
         answer: json!({"approved": true}),
         interaction_tool: "ask_user".into(),
-        restart_before_replay: true,
         ..ApprovalResumePack::default()
     });
     let extension = PackDefinition::ExtensionTool(ExtensionToolPack {
@@ -229,11 +222,7 @@ fn live_traffic_with_the_python_companion_validates_in_both_directions() {
     // A refund turn exercises the ledger round trip.
     let ctx = symfonic_evals::TargetContext::fresh(0).unwrap();
     let mut target = ProcessTarget::spawn(&ctx, &spec).unwrap();
-    let request = PromptRequest {
-        conversation: "c".into(),
-        prompt: "refund order 3".into(),
-        state: Some(json!({"region": "US"})),
-    };
+    let request = PromptRequest::new("c", "refund order 3").with_state(json!({"region": "US"}));
     symfonic_evals::Target::run_turn(&mut target, &request).unwrap();
     drop(target);
 

@@ -25,11 +25,7 @@ fn spec(flags: &[&str]) -> ProcessSpec {
 }
 
 fn prompt(text: &str) -> PromptRequest {
-    PromptRequest {
-        conversation: "robustness".into(),
-        prompt: text.into(),
-        state: None,
-    }
+    PromptRequest::new("robustness", text)
 }
 
 /// Every pid the script recorded for this context, in start order.

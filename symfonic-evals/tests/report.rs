@@ -27,12 +27,38 @@ fn a_passing_run_reports_every_step_and_assertion() {
     );
     run.assert_passed();
     let path = run.report_path().unwrap();
-    assert_eq!(path.file_name().unwrap(), "report.procedural.json");
+    // The package that ran it leads the name, so crates sharing a target
+    // directory never overwrite each other's reports.
+    assert_eq!(
+        path.file_name().unwrap(),
+        "symfonic-evals.report.procedural.json"
+    );
     let report = report_of(&run);
+    assert_eq!(
+        report["schema_version"],
+        symfonic_evals::REPORT_SCHEMA_VERSION
+    );
+    assert_eq!(report["harness"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(report["package"], "symfonic-evals");
     assert_eq!(report["name"], "report.procedural");
-    assert_eq!(report["verdict"], "Passed");
-    assert_eq!(report["scenario"], "procedural-review-and-enforcement");
-    let steps = report["trials"][0]["steps"].as_array().unwrap();
+    assert_eq!(report["verdict"], "passed");
+    assert_eq!(report["fingerprint"], run.fingerprint());
+    assert!(report["started_unix_ms"].as_u64().unwrap() > 1_600_000_000_000);
+    let scenarios = report["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios[0]["name"], "procedural-review-and-enforcement");
+    assert_eq!(scenarios[0]["kind"], "seed");
+    assert!(scenarios[1..]
+        .iter()
+        .all(|s| s["kind"] == "probe" && s["passed"] == true));
+    let total: u64 = scenarios
+        .iter()
+        .map(|s| s["trials"][0]["duration_us"].as_u64().unwrap())
+        .sum();
+    assert!(
+        report["duration_us"].as_u64().unwrap() >= total / 2,
+        "{report}"
+    );
+    let steps = scenarios[0]["trials"][0]["steps"].as_array().unwrap();
     let labels: Vec<&str> = steps.iter().map(|s| s["label"].as_str().unwrap()).collect();
     assert_eq!(
         labels,
@@ -76,8 +102,10 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
         |ctx| ManagerDesk::open(ctx, Some(ApprovalFlaw::TokenRedeemedTwice)),
     );
     let report = report_of(&run);
-    assert_eq!(report["verdict"], "Failed");
-    let steps = report["trials"][0]["steps"].as_array().unwrap();
+    assert_eq!(report["verdict"], "failed");
+    let steps = report["scenarios"][0]["trials"][0]["steps"]
+        .as_array()
+        .unwrap();
     assert_eq!(steps.len(), 3);
     assert_eq!(steps[1]["operation"], "resume");
     assert!(steps[1]["assertions"]
@@ -103,12 +131,10 @@ fn a_failed_assertion_is_reported_with_both_sides() {
         "report.extension_failing",
         &common::extension(common::extension_pack()),
         &RunOptions::default(),
-        |_| WeatherDesk {
-            flaw: Some(common::extension::ExtensionFlaw::CalledButFailed),
-        },
+        |_| WeatherDesk::with(Some(common::extension::ExtensionFlaw::CalledButFailed)),
     );
     let report = report_of(&run);
-    let assertions = report["trials"][0]["steps"][0]["assertions"]
+    let assertions = report["scenarios"][0]["trials"][0]["steps"][0]["assertions"]
         .as_array()
         .unwrap();
     let failed: Vec<&Value> = assertions.iter().filter(|a| a["passed"] == false).collect();
@@ -134,8 +160,9 @@ fn a_not_applicable_run_reports_what_is_missing() {
         |_| Bare,
     );
     let report = report_of(&run);
+    assert_eq!(report["verdict"], "not_applicable");
     assert_eq!(
-        report["verdict"]["NotApplicable"],
+        report["missing"],
         serde_json::json!([
             {
                 "missing": "capability",
@@ -150,7 +177,7 @@ fn a_not_applicable_run_reports_what_is_missing() {
             }
         ])
     );
-    assert!(report["trials"].as_array().unwrap().is_empty());
+    assert!(report["scenarios"].as_array().unwrap().is_empty());
 }
 
 /// Declares nothing and is never asked a turn.
@@ -177,7 +204,7 @@ fn a_rerun_replaces_the_report_and_leaves_no_temporary_files() {
             name,
             &common::extension(common::extension_pack()),
             &RunOptions::default(),
-            move |_| WeatherDesk { flaw },
+            move |_| WeatherDesk::with(flaw),
         );
         let path = run.report_path().unwrap();
         assert_eq!(path.parent().unwrap(), dir);
@@ -185,11 +212,12 @@ fn a_rerun_replaces_the_report_and_leaves_no_temporary_files() {
         assert!(!file.contains('/') && !file.contains(' ') && !file.contains(':'));
     }
     let report: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("report.rerun.with.odd.chars.json")).unwrap(),
+        &std::fs::read_to_string(dir.join("symfonic-evals.report.rerun.with.odd.chars.json"))
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(
-        report["verdict"], "Passed",
+        report["verdict"], "passed",
         "the second run's report replaced the first"
     );
     let leftovers: Vec<_> = std::fs::read_dir(dir)
@@ -198,7 +226,8 @@ fn a_rerun_replaces_the_report_and_leaves_no_temporary_files() {
         .filter(|e| {
             // Only this run's: other tests write into the directory meanwhile.
             let file = e.file_name().to_string_lossy().into_owned();
-            file.starts_with(".report.rerun.with.odd.chars.json.") && file.ends_with(".tmp")
+            file.starts_with(".symfonic-evals.report.rerun.with.odd.chars.json.")
+                && file.ends_with(".tmp")
         })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");

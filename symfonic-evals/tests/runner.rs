@@ -59,11 +59,7 @@ impl Target for Script {
 }
 
 fn scenario(steps: Vec<Step>) -> Scenario {
-    Scenario {
-        name: "runner".into(),
-        steps,
-        policy: TrialPolicy::default(),
-    }
+    Scenario::new("runner", steps, TrialPolicy::default())
 }
 
 fn prompt(label: &str) -> Step {
@@ -361,10 +357,12 @@ fn resuming_a_conversation_that_never_paused_breaks_the_step() {
 
 /// A weather desk that fails whichever trials are listed.
 fn flaky(failing: &'static [u32]) -> impl Fn(&TargetContext) -> common::extension::WeatherDesk {
-    move |ctx| common::extension::WeatherDesk {
-        flaw: failing
-            .contains(&ctx.trial())
-            .then_some(common::extension::ExtensionFlaw::NeverCalled),
+    move |ctx| {
+        common::extension::WeatherDesk::with(
+            failing
+                .contains(&ctx.trial())
+                .then_some(common::extension::ExtensionFlaw::NeverCalled),
+        )
     }
 }
 
@@ -383,7 +381,7 @@ fn a_policy_passes_on_enough_trials_and_fails_on_too_few() {
         flaky(&[1]),
     );
     two_of_three.assert_passed();
-    assert_eq!(two_of_three.trials().len(), 3);
+    assert_eq!(two_of_three.seed().expect("the seed ran").trials.len(), 3);
     // The failing trial is still on record.
     assert_eq!(two_of_three.first_failure().unwrap().trial, 1);
 
@@ -395,7 +393,11 @@ fn a_policy_passes_on_enough_trials_and_fails_on_too_few() {
         flaky(&[1]),
     );
     assert_eq!(all_three.verdict(), &Verdict::Failed);
-    assert_eq!(all_three.trials().len(), 2, "stops once the policy is lost");
+    assert_eq!(
+        all_three.seed().expect("the seed ran").trials.len(),
+        2,
+        "stops once the policy is lost"
+    );
 
     pack.policy.required = 2;
     let one_of_three = run_pack(
@@ -553,7 +555,8 @@ fn an_expected_error_step_still_reads_the_ledger_and_refuses_record_assertions()
         RefusesAfterEffect(ctx.ledger().clone())
     }));
     assert!(!trial.passed(), "the refused turn applied an effect");
-    assert_eq!(trial.steps[0].assertions[0].kind, "SideEffectCount");
+    assert_eq!(trial.steps[0].assertions[0].kind, "ExpectedError");
+    assert_eq!(trial.steps[0].assertions[1].kind, "SideEffectCount");
 
     let moved = Assertion::SideEffectCount {
         attempts: 1,

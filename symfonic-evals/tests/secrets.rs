@@ -100,7 +100,7 @@ impl Target for Leaky {
 
 fn procedural_with_secret() -> symfonic_evals::PackDefinition {
     let mut pack = common::procedural_pack();
-    pack.draft_state = json!({"region": "US", "card": SECRET});
+    pack.draft_state = json!({"region": "EU", "card": SECRET, "draft": true});
     pack.satisfied_state = json!({"region": "US", "card": SECRET});
     pack.blocked_state = json!({"region": "EU", "card": SECRET});
     common::procedural(pack)

@@ -34,7 +34,6 @@ pub fn approval_resume() -> PackDefinition {
         pause_prompt: "cancel the subscription of customer 42".into(),
         answer: json!({ "approved": true }),
         interaction_tool: "ask_user".into(),
-        restart_before_replay: true,
         ..ApprovalResumePack::default()
     })
 }

@@ -55,13 +55,12 @@ pub fn procedural() -> PackDefinition {
     })
 }
 
-/// The approval pack, with or without the restart before the replay.
-pub fn approval(restart_before_replay: bool) -> PackDefinition {
+/// The approval pack.
+pub fn approval() -> PackDefinition {
     PackDefinition::ApprovalResume(ApprovalResumePack {
         pause_prompt: "escalate ticket 7 to a supervisor".into(),
         answer: json!({"approved": true}),
         interaction_tool: "ask_user".into(),
-        restart_before_replay,
         ..ApprovalResumePack::default()
     })
 }
@@ -77,12 +76,11 @@ pub fn extension() -> PackDefinition {
     })
 }
 
-/// The definition of `pack` for the Python desk (the approval pack restarts
-/// before the replay).
+/// The definition of `pack` for the Python desk.
 pub fn definition(pack: Pack) -> PackDefinition {
     match pack {
         Pack::Procedural => procedural(),
-        Pack::ApprovalResume => approval(true),
+        Pack::ApprovalResume => approval(),
         Pack::ExtensionTool => extension(),
     }
 }

@@ -1,11 +1,14 @@
 //! The assertions a pack makes about one step's evidence.
 //!
-//! Each assertion reads what the deployment reported (or the ledger the
-//! harness owns) and answers with a [`Check`]: whether it held, what was
+//! Each assertion reads what the deployment reported (or what the harness
+//! itself owns: the ledger, witness records, retained pause tokens, an
+//! effect oracle) and answers with a [`Check`]: whether it held, what was
 //! expected, and what was observed, the latter as a digest whenever it could
 //! carry turn content.
 
-mod check;
+pub(crate) mod check;
+mod describe;
+mod evidence;
 
 use std::collections::BTreeMap;
 
@@ -14,6 +17,58 @@ use serde_json::Value;
 use crate::evidence::StageOutcome;
 
 pub use check::Check;
+pub use evidence::{Evidence, RetainedPause};
+
+/// How a call's arguments are compared with the arguments a pack names.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentMatch {
+    /// Exactly the named arguments, nothing more.
+    #[default]
+    Exact,
+    /// At least the named arguments (objects compared key by key, inside
+    /// nested objects too): a tool that adds a defaulted argument is not a
+    /// failure.
+    Subset,
+}
+
+impl ArgumentMatch {
+    /// Whether `actual` satisfies `expected` under this match.
+    pub fn accepts(self, expected: &Value, actual: &Value) -> bool {
+        match self {
+            Self::Exact => expected == actual,
+            Self::Subset => subset(expected, actual),
+        }
+    }
+
+    /// The lowercase name the pack argument uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Subset => "subset",
+        }
+    }
+}
+
+fn subset(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(want), Value::Object(have)) => want
+            .iter()
+            .all(|(key, value)| have.get(key).is_some_and(|v| subset(value, v))),
+        _ => expected == actual,
+    }
+}
+
+/// What a gate sweep step expects the gate to do with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GateVerdict {
+    /// The contract's precondition holds: the call must be admitted and run.
+    Admit,
+    /// It does not: the call must be refused and perform nothing.
+    Refuse,
+}
 
 /// One claim about a step's evidence.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,14 +98,17 @@ pub enum Assertion {
     PromptRecallContains(String),
     /// The model input does not contain the fragment.
     PromptRecallExcludes(String),
-    /// The tool was called exactly `times` times (with exactly `arguments`, if given).
+    /// The tool was called exactly `times` times (each with `arguments`,
+    /// compared by `matching`, if given).
     ToolCalled {
         /// The tool's name.
         tool: String,
         /// How many calls.
         times: usize,
-        /// The exact arguments each counted call must carry.
+        /// The arguments each counted call must carry.
         arguments: Option<Value>,
+        /// How the arguments are compared.
+        matching: ArgumentMatch,
     },
     /// The tool ran and returned a result exactly `times` times.
     ToolSucceeded {
@@ -59,10 +117,20 @@ pub enum Assertion {
         /// How many successful calls.
         times: usize,
     },
-    /// At least `minimum` tool calls, and no id repeated.
+    /// The tool has exactly `times` calls parked by the turn's pause.
+    ToolPending {
+        /// The tool's name.
+        tool: String,
+        /// How many pending calls.
+        times: usize,
+    },
+    /// At least `minimum` tool calls, and no id repeated (within the turn,
+    /// or also against every earlier turn of the trial).
     ToolCallIdsUnique {
         /// The least number of calls.
         minimum: usize,
+        /// Whether ids must also differ from those of earlier turns.
+        across_trial: bool,
     },
     /// The harness ledger shows exactly these counts after the step.
     SideEffectCount {
@@ -71,6 +139,15 @@ pub enum Assertion {
         /// Effects applied.
         effects: u64,
         /// Attempts whose key had already been applied.
+        duplicates: u64,
+    },
+    /// The harness ledger moved by exactly this much during the step.
+    LedgerDelta {
+        /// New attempts.
+        attempts: u64,
+        /// New effects.
+        effects: u64,
+        /// New duplicates.
         duplicates: u64,
     },
     /// The governance trace has the stage (with the outcome, if given) and
@@ -85,83 +162,86 @@ pub enum Assertion {
     },
     /// The answer contains every fragment.
     ResponseContains(Vec<String>),
+    /// The pause this turn ended in issued a token no other conversation of
+    /// the trial holds.
+    PauseTokenDistinct,
+    /// The call the redeemed pause left pending is reported resolved by this
+    /// turn (and `tool` was not called again).
+    PendingResolved {
+        /// The interaction tool.
+        tool: String,
+    },
+    /// The procedures the deployment published (`procedures`: a list of
+    /// `{"tool", "precondition", "text"}`) are bound to the identity digests
+    /// it reported: the harness recomputes each identity, the review ids
+    /// must be exactly those, at least one governs `tool`, and (when
+    /// `enforced`) the enforcement ids are non-empty and each names one of
+    /// them.
+    ProceduresBound {
+        /// Where the published procedures are.
+        procedures: String,
+        /// Where the review door's identity digests are.
+        review_ids: String,
+        /// Where the gate's identity digests are.
+        enforcement_ids: String,
+        /// The tool the procedure governs.
+        tool: String,
+        /// Whether this turn's gate must have read a published procedure.
+        enforced: bool,
+    },
+    /// Every published precondition governing `tool`, judged by the
+    /// library's own evaluator on `state`, holds (or, with `holds = false`,
+    /// at least one does not): the pack's states mean what they claim.
+    PreconditionVerdict {
+        /// Where the published procedures are.
+        procedures: String,
+        /// The governed tool.
+        tool: String,
+        /// The state to judge.
+        state: Value,
+        /// Whether the precondition must hold.
+        holds: bool,
+    },
+    /// The gate treated this turn's call as the contract says it must:
+    /// admitted (stage not rejected, the tool succeeded, a ledger attempt)
+    /// or refused (stage rejected, no success, the ledger unmoved).
+    GateAgrees {
+        /// The governed tool.
+        tool: String,
+        /// The precondition stage.
+        stage: String,
+        /// What the contract's evaluator decided.
+        verdict: GateVerdict,
+    },
+    /// A tool body witnessed an execution of `tool` with the arguments
+    /// (compared by `matching`) and a non-error outcome.
+    ToolWitnessed {
+        /// The tool's name.
+        tool: String,
+        /// The arguments the body must have received, if named.
+        arguments: Option<Value>,
+        /// How they are compared.
+        matching: ArgumentMatch,
+    },
+    /// Each successful call of `tool` had its result shown to the model: the
+    /// result's text fragments all appear in the model input.
+    ToolResultShown {
+        /// The tool's name.
+        tool: String,
+    },
+    /// The adopter's effect oracle, reading the deployment's own store,
+    /// counts exactly the effects the ledger applied.
+    EffectsMatchOracle,
 }
 
 impl Assertion {
-    /// The assertion's kind, as failures name it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::AttributeEquals { .. } => "AttributeEquals",
-            Self::AttributeCount { .. } => "AttributeCount",
-            Self::AttributesSameNonEmpty { .. } => "AttributesSameNonEmpty",
-            Self::PromptRecallContains(_) => "PromptRecallContains",
-            Self::PromptRecallExcludes(_) => "PromptRecallExcludes",
-            Self::ToolCalled { .. } => "ToolCalled",
-            Self::ToolSucceeded { .. } => "ToolSucceeded",
-            Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
-            Self::SideEffectCount { .. } => "SideEffectCount",
-            Self::StageObserved { .. } => "StageObserved",
-            Self::ResponseContains(_) => "ResponseContains",
-        }
-    }
-
-    /// A one-line description naming the assertion's parameters (never any
-    /// observed value).
-    pub fn describe(&self) -> String {
-        match self {
-            Self::AttributeEquals { name, .. } => format!("AttributeEquals({name})"),
-            Self::AttributeCount { name, minimum } => {
-                format!("AttributeCount({name}, minimum={minimum})")
-            }
-            Self::AttributesSameNonEmpty { left, right } => {
-                format!("AttributesSameNonEmpty({left}, {right})")
-            }
-            Self::PromptRecallContains(_) => "PromptRecallContains(fragment)".into(),
-            Self::PromptRecallExcludes(_) => "PromptRecallExcludes(fragment)".into(),
-            Self::ToolCalled {
-                tool,
-                times,
-                arguments,
-            } => match arguments {
-                Some(_) => format!("ToolCalled({tool}, times={times}, with arguments)"),
-                None => format!("ToolCalled({tool}, times={times})"),
-            },
-            Self::ToolSucceeded { tool, times } => format!("ToolSucceeded({tool}, times={times})"),
-            Self::ToolCallIdsUnique { minimum } => format!("ToolCallIdsUnique(minimum={minimum})"),
-            Self::SideEffectCount {
-                attempts,
-                effects,
-                duplicates,
-            } => format!(
-                "SideEffectCount(attempts={attempts}, effects={effects}, duplicates={duplicates})"
-            ),
-            Self::StageObserved {
-                stage,
-                outcome,
-                minimum_counts,
-            } => {
-                let mut text = format!("StageObserved({stage}");
-                if let Some(outcome) = outcome {
-                    text.push_str(&format!(", outcome={outcome}"));
-                }
-                for (name, least) in minimum_counts {
-                    text.push_str(&format!(", {name}>={least}"));
-                }
-                text.push(')');
-                text
-            }
-            Self::ResponseContains(fragments) => {
-                format!("ResponseContains({} fragments)", fragments.len())
-            }
-        }
-    }
-
     /// A tool-called assertion with no argument constraint.
     pub fn tool_called(tool: impl Into<String>, times: usize) -> Self {
         Self::ToolCalled {
             tool: tool.into(),
             times,
             arguments: None,
+            matching: ArgumentMatch::Exact,
         }
     }
 
@@ -189,6 +269,24 @@ impl Assertion {
         }
     }
 
+    /// A ledger assertion on absolute counts.
+    pub fn ledger(attempts: u64, effects: u64, duplicates: u64) -> Self {
+        Self::SideEffectCount {
+            attempts,
+            effects,
+            duplicates,
+        }
+    }
+
+    /// A ledger assertion on what the step moved.
+    pub fn ledger_moved(attempts: u64, effects: u64, duplicates: u64) -> Self {
+        Self::LedgerDelta {
+            attempts,
+            effects,
+            duplicates,
+        }
+    }
+
     /// A stage-observed assertion.
     pub fn stage_observed(
         stage: impl Into<String>,
@@ -203,5 +301,15 @@ impl Assertion {
                 .map(|(name, n)| (name.to_owned(), n))
                 .collect(),
         }
+    }
+
+    /// Whether the assertion can be judged without a turn record (a step
+    /// that ended in its expected error still has the ledger and the
+    /// oracle).
+    pub fn needs_record(&self) -> bool {
+        !matches!(
+            self,
+            Self::SideEffectCount { .. } | Self::LedgerDelta { .. } | Self::EffectsMatchOracle
+        )
     }
 }

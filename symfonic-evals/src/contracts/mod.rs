@@ -22,6 +22,6 @@ pub use governance::{
 };
 pub use path::resolve_path;
 pub use predicates::{
-    evaluate_state_predicate, skill_applies, state_predicates_in, PredicateOutcome,
-    PREDICATE_OPERATORS,
+    evaluate_state_predicate, precondition_problem, skill_applies, state_predicates_in,
+    PredicateOutcome, PREDICATE_OPERATORS,
 };

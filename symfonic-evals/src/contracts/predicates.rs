@@ -211,6 +211,68 @@ pub(crate) fn applies_on_value(state: &Value, precondition: &Value) -> bool {
             .all(|predicate| evaluate_on_value(state, predicate).matched)
 }
 
+/// Why `precondition` cannot be read, if it cannot: an entry that is
+/// neither a tool identifier nor a `{"state": ...}` rule, or a predicate
+/// with no path, an unknown operator, a missing value, or `in` without a
+/// list. Such a precondition fails closed everywhere, so a harness
+/// comparing a gate with this evaluator must say it could not read the
+/// rule rather than report agreement about a rule that says nothing.
+///
+/// ```
+/// use serde_json::json;
+/// use symfonic_evals::contracts::precondition_problem;
+///
+/// assert_eq!(precondition_problem(&json!([{"state": {"path": "region", "op": "eq", "value": "US"}}])), None);
+/// let typo = precondition_problem(&json!([{"state": {"path": "region", "op": "equals", "value": "US"}}]));
+/// assert!(typo.unwrap().contains("entry 1"));
+/// ```
+pub fn precondition_problem(precondition: &Value) -> Option<String> {
+    let Some(entries) = entries(precondition) else {
+        return Some(format!(
+            "a precondition is none, one entry or a list, not {}",
+            kind_of(precondition)
+        ));
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        let n = index + 1;
+        if entry.is_string() {
+            continue;
+        }
+        let Some(predicate) = entry.as_object().and_then(|rule| rule.get("state")) else {
+            return Some(format!(
+                "entry {n} is neither a tool name nor a {{\"state\": ...}} rule"
+            ));
+        };
+        if let Some(problem) = predicate_problem(predicate) {
+            return Some(format!("entry {n}: {problem}"));
+        }
+    }
+    None
+}
+
+/// Why one predicate cannot be evaluated, if it cannot.
+fn predicate_problem(predicate: &Value) -> Option<String> {
+    let Some(rule) = predicate.as_object() else {
+        return Some(format!(
+            "predicate is {}, not an object",
+            kind_of(predicate)
+        ));
+    };
+    if !matches!(rule.get("path"), Some(Value::String(path)) if !path.is_empty()) {
+        return Some("missing or empty `path`".into());
+    }
+    let op = match rule.get("op") {
+        Some(Value::String(op)) if PREDICATE_OPERATORS.contains(&op.as_str()) => op.as_str(),
+        _ => return Some("unknown operator".into()),
+    };
+    match (op, rule.get("value")) {
+        ("exists", _) => None,
+        (_, None) => Some(format!("operator `{op}` requires `value`")),
+        ("in", Some(value)) if !value.is_array() => Some("`in` requires an array value".into()),
+        _ => None,
+    }
+}
+
 /// The entries of a precondition written as none (`null`), one entry, or an
 /// ordered list; `None` for a shape that is none of these.
 fn entries(precondition: &Value) -> Option<&[Value]> {

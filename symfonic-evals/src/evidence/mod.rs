@@ -6,11 +6,11 @@ mod record;
 mod request;
 mod tool_call;
 
-pub use error::TurnError;
+pub use error::{is_plain_name, TurnError};
 pub use governance::{StageOutcome, StageRecord};
 pub use record::{
     Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
     PAUSE_RESUMABLE,
 };
-pub use request::{Operation, PromptRequest, ResumeRequest};
-pub use tool_call::{ToolCall, ToolOutcome};
+pub use request::{Operation, PromptRequest, ResumeRequest, Role};
+pub use tool_call::{ResolvedCall, ToolCall, ToolOutcome};

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::governance::StageRecord;
-use super::tool_call::ToolCall;
+use super::tool_call::{ResolvedCall, ToolCall};
 
 /// Attribute names whose values come from the terminal event, not from the
 /// deployment's attribute map. A deployment that sets `paused` by hand while
@@ -44,6 +44,14 @@ pub struct Pause {
     pub resumable: bool,
     /// The single-use token a person redeems to resume.
     pub token: String,
+    /// The question the deployment asked, as JSON, when it publishes one.
+    /// Turn content: reports only ever show its digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<serde_json::Value>,
+    /// The id the deployment gave that question; the harness keeps it with
+    /// the token and hands it back on the resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question_id: Option<String>,
 }
 
 impl Pause {
@@ -53,7 +61,17 @@ impl Pause {
             interaction: interaction.into(),
             resumable,
             token: token.into(),
+            question: None,
+            question_id: None,
         }
+    }
+
+    /// The same pause, publishing the question asked and its id.
+    #[must_use]
+    pub fn asking(mut self, question: serde_json::Value, id: impl Into<String>) -> Self {
+        self.question = Some(question);
+        self.question_id = Some(id.into());
+        self
     }
 }
 
@@ -65,6 +83,8 @@ pub struct TurnRecord {
     terminal: Terminal,
     #[serde(default)]
     tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    resolved: Vec<ResolvedCall>,
     #[serde(default)]
     model_input: String,
     #[serde(default)]
@@ -100,6 +120,11 @@ impl TurnRecord {
     /// Every tool call the turn made, in order.
     pub fn tool_calls(&self) -> &[ToolCall] {
         &self.tool_calls
+    }
+
+    /// Calls parked by an earlier pause that this turn resolved.
+    pub fn resolved(&self) -> &[ResolvedCall] {
+        &self.resolved
     }
 
     /// The text the model was shown, recall block included.
@@ -181,6 +206,13 @@ impl TurnRecordBuilder {
     /// Appends several tool calls.
     pub fn tool_calls(mut self, calls: impl IntoIterator<Item = ToolCall>) -> Self {
         self.record.tool_calls.extend(calls);
+        self
+    }
+
+    /// Reports that this turn (a resume) resolved the call an earlier pause
+    /// left pending.
+    pub fn resolved(mut self, call: ResolvedCall) -> Self {
+        self.record.resolved.push(call);
         self
     }
 

@@ -23,9 +23,40 @@ impl Operation {
     }
 }
 
+/// Who is speaking in a turn. Reviews in real frameworks are admin actions
+/// (an admin API, a review queue), not chat: an operator turn goes to the
+/// deployment's operator door, and a deployment must route on this role,
+/// never on the prompt's words.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A user of the agent.
+    #[default]
+    User,
+    /// An operator acting on the deployment (reviewing, approving).
+    Operator,
+}
+
+impl Role {
+    /// The lowercase name used on the wire and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Operator => "operator",
+        }
+    }
+
+    fn is_user(&self) -> bool {
+        *self == Self::User
+    }
+}
+
 /// A prompt turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptRequest {
+    /// Who speaks: a user (the default) or an operator.
+    #[serde(default, skip_serializing_if = "Role::is_user")]
+    pub role: Role,
     /// The conversation the turn belongs to.
     pub conversation: String,
     /// The prompt text.
@@ -35,6 +66,32 @@ pub struct PromptRequest {
     pub state: Option<Value>,
 }
 
+impl PromptRequest {
+    /// A user's prompt in `conversation`, with no explicit state.
+    pub fn new(conversation: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            conversation: conversation.into(),
+            prompt: prompt.into(),
+            state: None,
+        }
+    }
+
+    /// The same request with explicit turn state.
+    #[must_use]
+    pub fn with_state(mut self, state: Value) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// The same request spoken by `role`.
+    #[must_use]
+    pub fn by(mut self, role: Role) -> Self {
+        self.role = role;
+        self
+    }
+}
+
 /// Redeeming the latest pause of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResumeRequest {
@@ -42,6 +99,11 @@ pub struct ResumeRequest {
     pub conversation: String,
     /// The token the pause issued, retained by the harness.
     pub token: String,
+    /// The id of the question the pause asked, when it published one: a
+    /// redemption that needs the question's server-issued id gets it from
+    /// the harness instead of keeping its own copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question_id: Option<String>,
     /// What the person answered.
     pub answer: Value,
 }

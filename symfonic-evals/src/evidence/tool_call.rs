@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// How a tool call ended. A call refused by a governance stage never ran.
+/// How a tool call ended. A call refused by a governance stage never ran; a
+/// call parked by a pause has not ended yet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ToolOutcome {
@@ -22,6 +23,9 @@ pub enum ToolOutcome {
         /// The stage that refused it.
         stage: String,
     },
+    /// The call is parked by the pause that ended the turn: it is neither a
+    /// success nor a failure until a resume resolves it.
+    Pending,
 }
 
 /// A tool call the turn made.
@@ -70,6 +74,12 @@ impl ToolCall {
         Self::with_outcome(id, name, arguments, ToolOutcome::Refused { stage })
     }
 
+    /// A call parked by the pause that ended the turn (an interaction
+    /// waiting for a person).
+    pub fn pending(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self::with_outcome(id, name, arguments, ToolOutcome::Pending)
+    }
+
     fn with_outcome(
         id: impl Into<String>,
         name: impl Into<String>,
@@ -87,5 +97,31 @@ impl ToolCall {
     /// Whether the tool ran and returned a result.
     pub fn is_success(&self) -> bool {
         matches!(self.outcome, ToolOutcome::Succeeded { .. })
+    }
+
+    /// Whether the call is parked by a pause.
+    pub fn is_pending(&self) -> bool {
+        matches!(self.outcome, ToolOutcome::Pending)
+    }
+}
+
+/// A call parked by an earlier pause that this turn (a resume) settled: the
+/// interaction got its answer. Reported apart from the turn's own calls, so a
+/// resolution is never mistaken for the interaction being called again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedCall {
+    /// The id the pending call had in the paused turn.
+    pub id: String,
+    /// How it ended now that it was resumed.
+    pub outcome: ToolOutcome,
+}
+
+impl ResolvedCall {
+    /// The pending call `id`, resolved with `outcome`.
+    pub fn new(id: impl Into<String>, outcome: ToolOutcome) -> Self {
+        Self {
+            id: id.into(),
+            outcome,
+        }
     }
 }

@@ -1,10 +1,9 @@
 //! What every pack shares: its kind, its argument checks, and applicability.
 
-use std::fmt;
-
 use serde_json::Value;
 
-use super::{ApprovalResumePack, ExtensionToolPack, ProceduralPack};
+use super::probes::Probe;
+use super::{ApprovalResumePack, ArgumentError, ExtensionToolPack, ProceduralPack};
 use crate::capability::{CapabilityEvidence, Missing, Requirements};
 use crate::scenario::{Scenario, TrialPolicy};
 
@@ -37,86 +36,46 @@ impl PackKind {
             Self::ExtensionTool => "extensions",
         }
     }
-}
 
-/// A pack argument that cannot make a meaningful scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgumentError {
-    /// The argument at fault.
-    pub argument: &'static str,
-    /// Why.
-    pub message: String,
-}
-
-impl fmt::Display for ArgumentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.argument, self.message)
-    }
-}
-
-impl std::error::Error for ArgumentError {}
-
-/// Collects argument errors; the checks are shared with nothing else, so
-/// the macros mirror them at compile time.
-#[derive(Default)]
-pub(crate) struct ArgumentChecks(Vec<ArgumentError>);
-
-impl ArgumentChecks {
-    pub(crate) fn require(&mut self, ok: bool, argument: &'static str, message: &str) {
-        if !ok {
-            self.0.push(ArgumentError {
-                argument,
-                message: message.to_owned(),
-            });
+    /// The name of the pack's seed scenario, as its contract gives it.
+    pub fn seed_scenario(self) -> &'static str {
+        match self {
+            Self::Procedural => super::procedural::SEED,
+            Self::ApprovalResume => super::approval::SEED,
+            Self::ExtensionTool => super::extension::SEED,
         }
     }
 
-    pub(crate) fn text(&mut self, argument: &'static str, value: &str) {
-        self.require(!value.is_empty(), argument, "must not be empty");
-    }
-
-    pub(crate) fn state(&mut self, argument: &'static str, value: &Value) {
-        let ok = value.as_object().is_some_and(|map| !map.is_empty());
-        self.require(ok, argument, "must be a non-empty JSON object");
-    }
-
-    pub(crate) fn policy(&mut self, policy: &TrialPolicy) {
-        if let Some(problem) = policy.problem() {
-            self.0.push(ArgumentError {
-                argument: "policy",
-                message: problem,
-            });
-        }
-    }
-
-    pub(crate) fn finish(self) -> Result<(), Vec<ArgumentError>> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(self.0)
+    /// Every probe the pack can run, in the order it runs them.
+    pub fn probes(self) -> &'static [Probe] {
+        match self {
+            Self::Procedural => super::procedural::PROBES,
+            Self::ApprovalResume => super::approval::PROBES,
+            Self::ExtensionTool => super::extension::PROBES,
         }
     }
 }
 
-/// Either the scenario a pack runs, or precisely what the deployment lacks.
+/// Either the scenarios a pack runs (its seed scenario first, then its
+/// probes), or precisely what the deployment lacks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PackResolution {
-    /// The pack applies; run this.
-    Scenario(Scenario),
+    /// The pack applies; run these.
+    Scenarios(Vec<Scenario>),
     /// The pack does not apply, for these reasons.
     NotApplicable(Vec<Missing>),
 }
 
-/// Resolves a pack against the deployment's evidence: its scenario when
+/// Resolves a pack against the deployment's evidence: its scenarios when
 /// nothing is missing, else the list of what is.
 pub fn resolve_pack(
     evidence: &CapabilityEvidence,
     requirements: &Requirements,
-    build: impl FnOnce() -> Scenario,
+    build: impl FnOnce() -> Vec<Scenario>,
 ) -> PackResolution {
     let missing = evidence.missing(requirements);
     if missing.is_empty() {
-        PackResolution::Scenario(build())
+        PackResolution::Scenarios(build())
     } else {
         PackResolution::NotApplicable(missing)
     }
@@ -255,11 +214,27 @@ impl PackDefinition {
 
     /// [`resolve`](Self::resolve) for a definition already checked.
     pub(crate) fn resolve_checked(&self, evidence: &CapabilityEvidence) -> PackResolution {
-        resolve_pack(evidence, &self.requirements(), || match self {
-            Self::Procedural(pack) => pack.scenario(),
-            Self::ApprovalResume(pack) => pack.scenario(),
-            Self::ExtensionTool(pack) => pack.scenario(),
-        })
+        resolve_pack(evidence, &self.requirements(), || self.scenarios())
+    }
+
+    /// Every scenario the pack runs: the seed scenario, then each probe
+    /// that is enabled (by default, or by the argument it needs) and not
+    /// skipped.
+    pub fn scenarios(&self) -> Vec<Scenario> {
+        match self {
+            Self::Procedural(pack) => pack.scenarios(),
+            Self::ApprovalResume(pack) => pack.scenarios(),
+            Self::ExtensionTool(pack) => pack.scenarios(),
+        }
+    }
+
+    /// The seed scenario alone, exactly as the pack's contract fixes it.
+    pub fn seed_scenario(&self) -> Scenario {
+        match self {
+            Self::Procedural(pack) => pack.seed(),
+            Self::ApprovalResume(pack) => pack.seed(),
+            Self::ExtensionTool(pack) => pack.seed(),
+        }
     }
 }
 
@@ -289,6 +264,8 @@ struct PolicyArguments {
     required: u32,
     #[serde(default)]
     step_timeout_ms: Option<u64>,
+    #[serde(default)]
+    concurrency: Option<u32>,
 }
 
 impl PolicyArguments {
@@ -301,6 +278,9 @@ impl PolicyArguments {
         };
         if let Some(ms) = self.step_timeout_ms {
             policy.step_timeout = std::time::Duration::from_millis(ms);
+        }
+        if let Some(concurrency) = self.concurrency {
+            policy.concurrency = concurrency;
         }
         policy
     }

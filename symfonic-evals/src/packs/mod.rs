@@ -1,13 +1,20 @@
 //! The three capability packs, as library functions the macros expand into.
+//! Each says only what to run: its seed scenario and its probes. How a trial
+//! runs is the runner's business, and accounting for it the report's.
 
-mod approval;
+pub mod approval;
+mod arguments;
 mod definition;
-mod extension;
-mod procedural;
+pub mod extension;
+pub mod probes;
+pub mod procedural;
 mod review;
+mod serde_forms;
 
 pub use approval::ApprovalResumePack;
-pub use definition::{resolve_pack, ArgumentError, PackDefinition, PackKind, PackResolution};
+pub use arguments::ArgumentError;
+pub use definition::{resolve_pack, PackDefinition, PackKind, PackResolution};
 pub use extension::ExtensionToolPack;
+pub use probes::Probe;
 pub use procedural::{ProceduralPack, APPROVED};
 pub use review::{procedural_review_rows, procedure_identity};

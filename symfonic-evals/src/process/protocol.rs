@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::capability::CapabilityEvidence;
 use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::ledger::WitnessOutcome;
 
 /// The protocol version this harness speaks. A child declaring any other is
 /// refused at the handshake rather than misread later.
@@ -81,6 +82,19 @@ pub enum ChildMessage {
         /// The effect's idempotency key.
         key: String,
     },
+    /// A tool body's own account of one execution, mid-turn: the arguments
+    /// it received and how it ended. Recorded on the harness's ledger; no
+    /// answer is sent.
+    Witness {
+        /// The id of the turn request being served.
+        id: u64,
+        /// The tool whose body ran.
+        tool: String,
+        /// The arguments the body received.
+        arguments: serde_json::Value,
+        /// How it ended.
+        outcome: WitnessOutcome,
+    },
     /// The evidence a finished (or paused) turn left behind.
     TurnRecord {
         /// The id of the request this answers.
@@ -103,6 +117,7 @@ impl ChildMessage {
         match self {
             Self::Ready { .. } => "ready",
             Self::LedgerApply { .. } => "ledger_apply",
+            Self::Witness { .. } => "witness",
             Self::TurnRecord { .. } => "turn_record",
             Self::TurnError { .. } => "turn_error",
         }

@@ -54,7 +54,7 @@ impl ProcessTarget {
     /// reaped before the error is returned.
     pub fn spawn(context: &TargetContext, spec: &ProcessSpec) -> Result<Self, TurnError> {
         let child = Supervised::spawn(spec, context.durable_dir()).map_err(|error| {
-            TurnError::new(
+            TurnError::harness(
                 kinds::PROCESS_SPAWN_FAILED,
                 format!("could not start `{}`: {}", spec.program(), error.kind()),
             )
@@ -131,7 +131,7 @@ impl ProcessTarget {
         make: impl FnOnce(u64) -> HarnessMessage,
     ) -> Result<TurnRecord, TurnError> {
         if let Some(cause) = &self.ended_by {
-            return Err(TurnError::new(
+            return Err(TurnError::harness(
                 kinds::PROCESS_UNAVAILABLE,
                 format!("the deployment process was stopped earlier ({cause}); a restart spawns it again"),
             ));
@@ -146,6 +146,12 @@ impl ProcessTarget {
                     let applied = self.ledger.record(&key) == Applied::Applied;
                     self.send(&HarnessMessage::LedgerResult { id, key, applied });
                 }
+                ChildMessage::Witness {
+                    id: for_id,
+                    tool,
+                    arguments,
+                    outcome,
+                } if for_id == id => self.ledger.witness(&tool, &arguments, outcome),
                 ChildMessage::TurnRecord { id: for_id, record } if for_id == id => {
                     return Ok(record)
                 }
@@ -159,6 +165,7 @@ impl ProcessTarget {
                     ))
                 }
                 ChildMessage::LedgerApply { id: for_id, .. }
+                | ChildMessage::Witness { id: for_id, .. }
                 | ChildMessage::TurnRecord { id: for_id, .. }
                 | ChildMessage::TurnError { id: for_id, .. } => {
                     return Err(self.fail(
@@ -178,7 +185,7 @@ impl ProcessTarget {
         during: &str,
     ) -> Result<ChildMessage, TurnError> {
         let Some(child) = self.child.as_mut() else {
-            return Err(TurnError::new(
+            return Err(TurnError::harness(
                 kinds::PROCESS_UNAVAILABLE,
                 "the deployment process is not running",
             ));
@@ -221,8 +228,11 @@ impl ProcessTarget {
     }
 
     /// Ends the child (kill and reap: it broke the protocol, so an orderly
-    /// shutdown cannot be trusted) and builds the step's error.
+    /// shutdown cannot be trusted) and builds the step's error. The error is
+    /// the harness's own account, shown in clear, unless it quotes the
+    /// child's stderr, which may hold turn content.
     fn fail(&mut self, kind: &str, mut message: String) -> TurnError {
+        let mut quoted = false;
         if let Some(mut child) = self.child.take() {
             child.kill();
             if self.spec.stderr_tail {
@@ -230,11 +240,16 @@ impl ProcessTarget {
                 if !tail.is_empty() {
                     message.push_str("\n--- stderr tail ---\n");
                     message.push_str(&tail);
+                    quoted = true;
                 }
             }
         }
         self.ended_by = Some(kind.to_owned());
-        TurnError::new(kind, message)
+        if quoted {
+            TurnError::new(kind, message)
+        } else {
+            TurnError::harness(kind, message)
+        }
     }
 }
 
@@ -255,6 +270,17 @@ impl Target for ProcessTarget {
             id,
             request: request.clone(),
         })
+    }
+
+    fn kill(&mut self) -> bool {
+        match self.child.take() {
+            Some(mut child) => {
+                child.kill();
+                self.ended_by = Some("killed".into());
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -1,9 +1,13 @@
-//! Running a pack end to end and accounting for what happened: the verdict,
-//! the first failure, a readable table and a JSON report on disk.
+//! Accounting for a pack run: the verdict, the first failure, a readable
+//! table and a JSON report on disk. Reporting only reports: running a pack
+//! is the runner's business.
 
+mod document;
 mod render;
 mod run;
 mod write;
 
-pub use run::{run_pack, Failure, PackRun, RunOptions, Verdict};
+pub use document::REPORT_SCHEMA_VERSION;
+pub use run::{Failure, PackRun, ScenarioRun, Verdict};
+pub(crate) use write::write_report;
 pub use write::{report_dir, REPORT_DIR_ENV};

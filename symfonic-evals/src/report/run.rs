@@ -1,29 +1,22 @@
-//! `run_pack`: resolve, run every trial, judge against the policy.
+//! What one pack run produced: its verdict, every scenario's trials, and the
+//! first thing that went wrong.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
 use crate::capability::Missing;
-use crate::packs::{PackDefinition, PackKind, PackResolution};
-use crate::runner::{boxed_factory, probe_capabilities, run_boxed, TrialRun};
-use crate::target::{Target, TargetContext};
-
-/// How a pack run should treat the edges.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunOptions {
-    /// Let a shared suite accept "not applicable" with a printed note
-    /// instead of a failure.
-    pub accept_not_applicable: bool,
-}
+use crate::packs::PackKind;
+use crate::runner::TrialRun;
+use crate::scenario::ScenarioKind;
 
 /// The pack's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Verdict {
-    /// Enough trials passed.
+    /// Every scenario's policy was met.
     Passed,
-    /// Too few trials passed.
+    /// A scenario had too few passing trials.
     Failed,
     /// The deployment lacks what the pack needs.
     NotApplicable(Vec<Missing>),
@@ -37,6 +30,8 @@ pub enum Verdict {
 /// deployment fails for the right reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
+    /// The scenario: the seed scenario's name, or a probe's.
+    pub scenario: String,
     /// Zero-based trial.
     pub trial: u32,
     /// Zero-based step.
@@ -53,19 +48,44 @@ pub struct Failure {
     pub observed: String,
 }
 
-/// Everything one pack run produced.
+/// One scenario's trials within a pack run.
 #[derive(Debug, Clone, Serialize)]
+pub struct ScenarioRun {
+    /// The scenario's name.
+    pub name: String,
+    /// Seed or probe.
+    pub kind: ScenarioKind,
+    /// Every trial that ran, in trial order.
+    pub trials: Vec<TrialRun>,
+    /// Trials the policy planned.
+    pub planned_trials: u32,
+    /// Trials that had to pass.
+    pub required: u32,
+}
+
+impl ScenarioRun {
+    /// How many trials passed.
+    pub fn passes(&self) -> usize {
+        self.trials.iter().filter(|t| t.passed()).count()
+    }
+
+    /// Whether enough trials passed.
+    pub fn passed(&self) -> bool {
+        self.passes() >= self.required as usize
+    }
+}
+
+/// Everything one pack run produced.
+#[derive(Debug, Clone)]
 pub struct PackRun {
     pub(crate) name: String,
     pub(crate) kind: PackKind,
-    pub(crate) scenario: Option<String>,
+    pub(crate) fingerprint: String,
     pub(crate) verdict: Verdict,
-    pub(crate) trials: Vec<TrialRun>,
-    pub(crate) required: u32,
-    pub(crate) planned_trials: u32,
-    #[serde(skip)]
+    pub(crate) scenarios: Vec<ScenarioRun>,
     pub(crate) accept_not_applicable: bool,
-    #[serde(skip)]
+    pub(crate) started: SystemTime,
+    pub(crate) duration: Duration,
     pub(crate) report_path: Option<PathBuf>,
 }
 
@@ -80,6 +100,23 @@ impl PackRun {
         self.kind
     }
 
+    /// The fingerprint of the definition that ran (see
+    /// [`PackDefinition::fingerprint`](crate::PackDefinition::fingerprint)).
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// Wall time of the whole run, every scenario's trials included.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// Whether the pack was not applicable and the run accepted that: a
+    /// verdict of its own, never a pass.
+    pub fn accepted_not_applicable(&self) -> bool {
+        self.accept_not_applicable && matches!(self.verdict, Verdict::NotApplicable(_))
+    }
+
     /// The verdict.
     pub fn verdict(&self) -> &Verdict {
         &self.verdict
@@ -90,9 +127,19 @@ impl PackRun {
         self.verdict == Verdict::Passed
     }
 
-    /// Every trial that ran.
-    pub fn trials(&self) -> &[TrialRun] {
-        &self.trials
+    /// Every scenario that ran: the seed scenario first, then the probes.
+    pub fn scenarios(&self) -> &[ScenarioRun] {
+        &self.scenarios
+    }
+
+    /// The seed scenario's run, if the pack ran at all.
+    pub fn seed(&self) -> Option<&ScenarioRun> {
+        self.scenarios.iter().find(|s| s.kind == ScenarioKind::Seed)
+    }
+
+    /// The scenario called `name`, if it ran.
+    pub fn scenario(&self, name: &str) -> Option<&ScenarioRun> {
+        self.scenarios.iter().find(|s| s.name == name)
     }
 
     /// Where the JSON report was written, if it could be.
@@ -100,7 +147,8 @@ impl PackRun {
         self.report_path.as_deref()
     }
 
-    /// The first failed assertion or broken step, across trials in order.
+    /// The first failed assertion or broken step, across scenarios and
+    /// trials in order.
     pub fn first_failure(&self) -> Option<Failure> {
         self.failures().into_iter().next()
     }
@@ -108,35 +156,39 @@ impl PackRun {
     /// Every failed assertion and broken step, in order.
     pub fn failures(&self) -> Vec<Failure> {
         let mut out = Vec::new();
-        for trial in &self.trials {
-            for step in &trial.steps {
-                let failure = |assertion: &str,
-                               description: String,
-                               expected: &str,
-                               observed: &str| Failure {
-                    trial: trial.trial,
-                    step: step.index,
-                    step_label: step.label.clone(),
-                    assertion: assertion.to_owned(),
-                    description,
-                    expected: expected.to_owned(),
-                    observed: observed.to_owned(),
-                };
-                for a in step.assertions.iter().filter(|a| !a.passed) {
-                    out.push(failure(
-                        a.kind,
-                        a.description.clone(),
-                        &a.expected,
-                        &a.observed,
-                    ));
-                }
-                if let Some(e) = &step.error {
-                    out.push(failure(
-                        e.kind.as_str(),
-                        e.kind.as_str().to_owned(),
-                        &e.expected,
-                        &e.observed,
-                    ));
+        for scenario in &self.scenarios {
+            for trial in &scenario.trials {
+                for step in &trial.steps {
+                    let failure = |assertion: &str,
+                                   description: String,
+                                   expected: &str,
+                                   observed: &str| Failure {
+                        scenario: scenario.name.clone(),
+                        trial: trial.trial,
+                        step: step.index,
+                        step_label: step.label.clone(),
+                        assertion: assertion.to_owned(),
+                        description,
+                        expected: expected.to_owned(),
+                        observed: observed.to_owned(),
+                    };
+                    // A malformed check is reported once, as the step's error.
+                    for a in step.assertions.iter().filter(|a| !a.passed && !a.malformed) {
+                        out.push(failure(
+                            a.kind,
+                            a.description.clone(),
+                            &a.expected,
+                            &a.observed,
+                        ));
+                    }
+                    if let Some(e) = &step.error {
+                        out.push(failure(
+                            e.kind.as_str(),
+                            e.kind.as_str().to_owned(),
+                            &e.expected,
+                            &e.observed,
+                        ));
+                    }
                 }
             }
         }
@@ -158,77 +210,4 @@ impl PackRun {
             _ => panic!("{}", self.render()),
         }
     }
-}
-
-/// Runs one pack against the deployment `factory` builds: checks the
-/// arguments, reads the deployment's declared capabilities, runs every trial
-/// from a fresh context, judges the policy and writes the JSON report.
-///
-/// ```
-/// use symfonic_evals::{run_pack, ExtensionToolPack, PackDefinition, RunOptions, Verdict,
-///     CapabilityEvidence, PromptRequest, Target, TurnError, TurnRecord};
-/// struct NoExtensions;
-/// impl Target for NoExtensions {
-///     fn capabilities(&self) -> CapabilityEvidence { CapabilityEvidence::new().capability("tools") }
-///     fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
-///         Ok(TurnRecord::builder().build())
-///     }
-/// }
-/// let pack = PackDefinition::ExtensionTool(ExtensionToolPack {
-///     prompt: "what is the weather".into(),
-///     tool_name: "weather".into(),
-///     ..Default::default()
-/// });
-/// let run = run_pack("doc::no_extensions", &pack, &RunOptions::default(), |_| NoExtensions);
-/// assert!(matches!(run.verdict(), Verdict::NotApplicable(_)));
-/// ```
-pub fn run_pack<T, F>(
-    name: &str,
-    definition: &PackDefinition,
-    options: &RunOptions,
-    factory: F,
-) -> PackRun
-where
-    T: Target + 'static,
-    F: Fn(&TargetContext) -> T + Send + Sync + 'static,
-{
-    let kind = definition.kind();
-    let policy = definition.policy();
-    let mut run = PackRun {
-        name: name.to_owned(),
-        kind,
-        scenario: None,
-        verdict: Verdict::Passed,
-        trials: Vec::new(),
-        required: policy.required,
-        planned_trials: policy.trials,
-        accept_not_applicable: options.accept_not_applicable,
-        report_path: None,
-    };
-    run.verdict = match definition.check() {
-        Err(errors) => Verdict::InvalidArguments(errors.iter().map(ToString::to_string).collect()),
-        Ok(()) => {
-            let factory = boxed_factory(factory);
-            match probe_capabilities(&factory, policy.step_timeout) {
-                Err(error) => {
-                    Verdict::Unbuildable(format!("{}: {}", error.kind.as_str(), error.observed))
-                }
-                Ok(evidence) => match definition.resolve_checked(&evidence) {
-                    PackResolution::NotApplicable(missing) => Verdict::NotApplicable(missing),
-                    PackResolution::Scenario(scenario) => {
-                        run.scenario = Some(scenario.name.clone());
-                        run.trials = run_boxed(&Arc::new(scenario), &factory);
-                        let passes = run.trials.iter().filter(|t| t.passed()).count();
-                        if passes >= policy.required as usize {
-                            Verdict::Passed
-                        } else {
-                            Verdict::Failed
-                        }
-                    }
-                },
-            }
-        }
-    };
-    run.report_path = super::write::write_report(&run);
-    run
 }

@@ -30,8 +30,15 @@ pub fn report_dir() -> PathBuf {
         .join("symfonic-evals")
 }
 
+/// The report's file name: the package that ran it and the run's name,
+/// with anything but letters, digits, `-` and `_` turned into dots, so two
+/// crates sharing a target directory never overwrite each other's reports.
 fn file_name(run_name: &str) -> String {
-    let safe: String = run_name
+    let qualified = match super::document::package() {
+        Some(package) => format!("{package}.{run_name}"),
+        None => run_name.to_owned(),
+    };
+    let safe: String = qualified
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -71,7 +78,7 @@ fn try_write(run: &PackRun, path: &Path) -> std::io::Result<()> {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let json = serde_json::to_vec_pretty(run)?;
+    let json = serde_json::to_vec_pretty(&super::document::document(run))?;
     let written = std::fs::File::create(&temp)
         .and_then(|mut file| {
             file.write_all(&json)?;

@@ -1,16 +1,23 @@
-//! Running scenarios against a deployment, one isolated trial at a time.
+//! Running scenarios against a deployment: every trial isolated on a thread
+//! of its own, trials of several scenarios side by side up to a limit.
 
+mod forge;
 mod judge;
 mod outcome;
+mod pack;
 mod quiet_panics;
+mod session;
 mod trial;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
-pub(crate) use trial::{Factory, WORKER_PREFIX};
+pub use pack::{run_pack, RunOptions};
+pub use session::{EffectsProbe, Session};
+pub(crate) use trial::{Factory, TrialSettings, WORKER_PREFIX};
 
 use crate::capability::CapabilityEvidence;
 use crate::scenario::Scenario;
@@ -26,7 +33,8 @@ where
 }
 
 /// Runs every trial of `scenario`, each from a fresh context, and returns
-/// their results. Trials stop early once the policy can no longer be met.
+/// their results in trial order. Trials run side by side up to the policy's
+/// concurrency and stop early once the policy can no longer be met.
 ///
 /// ```
 /// use symfonic_evals::{run_scenario, Assertion, CapabilityEvidence, PromptRequest, Scenario,
@@ -38,12 +46,12 @@ where
 ///         Ok(TurnRecord::builder().answer(r.prompt.clone()).build())
 ///     }
 /// }
-/// let scenario = Scenario {
-///     name: "echo".into(),
-///     steps: vec![Step::prompt("hello", "hello there", "c")
+/// let scenario = Scenario::new(
+///     "echo",
+///     vec![Step::prompt("hello", "hello there", "c")
 ///         .asserting([Assertion::ResponseContains(vec!["there".into()])])],
-///     policy: TrialPolicy::all_of(2),
-/// };
+///     TrialPolicy::all_of(2),
+/// );
 /// let trials = run_scenario(&scenario, |_ctx| Echo);
 /// assert!(trials.iter().all(|t| t.passed()));
 /// ```
@@ -52,26 +60,81 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
-    run_boxed(&Arc::new(scenario.clone()), &boxed_factory(factory))
+    let scenarios = [Arc::new(scenario.clone())];
+    run_scenarios(
+        &scenarios,
+        &boxed_factory(factory),
+        TrialSettings::default(),
+    )
+    .pop()
+    .unwrap_or_default()
 }
 
-pub(crate) fn run_boxed(scenario: &Arc<Scenario>, factory: &Factory) -> Vec<TrialRun> {
-    let policy = scenario.policy;
-    let mut trials = Vec::with_capacity(policy.trials as usize);
-    let mut failures = 0;
-    for trial in 0..policy.trials {
-        let run = trial::run_trial(scenario, factory, trial);
-        failures += u32::from(!run.passed());
-        trials.push(run);
-        if policy.trials - failures < policy.required {
-            break;
+/// Runs the trials of every scenario, scenarios in order and each trial from
+/// a fresh context, on a pool of workers as wide as the first scenario's
+/// policy allows. A scenario stops starting trials once its policy can no
+/// longer be met; trials already running finish. Results come back per
+/// scenario, in trial order.
+pub(crate) fn run_scenarios(
+    scenarios: &[Arc<Scenario>],
+    factory: &Factory,
+    settings: TrialSettings,
+) -> Vec<Vec<TrialRun>> {
+    let work: Vec<(usize, u32)> = scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(s, scenario)| (0..scenario.policy.trials).map(move |t| (s, t)))
+        .collect();
+    let workers = scenarios
+        .iter()
+        .map(|s| s.policy.workers())
+        .max()
+        .unwrap_or(1)
+        .min(work.len().max(1));
+    let next = AtomicUsize::new(0);
+    let failures: Vec<AtomicUsize> = scenarios.iter().map(|_| AtomicUsize::new(0)).collect();
+    let results: Mutex<Vec<Vec<Option<TrialRun>>>> = Mutex::new(
+        scenarios
+            .iter()
+            .map(|s| vec![None; s.policy.trials as usize])
+            .collect(),
+    );
+    let worker = || loop {
+        let Some(&(s, t)) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            return;
+        };
+        let policy = scenarios[s].policy;
+        let failed = failures[s].load(Ordering::Relaxed) as u32;
+        if policy.trials - failed < policy.required {
+            continue;
         }
+        let run = trial::run_trial(&scenarios[s], factory, t, settings);
+        if !run.passed() {
+            failures[s].fetch_add(1, Ordering::Relaxed);
+        }
+        results.lock().unwrap_or_else(PoisonError::into_inner)[s][t as usize] = Some(run);
+    };
+    if workers <= 1 {
+        worker();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(worker);
+            }
+        });
     }
-    trials
+    results
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .into_iter()
+        .map(|trials| trials.into_iter().flatten().collect())
+        .collect()
 }
 
 /// Builds the deployment once on a fresh context to read what it declares.
-/// A constructor that panics or hangs is reported, not propagated.
+/// A constructor that panics or hangs is reported, not propagated; a
+/// deployment whose drop hangs has still declared its capabilities, so the
+/// hang is left to the trials' teardown to report.
 pub(crate) fn probe_capabilities(
     factory: &Factory,
     limit: Duration,
@@ -82,13 +145,26 @@ pub(crate) fn probe_capabilities(
     let spawned = std::thread::Builder::new()
         .name(format!("{}probe", trial::WORKER_PREFIX))
         .spawn(move || {
-            let result = TargetContext::fresh(u32::MAX)
-                .map_err(|e| e.to_string())
-                .and_then(|context| {
-                    catch_unwind(AssertUnwindSafe(|| factory(&context).capabilities()))
-                        .map_err(|payload| trial::panic_text(&*payload))
-                });
-            let _ = tx.send(result);
+            let context = match TargetContext::fresh(u32::MAX) {
+                Ok(context) => context,
+                Err(error) => {
+                    let _ = tx.send(Err(error.to_string()));
+                    return;
+                }
+            };
+            let built = catch_unwind(AssertUnwindSafe(|| {
+                let target = factory(&context);
+                (target.capabilities(), target)
+            }));
+            match built {
+                Ok((evidence, target)) => {
+                    let _ = tx.send(Ok(evidence));
+                    drop(target);
+                }
+                Err(payload) => {
+                    let _ = tx.send(Err(trial::panic_text(&*payload)));
+                }
+            }
         });
     let probe_error = |kind, observed: String| StepError {
         kind,

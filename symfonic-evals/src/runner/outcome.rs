@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::assertion::Check;
-use crate::evidence::Operation;
+use crate::evidence::{Operation, Role};
 
 /// Why a step could not be judged on its assertions alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -22,6 +22,10 @@ pub enum StepErrorKind {
     NoPauseToResume,
     /// The harness could not set up the trial's fixtures.
     ContextFailed,
+    /// Evidence the step's assertions read was not in the shape the pack's
+    /// contract fixes (a published procedure that is not an object, a
+    /// precondition nobody can evaluate, an effect oracle that failed).
+    MalformedEvidence,
 }
 
 impl StepErrorKind {
@@ -34,12 +38,13 @@ impl StepErrorKind {
             Self::StepTimeout => "StepTimeout",
             Self::NoPauseToResume => "NoPauseToResume",
             Self::ContextFailed => "ContextFailed",
+            Self::MalformedEvidence => "MalformedEvidence",
         }
     }
 
     /// Whether the trial cannot go on after this error.
     pub fn ends_trial(self) -> bool {
-        !matches!(self, Self::ExpectedError)
+        !matches!(self, Self::ExpectedError | Self::MalformedEvidence)
     }
 }
 
@@ -67,6 +72,9 @@ pub struct AssertionRun {
     pub expected: String,
     /// What the evidence showed.
     pub observed: String,
+    /// The evidence was not in the contract's shape (see [`Check::malformed`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub malformed: bool,
 }
 
 impl AssertionRun {
@@ -77,6 +85,7 @@ impl AssertionRun {
             passed: check.passed,
             expected: check.expected,
             observed: check.observed,
+            malformed: check.malformed,
         }
     }
 }
@@ -90,6 +99,10 @@ pub struct StepRun {
     pub label: String,
     /// Which door the step went through.
     pub operation: Operation,
+    /// Who spoke.
+    pub role: Role,
+    /// The conversation it ran in (a name from the pack's own arguments).
+    pub conversation: String,
     /// Digest of the prompt or answer the step sent.
     pub input_digest: String,
     /// Whether the deployment was rebuilt before this step.
@@ -98,8 +111,8 @@ pub struct StepRun {
     pub assertions: Vec<AssertionRun>,
     /// The error that broke the step, if any.
     pub error: Option<StepError>,
-    /// Wall time of the turn.
-    #[serde(serialize_with = "serialize_micros")]
+    /// Wall time of the step: the restart before it (if any) and the turn.
+    #[serde(rename = "duration_us", serialize_with = "serialize_micros")]
     pub duration: Duration,
 }
 
@@ -121,13 +134,23 @@ pub struct TrialRun {
     pub trial: u32,
     /// The steps that ran (a broken trial stops at the step that broke).
     pub steps: Vec<StepRun>,
-    /// Steps the scenario has in all.
+    /// The scenario's fixed steps; a scenario with a continuation runs more.
     pub planned_steps: usize,
+    /// Whether the trial ran to its end (every fixed step, then its
+    /// continuation) rather than stopping at a step that broke.
+    pub finished: bool,
+    /// What the harness found worth saying beyond pass and fail (the
+    /// smallest disagreeing state a sweep shrank to, say), report-safe.
+    pub notes: Vec<String>,
+    /// Wall time of the whole trial: building, every step and restart, and
+    /// the teardown.
+    #[serde(rename = "duration_us", serialize_with = "serialize_micros")]
+    pub duration: Duration,
 }
 
 impl TrialRun {
-    /// Whether every planned step ran and passed.
+    /// Whether the trial ran to its end and every step passed.
     pub fn passed(&self) -> bool {
-        self.steps.len() == self.planned_steps && self.steps.iter().all(StepRun::passed)
+        self.finished && self.steps.iter().all(StepRun::passed)
     }
 }

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use symfonic_evals::{
-    CapabilityEvidence, Pause, PromptRequest, ResumeRequest, Target, TargetContext, ToolCall,
-    TurnError, TurnRecord,
+    CapabilityEvidence, Pause, PromptRequest, ResolvedCall, ResumeRequest, Target, TargetContext,
+    ToolCall, ToolOutcome, TurnError, TurnRecord,
 };
 
 /// The registered interaction that pauses the turn.
@@ -34,6 +34,8 @@ pub enum ApprovalFlaw {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Pending {
+    conversation: String,
+    call: String,
     checkpoint: Option<Value>,
     redeemed: bool,
 }
@@ -78,27 +80,31 @@ impl Target for ManagerDesk {
     }
 
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
-        let ask = ToolCall::succeeded(
-            "call-1",
-            INTERACTION,
-            json!({"question": request.prompt}),
-            json!("pending"),
-        );
+        let n = self.pending.len() + 1;
+        let call = format!("call-{n}");
+        let question = json!({"question": request.prompt});
         if self.has(ApprovalFlaw::PauseDescribedOnly) {
             return Ok(TurnRecord::builder()
                 .answer("I have paused and asked a manager")
-                .tool_call(ask)
+                .tool_call(ToolCall::succeeded(
+                    &call,
+                    INTERACTION,
+                    question,
+                    json!("asked"),
+                ))
                 .attribute("paused", true)
                 .attribute("pause_name", INTERACTION)
                 .attribute("pause_resumable", true)
                 .build());
         }
-        let token = format!("tok-{}", self.pending.len() + 1);
+        let token = format!("tok-{n}");
         let checkpoint = (!self.has(ApprovalFlaw::NotBoundToCheckpoint))
             .then(|| json!({"prompt": request.prompt, "awaiting": INTERACTION}));
         self.pending.insert(
             token.clone(),
             Pending {
+                conversation: request.conversation.clone(),
+                call: call.clone(),
                 checkpoint,
                 redeemed: false,
             },
@@ -106,7 +112,7 @@ impl Target for ManagerDesk {
         self.save();
         Ok(TurnRecord::builder()
             .answer("waiting for a manager")
-            .tool_call(ask)
+            .tool_call(ToolCall::pending(call, INTERACTION, question))
             .paused(Pause::new(INTERACTION, true, token))
             .build())
     }
@@ -123,6 +129,12 @@ impl Target for ManagerDesk {
             .pending
             .get_mut(&request.token)
             .ok_or_else(|| TurnError::new("UnknownPauseToken", "no such pause"))?;
+        if pending.conversation != request.conversation {
+            return Err(TurnError::new(
+                "ForeignPauseToken",
+                "this token belongs to another conversation",
+            ));
+        }
         if pending.redeemed && !twice {
             return Err(TurnError::new(
                 "PauseTokenReplayedError",
@@ -131,6 +143,7 @@ impl Target for ManagerDesk {
         }
         pending.redeemed = true;
         let bound = pending.checkpoint.is_some();
+        let call = pending.call.clone();
         if !self.has(ApprovalFlaw::SpentOnlyInMemory) {
             self.save();
         }
@@ -141,6 +154,12 @@ impl Target for ManagerDesk {
             } else {
                 "refund declined"
             })
+            .resolved(ResolvedCall::new(
+                call,
+                ToolOutcome::Succeeded {
+                    result: request.answer.clone(),
+                },
+            ))
             .attribute("resume_outcome", "resumed")
             .attribute("resume_name", INTERACTION)
             .attribute("resume_checkpoint", bound)

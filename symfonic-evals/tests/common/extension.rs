@@ -21,6 +21,15 @@ pub enum ExtensionFlaw {
 pub struct WeatherDesk {
     /// Which flaw, if any.
     pub flaw: Option<ExtensionFlaw>,
+    /// Calls made so far, for ids unique across the desk's turns.
+    pub calls: u32,
+}
+
+impl WeatherDesk {
+    /// The desk with `flaw` switched on.
+    pub fn with(flaw: Option<ExtensionFlaw>) -> Self {
+        Self { flaw, calls: 0 }
+    }
 }
 
 impl Target for WeatherDesk {
@@ -37,18 +46,18 @@ impl Target for WeatherDesk {
             "Oslo"
         };
         let arguments = json!({ "city": city });
-        let record = TurnRecord::builder().answer("Oslo: 12 degrees, clear");
+        self.calls += 1;
+        let id = format!("call-{}", self.calls);
+        let result = json!({"celsius": 12, "sky": "clear"});
+        let record = TurnRecord::builder()
+            .answer("Oslo: 12 degrees, clear")
+            .model_input(format!("user: weather?\ntool {TOOL} -> {result}"));
         let record = match self.flaw {
             Some(ExtensionFlaw::NeverCalled) => record,
             Some(ExtensionFlaw::CalledButFailed) => {
-                record.tool_call(ToolCall::failed("call-1", TOOL, arguments, "not bound"))
+                record.tool_call(ToolCall::failed(id, TOOL, arguments, "not bound"))
             }
-            _ => record.tool_call(ToolCall::succeeded(
-                "call-1",
-                TOOL,
-                arguments,
-                json!({"celsius": 12}),
-            )),
+            _ => record.tool_call(ToolCall::succeeded(id, TOOL, arguments, result)),
         };
         Ok(record.build())
     }

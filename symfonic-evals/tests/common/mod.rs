@@ -20,7 +20,7 @@ pub fn procedural_pack() -> ProceduralPack {
             "demonstrate: refund order 2 after checking the region".into(),
         ],
         draft_prompt: "refund order 3".into(),
-        draft_state: json!({"region": "US"}),
+        draft_state: json!({"region": "EU"}),
         review_prompt: "approve the refund procedure".into(),
         satisfied_prompt: "refund order 4".into(),
         satisfied_state: json!({"region": "US"}),
@@ -74,6 +74,16 @@ pub fn first_failure(run: &PackRun) -> Failure {
     assert!(!run.passed(), "expected a failure:\n{}", run.render());
     run.first_failure()
         .unwrap_or_else(|| panic!("a failed run names no failure:\n{}", run.render()))
+}
+
+/// The failures of the seed scenario alone: a flaw the seed catches also
+/// fails the probes that repeat the seed's steps.
+pub fn seed_failures(run: &PackRun) -> Vec<Failure> {
+    let seed = run.kind().seed_scenario();
+    run.failures()
+        .into_iter()
+        .filter(|f| f.scenario == seed)
+        .collect()
 }
 
 /// Asserts that the first failure is `assertion` at `step_label`.

@@ -8,10 +8,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use symfonic_evals::contracts::skill_applies;
 use symfonic_evals::{
-    procedural_review_rows, procedure_identity, CapabilityEvidence, PromptRequest, StageOutcome,
-    StageRecord, Target, TargetContext, ToolCall, TurnError, TurnRecord, TurnRecordBuilder,
-    PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+    procedural_review_rows, procedure_identity, CapabilityEvidence, PromptRequest, Role,
+    StageOutcome, StageRecord, Target, TargetContext, ToolCall, TurnError, TurnRecord,
+    TurnRecordBuilder, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
 };
 
 /// The tool the procedure governs.
@@ -59,14 +60,9 @@ impl Procedure {
         procedure_identity(&self.tool, &self.precondition, &self.text)
     }
 
-    /// An `eq` precondition on one top-level key; anything else fails closed.
-    fn holds(&self, state: Option<&Value>) -> bool {
-        let path = self.precondition["path"].as_str();
-        let wanted = &self.precondition["value"];
-        match (path, state) {
-            (Some(path), Some(state)) => state.get(path).is_some_and(|v| v == wanted),
-            _ => false,
-        }
+    /// Judged by the library's own evaluator, as a faithful gate does.
+    fn holds(&self, state: &Value) -> bool {
+        skill_applies(state, &self.precondition)
     }
 }
 
@@ -122,9 +118,14 @@ impl RefundDesk {
         );
         let mut ids: Vec<String> = self.approved().map(Procedure::identity).collect();
         ids.sort();
+        let published: Vec<Value> = self
+            .approved()
+            .map(|p| json!({"tool": p.tool, "precondition": p.precondition, "text": p.text}))
+            .collect();
         builder
             .attribute("procedural_review", rows)
             .attribute("procedural_review_ids", ids)
+            .attribute("procedural_review_procedures", published)
     }
 
     fn demonstrate(&mut self) -> TurnRecord {
@@ -135,7 +136,7 @@ impl RefundDesk {
             self.store.procedures.push(Procedure {
                 status: "draft".into(),
                 tool: String::new(),
-                precondition: json!({"path": "region", "op": "eq", "value": "US"}),
+                precondition: json!([{"state": {"path": "region", "op": "eq", "value": "US"}}]),
                 text: format!("{FRAGMENT} before any refund"),
             });
         }
@@ -193,7 +194,7 @@ impl RefundDesk {
             .collect();
         enforcement.sort();
         let checked = governing.len() as u64;
-        let admitted = governing.iter().all(|p| p.holds(Some(state)));
+        let admitted = governing.iter().all(|p| p.holds(state));
         let stage = match (checked, admitted) {
             (0, _) => StageRecord::new(STAGE, StageOutcome::Abstained),
             (_, true) => StageRecord::new(STAGE, StageOutcome::Passed).count("checked", checked),
@@ -233,12 +234,17 @@ impl Target for RefundDesk {
     }
 
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
-        if request.prompt.starts_with("demonstrate") {
-            Ok(self.demonstrate())
-        } else if request.prompt.starts_with("approve") {
+        if request.role == Role::Operator && request.prompt.starts_with("approve") {
             Ok(self.review())
-        } else {
+        } else if request.prompt.starts_with("demonstrate") {
+            Ok(self.demonstrate())
+        } else if request.prompt.starts_with("refund") {
             self.act(request)
+        } else {
+            // Anything else a user says is chat: it reviews nothing.
+            Ok(self
+                .with_review(TurnRecord::builder().answer("only an operator reviews procedures"))
+                .build())
         }
     }
 }

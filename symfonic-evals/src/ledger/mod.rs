@@ -5,10 +5,14 @@
 //! through [`SideEffectLedger::apply`]. A call that was refused never reaches
 //! it, so a refusal that "ran anyway" moves the counts.
 
-use std::collections::HashSet;
+mod witness;
+
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
+
+pub use witness::{Witness, WitnessOutcome};
 
 /// What the ledger has seen so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +37,11 @@ pub enum Applied {
 #[derive(Debug, Default)]
 struct LedgerState {
     counts: LedgerCounts,
-    keys: HashSet<String>,
+    /// Attempts per idempotency key; a key is applied once it is here.
+    keys: HashMap<String, u64>,
+    /// Applied keys in the order their effects ran.
+    applied: Vec<String>,
+    witnesses: Vec<Witness>,
 }
 
 /// A shared, thread-safe ledger of side effects. Clones share one ledger.
@@ -63,14 +71,16 @@ impl SideEffectLedger {
     /// that key was applied before. The effect runs while the ledger is held,
     /// so two threads racing on one key apply it once.
     pub fn apply(&self, idempotency_key: &str, effect: impl FnOnce()) -> Applied {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.lock();
         state.counts.attempts += 1;
-        if state.keys.contains(idempotency_key) {
+        if let Some(attempts) = state.keys.get_mut(idempotency_key) {
+            *attempts += 1;
             state.counts.duplicates += 1;
             return Applied::Duplicate;
         }
         effect();
-        state.keys.insert(idempotency_key.to_owned());
+        state.keys.insert(idempotency_key.to_owned(), 1);
+        state.applied.push(idempotency_key.to_owned());
         state.counts.effects += 1;
         Applied::Applied
     }
@@ -82,10 +92,46 @@ impl SideEffectLedger {
 
     /// The counts so far.
     pub fn counts(&self) -> LedgerCounts {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .counts
+        self.lock().counts
+    }
+
+    /// How many attempts reached the effect under `idempotency_key` (zero
+    /// for a key never seen): a retry that reused its key shows here as a
+    /// second attempt.
+    pub fn attempts_for(&self, idempotency_key: &str) -> u64 {
+        self.lock().keys.get(idempotency_key).copied().unwrap_or(0)
+    }
+
+    /// The keys whose effects ran, in the order they ran.
+    pub fn applied_keys(&self) -> Vec<String> {
+        self.lock().applied.clone()
+    }
+
+    /// Records what a tool body actually received and how it ended. The
+    /// tool calls a turn reports are the agent loop's account; a witness is
+    /// the tool's own, so a bridge that drops arguments or turns an error
+    /// into a success shows as a disagreement between the two.
+    pub fn witness(&self, tool: &str, arguments: &serde_json::Value, outcome: WitnessOutcome) {
+        self.lock().witnesses.push(Witness {
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            outcome,
+        });
+    }
+
+    /// How many witness records the ledger holds.
+    pub fn witness_count(&self) -> usize {
+        self.lock().witnesses.len()
+    }
+
+    /// The witness records from position `from` on, in the order they came.
+    pub fn witnesses_since(&self, from: usize) -> Vec<Witness> {
+        let state = self.lock();
+        state.witnesses.get(from..).unwrap_or_default().to_vec()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LedgerState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -107,6 +153,35 @@ mod tests {
                 duplicates: 1
             }
         );
+    }
+
+    #[test]
+    fn keys_remember_their_attempts_and_order() {
+        let ledger = SideEffectLedger::new();
+        ledger.record("b");
+        ledger.record("a");
+        ledger.record("b");
+        assert_eq!(ledger.attempts_for("b"), 2);
+        assert_eq!(ledger.attempts_for("a"), 1);
+        assert_eq!(ledger.attempts_for("never"), 0);
+        assert_eq!(ledger.applied_keys(), ["b", "a"]);
+    }
+
+    #[test]
+    fn witnesses_are_read_from_a_position() {
+        let ledger = SideEffectLedger::new();
+        let args = serde_json::json!({"city": "Oslo"});
+        ledger.witness("weather", &args, WitnessOutcome::failed("upstream 500"));
+        let from = ledger.witness_count();
+        ledger.witness(
+            "weather",
+            &args,
+            WitnessOutcome::succeeded(serde_json::json!("12 C")),
+        );
+        let later = ledger.witnesses_since(from);
+        assert_eq!(later.len(), 1);
+        assert!(later[0].outcome.is_success());
+        assert!(ledger.witnesses_since(99).is_empty());
     }
 
     #[test]

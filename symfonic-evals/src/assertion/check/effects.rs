@@ -1,0 +1,69 @@
+//! Checks on what the harness owns about effects: the ledger's counts, what
+//! a step moved, and the adopter's oracle over the deployment's own store.
+
+use super::Check;
+use crate::assertion::Evidence;
+use crate::ledger::LedgerCounts;
+
+fn ledger_text(counts: LedgerCounts) -> String {
+    format!(
+        "attempts={} effects={} duplicates={}",
+        counts.attempts, counts.effects, counts.duplicates
+    )
+}
+
+pub(super) fn counts(
+    evidence: &Evidence<'_>,
+    attempts: u64,
+    effects: u64,
+    duplicates: u64,
+) -> Check {
+    let want = LedgerCounts {
+        attempts,
+        effects,
+        duplicates,
+    };
+    Check::new(
+        evidence.ledger == want,
+        ledger_text(want),
+        ledger_text(evidence.ledger),
+    )
+}
+
+pub(super) fn delta(
+    evidence: &Evidence<'_>,
+    attempts: u64,
+    effects: u64,
+    duplicates: u64,
+) -> Check {
+    let (now, before) = (evidence.ledger, evidence.ledger_before);
+    let moved = LedgerCounts {
+        attempts: now.attempts.saturating_sub(before.attempts),
+        effects: now.effects.saturating_sub(before.effects),
+        duplicates: now.duplicates.saturating_sub(before.duplicates),
+    };
+    let want = LedgerCounts {
+        attempts,
+        effects,
+        duplicates,
+    };
+    Check::new(
+        moved == want,
+        format!("the step moves the ledger by {}", ledger_text(want)),
+        format!("it moved {}", ledger_text(moved)),
+    )
+}
+
+pub(super) fn oracle(evidence: &Evidence<'_>) -> Check {
+    let applied = evidence.ledger.effects;
+    let expected = format!("the effect oracle counts the ledger's {applied} applied effect(s)");
+    match evidence.oracle {
+        None => Check::malformed(expected, "no effect oracle ran for this step"),
+        Some(Err(why)) => Check::malformed(expected, format!("the effect oracle failed: {why}")),
+        Some(Ok(count)) => Check::new(
+            *count == applied,
+            expected,
+            format!("the oracle counts {count} effect(s) in the deployment's store"),
+        ),
+    }
+}

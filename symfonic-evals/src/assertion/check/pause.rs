@@ -1,0 +1,64 @@
+//! Checks on pauses across conversations: distinct tokens, and the pending
+//! call a resume must resolve.
+
+use super::Check;
+use crate::assertion::Evidence;
+use crate::evidence::ToolOutcome;
+
+pub(super) fn token_distinct(evidence: &Evidence<'_>) -> Check {
+    let expected = "a pause token no other conversation holds";
+    let Some(pause) = evidence.record.pause() else {
+        return Check::new(false, expected, "the turn did not pause");
+    };
+    let others = evidence
+        .pauses
+        .into_iter()
+        .flatten()
+        .filter(|(conversation, _)| conversation.as_str() != evidence.conversation);
+    let mut shared = 0;
+    let mut total = 0;
+    for (_, retained) in others {
+        total += 1;
+        shared += usize::from(retained.token == pause.token);
+    }
+    Check::new(
+        shared == 0,
+        expected,
+        format!("the token equals {shared} of {total} other conversation(s)' tokens"),
+    )
+}
+
+pub(super) fn pending_resolved(evidence: &Evidence<'_>, tool: &str) -> Check {
+    let expected =
+        format!("the {tool} call the pause left pending is resolved, and not called again");
+    let Some(redeemed) = evidence.redeemed else {
+        return Check::new(false, expected, "the step redeemed no retained pause");
+    };
+    if redeemed.pending_calls.is_empty() {
+        return Check::new(false, expected, "the pause reported no pending call");
+    }
+    let resolved = evidence.record.resolved();
+    let settled = redeemed
+        .pending_calls
+        .iter()
+        .filter(|id| {
+            resolved
+                .iter()
+                .any(|r| r.id == **id && !matches!(r.outcome, ToolOutcome::Pending))
+        })
+        .count();
+    let called_again = evidence
+        .record
+        .tool_calls()
+        .iter()
+        .filter(|call| call.name == tool)
+        .count();
+    Check::new(
+        settled == redeemed.pending_calls.len() && called_again == 0,
+        expected,
+        format!(
+            "{settled} of {} pending call(s) resolved; {tool} called {called_again} time(s)",
+            redeemed.pending_calls.len()
+        ),
+    )
+}

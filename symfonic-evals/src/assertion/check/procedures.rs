@@ -1,0 +1,269 @@
+//! Checks that bind the procedural evidence to content: identities the
+//! harness recomputes from the procedures a deployment published, its
+//! preconditions judged by the library's own evaluator, and the gate's
+//! verdict compared with that evaluator's.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::Check;
+use crate::assertion::{Evidence, GateVerdict};
+use crate::contracts::{precondition_problem, skill_applies};
+use crate::evidence::{StageOutcome, TurnRecord};
+use crate::packs::procedure_identity;
+
+/// One procedure as a review door publishes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Published {
+    pub(crate) tool: String,
+    pub(crate) precondition: Value,
+    pub(crate) text: String,
+}
+
+impl Published {
+    pub(crate) fn identity(&self) -> String {
+        procedure_identity(&self.tool, &self.precondition, &self.text)
+    }
+}
+
+/// Why published procedures could not be read.
+pub(crate) enum Unreadable {
+    /// The attribute is not there.
+    Absent,
+    /// It is there in another shape than the contract's.
+    Malformed(String),
+}
+
+/// Reads `{"tool", "precondition", "text"}` objects from the attribute.
+pub(crate) fn published(record: &TurnRecord, name: &str) -> Result<Vec<Published>, Unreadable> {
+    let value = record.fact(name).ok_or(Unreadable::Absent)?;
+    let Value::Array(items) = value else {
+        return Err(Unreadable::Malformed(format!("{name} is not a list")));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let n = index + 1;
+            let Value::Object(mut fields) = item else {
+                return Err(Unreadable::Malformed(format!(
+                    "published procedure {n} is not an object"
+                )));
+            };
+            let mut text_field = |key: &str| match fields.remove(key) {
+                Some(Value::String(text)) => Ok(text),
+                _ => Err(Unreadable::Malformed(format!(
+                    "published procedure {n} has no string `{key}`"
+                ))),
+            };
+            let tool = text_field("tool")?;
+            let text = text_field("text")?;
+            let precondition = fields.remove("precondition").ok_or_else(|| {
+                Unreadable::Malformed(format!("published procedure {n} has no `precondition`"))
+            })?;
+            Ok(Published {
+                tool,
+                precondition,
+                text,
+            })
+        })
+        .collect()
+}
+
+/// A list of id strings, or why not.
+fn ids(record: &TurnRecord, name: &str) -> Result<Vec<String>, String> {
+    match record.fact(name) {
+        None => Err(format!("{name} absent")),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|item| match item {
+                Value::String(id) => Ok(id),
+                _ => Err(format!("{name} holds something other than id strings")),
+            })
+            .collect(),
+        Some(_) => Err(format!("{name} is not a list of ids")),
+    }
+}
+
+/// The attribute names [`bound`] reads.
+pub(super) struct Names<'a> {
+    pub(super) procedures: &'a str,
+    pub(super) review_ids: &'a str,
+    pub(super) enforcement_ids: &'a str,
+}
+
+pub(super) fn bound(record: &TurnRecord, names: Names<'_>, tool: &str, enforced: bool) -> Check {
+    let mut expected = format!(
+        "{} are exactly the identities recomputed from {}, one of which governs {tool}",
+        names.review_ids, names.procedures
+    );
+    if enforced {
+        expected.push_str(&format!(
+            "; {} is non-empty and names only those",
+            names.enforcement_ids
+        ));
+    }
+    let procedures = match published(record, names.procedures) {
+        Ok(procedures) => procedures,
+        Err(Unreadable::Absent) => {
+            return Check::new(false, expected, format!("{} absent", names.procedures))
+        }
+        Err(Unreadable::Malformed(why)) => return Check::malformed(expected, why),
+    };
+    let recomputed: BTreeSet<String> = procedures.iter().map(Published::identity).collect();
+    let governing = procedures.iter().filter(|p| p.tool == tool).count();
+    let mut problems = Vec::new();
+    let mut review = match ids(record, names.review_ids) {
+        Ok(review) => review,
+        Err(why) => return Check::new(false, expected, why),
+    };
+    review.sort();
+    let unknown_review = review.iter().filter(|id| !recomputed.contains(*id)).count();
+    let unlisted = recomputed.iter().filter(|id| !review.contains(id)).count();
+    if unknown_review > 0 || unlisted > 0 || review.len() != recomputed.len() {
+        problems.push(format!(
+            "{unknown_review} review id(s) match no published procedure, {unlisted} published \
+             procedure(s) missing from the review ids"
+        ));
+    }
+    if governing == 0 {
+        problems.push(format!("no published procedure governs {tool}"));
+    }
+    if enforced {
+        match ids(record, names.enforcement_ids) {
+            Err(why) => problems.push(why),
+            Ok(enforcement) if enforcement.is_empty() => {
+                problems.push(format!("{} is empty", names.enforcement_ids));
+            }
+            Ok(enforcement) => {
+                let unknown = enforcement
+                    .iter()
+                    .filter(|id| !recomputed.contains(*id))
+                    .count();
+                if unknown > 0 {
+                    problems.push(format!(
+                        "{unknown} of {} enforcement id(s) name no published procedure",
+                        enforcement.len()
+                    ));
+                }
+            }
+        }
+    }
+    let summary = format!(
+        "{} published procedure(s), {governing} governing {tool}",
+        procedures.len()
+    );
+    let observed = if problems.is_empty() {
+        summary
+    } else {
+        format!("{summary}; {}", problems.join("; "))
+    };
+    Check::new(problems.is_empty(), expected, observed)
+}
+
+pub(super) fn verdict(
+    record: &TurnRecord,
+    procedures: &str,
+    tool: &str,
+    state: &Value,
+    holds: bool,
+) -> Check {
+    let expected = if holds {
+        format!("every published precondition governing {tool} holds on the pack's state")
+    } else {
+        format!("a published precondition governing {tool} fails on the pack's state")
+    };
+    let published = match published(record, procedures) {
+        Ok(published) => published,
+        Err(Unreadable::Absent) => {
+            return Check::new(false, expected, format!("{procedures} absent"))
+        }
+        Err(Unreadable::Malformed(why)) => return Check::malformed(expected, why),
+    };
+    let governing: Vec<&Published> = published.iter().filter(|p| p.tool == tool).collect();
+    if governing.is_empty() {
+        return Check::new(
+            false,
+            expected,
+            format!("no published procedure governs {tool}"),
+        );
+    }
+    if let Some(why) = governing
+        .iter()
+        .find_map(|p| precondition_problem(&p.precondition))
+    {
+        return Check::malformed(
+            expected,
+            format!("the evaluator cannot read a published precondition ({why})"),
+        );
+    }
+    let holding = governing
+        .iter()
+        .filter(|p| skill_applies(state, &p.precondition))
+        .count();
+    let passed = if holds {
+        holding == governing.len()
+    } else {
+        holding < governing.len()
+    };
+    Check::new(
+        passed,
+        expected,
+        format!(
+            "{holding} of {} governing precondition(s) hold",
+            governing.len()
+        ),
+    )
+}
+
+pub(super) fn gate_agrees(
+    evidence: &Evidence<'_>,
+    tool: &str,
+    stage: &str,
+    verdict: GateVerdict,
+) -> Check {
+    let record = evidence.record;
+    let outcomes: Vec<StageOutcome> = record
+        .governance()
+        .iter()
+        .filter(|r| r.stage == stage)
+        .map(|r| r.outcome)
+        .collect();
+    let rejected = outcomes.contains(&StageOutcome::Rejected);
+    let calls = record.tool_calls().iter().filter(|c| c.name == tool);
+    let (mut total, mut succeeded) = (0, 0);
+    for call in calls {
+        total += 1;
+        succeeded += usize::from(call.is_success());
+    }
+    let attempts = evidence
+        .ledger
+        .attempts
+        .saturating_sub(evidence.ledger_before.attempts);
+    let effects = evidence
+        .ledger
+        .effects
+        .saturating_sub(evidence.ledger_before.effects);
+    let (passed, expected) = match verdict {
+        GateVerdict::Admit => (
+            !rejected && succeeded >= 1 && attempts >= 1,
+            format!("the contract admits: {stage} not rejected, {tool} succeeds, a ledger attempt"),
+        ),
+        GateVerdict::Refuse => (
+            rejected && total >= 1 && succeeded == 0 && attempts == 0 && effects == 0,
+            format!(
+                "the contract refuses: {tool} called, {stage} rejected, no success, ledger unmoved"
+            ),
+        ),
+    };
+    let shown: Vec<&str> = outcomes.iter().map(|o| o.as_str()).collect();
+    Check::new(
+        passed,
+        expected,
+        format!(
+            "{stage} [{}]; {succeeded} of {total} call(s) of {tool} succeeded; ledger attempts+{attempts} effects+{effects}",
+            shown.join(",")
+        ),
+    )
+}

@@ -1,0 +1,164 @@
+//! Checks on what the record itself says: attributes, the model input, the
+//! governance trace, the answer.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::Check;
+use crate::evidence::TurnRecord;
+use crate::redact::{sensitive, sensitive_json};
+
+pub(super) fn attribute_equals(record: &TurnRecord, name: &str, expected: &Value) -> Check {
+    let expected_text = format!("{name} = {expected}");
+    match record.fact(name) {
+        None => Check::new(false, expected_text, format!("{name} absent")),
+        Some(observed) => Check::new(
+            observed == *expected,
+            expected_text,
+            format!("{name} = {}", sensitive_json(&observed)),
+        ),
+    }
+}
+
+/// A count read from a number, or the size of a collection. Text is not a
+/// count: its length would let a published `"0"` pass a minimum of one.
+fn count_of(value: &Value) -> Option<u64> {
+    match value {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Value::Array(items) => Some(items.len() as u64),
+        Value::Object(map) => Some(map.len() as u64),
+        Value::String(_) | Value::Bool(_) | Value::Null => None,
+    }
+}
+
+pub(super) fn attribute_count(record: &TurnRecord, name: &str, minimum: u64) -> Check {
+    let expected = format!("{name} counts at least {minimum}");
+    match record.fact(name) {
+        None => Check::new(false, expected, format!("{name} absent")),
+        Some(value) => match count_of(&value) {
+            Some(count) => Check::new(count >= minimum, expected, format!("{name} counts {count}")),
+            None => Check::new(
+                false,
+                expected,
+                format!("{name} is not a count or collection"),
+            ),
+        },
+    }
+}
+
+pub(super) fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        Value::String(text) => text.is_empty(),
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+pub(super) fn same_non_empty(record: &TurnRecord, left: &str, right: &str) -> Check {
+    let expected = format!("{left} and {right} equal and non-empty");
+    let (l, r) = (record.fact(left), record.fact(right));
+    let describe = |name: &str, value: &Option<Value>| match value {
+        None => format!("{name} absent"),
+        Some(v) if is_empty(v) => format!("{name} empty"),
+        Some(v) => format!("{name} = {}", sensitive_json(v)),
+    };
+    let passed = matches!((&l, &r), (Some(a), Some(b)) if a == b && !is_empty(a));
+    Check::new(
+        passed,
+        expected,
+        format!("{}; {}", describe(left, &l), describe(right, &r)),
+    )
+}
+
+pub(super) fn recall(record: &TurnRecord, fragment: &str, present: bool) -> Check {
+    let found = record.model_input().contains(fragment);
+    let expected = if present {
+        "fragment present in model input"
+    } else {
+        "fragment absent from model input"
+    };
+    let observed = format!(
+        "fragment {} model input {}",
+        if found { "present in" } else { "absent from" },
+        sensitive(record.model_input())
+    );
+    Check::new(found == present, expected, observed)
+}
+
+pub(super) fn stage_observed(
+    record: &TurnRecord,
+    stage: &str,
+    outcome: Option<crate::StageOutcome>,
+    minimum_counts: &BTreeMap<String, u64>,
+) -> Check {
+    let mut expected = format!("stage {stage}");
+    if let Some(outcome) = outcome {
+        expected.push_str(&format!(" {outcome}"));
+    }
+    for (name, least) in minimum_counts {
+        expected.push_str(&format!(", {name} >= {least}"));
+    }
+    let named: Vec<_> = record
+        .governance()
+        .iter()
+        .filter(|r| r.stage == stage)
+        .collect();
+    if named.is_empty() {
+        return Check::new(false, expected, format!("stage {stage} absent from trace"));
+    }
+    let matching: Vec<_> = named
+        .iter()
+        .filter(|r| outcome.is_none_or(|o| r.outcome == o))
+        .collect();
+    let outcomes = named
+        .iter()
+        .map(|r| r.outcome.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    if matching.is_empty() {
+        return Check::new(
+            false,
+            expected,
+            format!("stage {stage} outcomes [{outcomes}]"),
+        );
+    }
+    let mut totals = BTreeMap::<&str, u64>::new();
+    for record in &matching {
+        for (name, n) in &record.counts {
+            *totals.entry(name.as_str()).or_insert(0) += n;
+        }
+    }
+    let short = minimum_counts
+        .iter()
+        .any(|(name, least)| totals.get(name.as_str()).copied().unwrap_or(0) < *least);
+    // Only the counts the assertion names: the others' names are the
+    // deployment's own strings and could carry turn content.
+    let counts = minimum_counts
+        .keys()
+        .map(|name| format!("{name}={}", totals.get(name.as_str()).copied().unwrap_or(0)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Check::new(
+        !short,
+        expected,
+        format!("stage {stage} outcomes [{outcomes}], counts [{counts}]"),
+    )
+}
+
+pub(super) fn response_contains(record: &TurnRecord, fragments: &[String]) -> Check {
+    let missing = fragments
+        .iter()
+        .filter(|f| !record.answer().contains(f.as_str()))
+        .count();
+    Check::new(
+        missing == 0,
+        format!("answer contains all {} fragment(s)", fragments.len()),
+        format!(
+            "{missing} fragment(s) missing from answer {}",
+            sensitive(record.answer())
+        ),
+    )
+}

@@ -1,0 +1,206 @@
+//! Checks on tool calls: how many, with which arguments, how they ended,
+//! their ids, what the tool body witnessed, and whether results reached the
+//! model.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::Check;
+use crate::assertion::{ArgumentMatch, Evidence};
+use crate::evidence::{ToolCall, ToolOutcome, TurnRecord};
+use crate::redact::{sensitive, sensitive_json};
+
+fn calls_of<'a>(record: &'a TurnRecord, tool: &'a str) -> impl Iterator<Item = &'a ToolCall> {
+    record
+        .tool_calls()
+        .iter()
+        .filter(move |call| call.name == tool)
+}
+
+pub(super) fn called(
+    record: &TurnRecord,
+    tool: &str,
+    times: usize,
+    arguments: Option<&Value>,
+    matching: ArgumentMatch,
+) -> Check {
+    let calls: Vec<&ToolCall> = calls_of(record, tool).collect();
+    let matches =
+        |call: &&&ToolCall| arguments.is_none_or(|a| matching.accepts(a, &call.arguments));
+    let matching_calls = calls.iter().filter(matches).count();
+    let expected = match arguments {
+        Some(args) => format!(
+            "{times} call(s) of {tool} with arguments {args} ({})",
+            matching.as_str()
+        ),
+        None => format!("{times} call(s) of {tool}"),
+    };
+    let observed = if arguments.is_some() && matching_calls != calls.len() {
+        format!(
+            "{matching_calls} matching of {} call(s); arguments {}",
+            calls.len(),
+            calls
+                .iter()
+                .map(|c| sensitive_json(&c.arguments))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        format!("{matching_calls} call(s)")
+    };
+    // Exactly `times` calls of the tool, each with the arguments: an extra
+    // call with other arguments is still a call.
+    Check::new(
+        calls.len() == times && matching_calls == times,
+        expected,
+        observed,
+    )
+}
+
+pub(super) fn succeeded(record: &TurnRecord, tool: &str, times: usize) -> Check {
+    let (mut succeeded, mut total) = (0, 0);
+    for call in calls_of(record, tool) {
+        total += 1;
+        succeeded += usize::from(call.is_success());
+    }
+    Check::new(
+        succeeded == times,
+        format!("{times} successful call(s) of {tool}"),
+        format!("{succeeded} of {total} call(s) succeeded"),
+    )
+}
+
+pub(super) fn pending(record: &TurnRecord, tool: &str, times: usize) -> Check {
+    let (mut pending, mut total) = (0, 0);
+    for call in calls_of(record, tool) {
+        total += 1;
+        pending += usize::from(call.is_pending());
+    }
+    Check::new(
+        pending == times,
+        format!("{times} call(s) of {tool} pending"),
+        format!("{pending} of {total} call(s) pending"),
+    )
+}
+
+pub(super) fn ids_unique(evidence: &Evidence<'_>, minimum: usize, across_trial: bool) -> Check {
+    let calls = evidence.record.tool_calls();
+    let mut seen = HashSet::with_capacity(calls.len());
+    let repeated = calls.iter().filter(|c| !seen.insert(&c.id)).count();
+    let earlier = evidence.earlier_call_ids.filter(|_| across_trial);
+    let reused = earlier.map_or(0, |ids| {
+        calls.iter().filter(|c| ids.contains(&c.id)).count()
+    });
+    let (expected, observed) = if across_trial {
+        (
+            format!("at least {minimum} call(s), no id repeated in the turn or from earlier turns"),
+            format!(
+                "{} call(s), {repeated} repeated id(s), {reused} reused from earlier turns",
+                calls.len()
+            ),
+        )
+    } else {
+        (
+            format!("at least {minimum} call(s), no repeated id"),
+            format!("{} call(s), {repeated} repeated id(s)", calls.len()),
+        )
+    };
+    Check::new(
+        calls.len() >= minimum && repeated == 0 && reused == 0,
+        expected,
+        observed,
+    )
+}
+
+pub(super) fn witnessed(
+    evidence: &Evidence<'_>,
+    tool: &str,
+    arguments: Option<&Value>,
+    matching: ArgumentMatch,
+) -> Check {
+    let of_tool: Vec<_> = evidence
+        .witnesses
+        .iter()
+        .filter(|w| w.tool == tool)
+        .collect();
+    let fitting = of_tool
+        .iter()
+        .filter(|w| arguments.is_none_or(|a| matching.accepts(a, &w.arguments)))
+        .collect::<Vec<_>>();
+    let clean = fitting.iter().filter(|w| w.outcome.is_success()).count();
+    let expected = match arguments {
+        Some(args) => format!(
+            "a witnessed execution of {tool} that received {args} ({}) and succeeded",
+            matching.as_str()
+        ),
+        None => format!("a witnessed execution of {tool} that succeeded"),
+    };
+    let observed = format!(
+        "{} witnessed execution(s) of {tool}, {} with the arguments, {clean} of those succeeded; \
+         received {}",
+        of_tool.len(),
+        fitting.len(),
+        of_tool
+            .iter()
+            .map(|w| sensitive_json(&w.arguments))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Check::new(clean >= 1, expected, observed)
+}
+
+/// The text fragments of a result that must reach the model: its string
+/// leaves of three characters or more (a result rendered as pretty JSON,
+/// compact JSON or prose still carries them); failing those, its numbers;
+/// failing those, the whole result as compact JSON.
+pub(crate) fn result_fragments(result: &Value) -> Vec<String> {
+    let mut strings = Vec::new();
+    let mut numbers = Vec::new();
+    let mut stack = vec![result];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) if text.trim().chars().count() >= 3 => {
+                strings.push(text.trim().to_owned());
+            }
+            Value::Number(n) => numbers.push(n.to_string()),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    if !strings.is_empty() {
+        strings
+    } else if !numbers.is_empty() {
+        numbers
+    } else {
+        vec![result.to_string()]
+    }
+}
+
+pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
+    let input = record.model_input();
+    let results: Vec<&Value> = calls_of(record, tool)
+        .filter_map(|call| match &call.outcome {
+            ToolOutcome::Succeeded { result } => Some(result),
+            _ => None,
+        })
+        .collect();
+    let mut missing = 0;
+    let mut total = 0;
+    for result in &results {
+        for fragment in result_fragments(result) {
+            total += 1;
+            missing += usize::from(!input.contains(fragment.as_str()));
+        }
+    }
+    Check::new(
+        !results.is_empty() && missing == 0,
+        format!("every successful {tool} result's fragments appear in the model input"),
+        format!(
+            "{} successful call(s); {missing} of {total} result fragment(s) missing from model input {}",
+            results.len(),
+            sensitive(input)
+        ),
+    )
+}

@@ -1,0 +1,151 @@
+//! How an assertion names itself in reports: its kind, and a one-line
+//! description of its parameters. Both come from the pack's own definition,
+//! never from what a deployment reported.
+
+use super::{Assertion, GateVerdict};
+
+impl Assertion {
+    /// The assertion's kind, as failures name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::AttributeEquals { .. } => "AttributeEquals",
+            Self::AttributeCount { .. } => "AttributeCount",
+            Self::AttributesSameNonEmpty { .. } => "AttributesSameNonEmpty",
+            Self::PromptRecallContains(_) => "PromptRecallContains",
+            Self::PromptRecallExcludes(_) => "PromptRecallExcludes",
+            Self::ToolCalled { .. } => "ToolCalled",
+            Self::ToolSucceeded { .. } => "ToolSucceeded",
+            Self::ToolPending { .. } => "ToolPending",
+            Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
+            Self::SideEffectCount { .. } => "SideEffectCount",
+            Self::LedgerDelta { .. } => "LedgerDelta",
+            Self::StageObserved { .. } => "StageObserved",
+            Self::ResponseContains(_) => "ResponseContains",
+            Self::PauseTokenDistinct => "PauseTokenDistinct",
+            Self::PendingResolved { .. } => "PendingResolved",
+            Self::ProceduresBound { .. } => "ProceduresBound",
+            Self::PreconditionVerdict { .. } => "PreconditionVerdict",
+            Self::GateAgrees { .. } => "GateAgrees",
+            Self::ToolWitnessed { .. } => "ToolWitnessed",
+            Self::ToolResultShown { .. } => "ToolResultShown",
+            Self::EffectsMatchOracle => "EffectsMatchOracle",
+        }
+    }
+
+    /// A one-line description naming the assertion's parameters (never any
+    /// observed value).
+    pub fn describe(&self) -> String {
+        match self {
+            Self::AttributeEquals { name, .. } => format!("AttributeEquals({name})"),
+            Self::AttributeCount { name, minimum } => {
+                format!("AttributeCount({name}, minimum={minimum})")
+            }
+            Self::AttributesSameNonEmpty { left, right } => {
+                format!("AttributesSameNonEmpty({left}, {right})")
+            }
+            Self::PromptRecallContains(_) => "PromptRecallContains(fragment)".into(),
+            Self::PromptRecallExcludes(_) => "PromptRecallExcludes(fragment)".into(),
+            Self::ToolCalled {
+                tool,
+                times,
+                arguments,
+                matching,
+            } => match arguments {
+                Some(_) => format!(
+                    "ToolCalled({tool}, times={times}, with arguments, {})",
+                    matching.as_str()
+                ),
+                None => format!("ToolCalled({tool}, times={times})"),
+            },
+            Self::ToolSucceeded { tool, times } => format!("ToolSucceeded({tool}, times={times})"),
+            Self::ToolPending { tool, times } => format!("ToolPending({tool}, times={times})"),
+            Self::ToolCallIdsUnique {
+                minimum,
+                across_trial,
+            } => {
+                let scope = if *across_trial {
+                    ", across the trial"
+                } else {
+                    ""
+                };
+                format!("ToolCallIdsUnique(minimum={minimum}{scope})")
+            }
+            Self::SideEffectCount {
+                attempts,
+                effects,
+                duplicates,
+            } => format!(
+                "SideEffectCount(attempts={attempts}, effects={effects}, duplicates={duplicates})"
+            ),
+            Self::LedgerDelta {
+                attempts,
+                effects,
+                duplicates,
+            } => format!(
+                "LedgerDelta(attempts+{attempts}, effects+{effects}, duplicates+{duplicates})"
+            ),
+            Self::StageObserved {
+                stage,
+                outcome,
+                minimum_counts,
+            } => {
+                let mut text = format!("StageObserved({stage}");
+                if let Some(outcome) = outcome {
+                    text.push_str(&format!(", outcome={outcome}"));
+                }
+                for (name, least) in minimum_counts {
+                    text.push_str(&format!(", {name}>={least}"));
+                }
+                text.push(')');
+                text
+            }
+            Self::ResponseContains(fragments) => {
+                format!("ResponseContains({} fragments)", fragments.len())
+            }
+            Self::PauseTokenDistinct => "PauseTokenDistinct".into(),
+            Self::PendingResolved { tool } => format!("PendingResolved({tool})"),
+            Self::ProceduresBound {
+                procedures,
+                review_ids,
+                enforcement_ids,
+                enforced,
+                ..
+            } => {
+                let scope = if *enforced {
+                    format!(", {enforcement_ids}")
+                } else {
+                    String::new()
+                };
+                format!("ProceduresBound({procedures}, {review_ids}{scope})")
+            }
+            Self::PreconditionVerdict { tool, holds, .. } => {
+                let verdict = if *holds { "holds" } else { "fails" };
+                format!("PreconditionVerdict({tool}, {verdict})")
+            }
+            Self::GateAgrees {
+                tool,
+                stage,
+                verdict,
+            } => {
+                let verdict = match verdict {
+                    GateVerdict::Admit => "admit",
+                    GateVerdict::Refuse => "refuse",
+                };
+                format!("GateAgrees({tool}, {stage}, {verdict})")
+            }
+            Self::ToolWitnessed {
+                tool,
+                arguments,
+                matching,
+            } => match arguments {
+                Some(_) => format!(
+                    "ToolWitnessed({tool}, with arguments, {})",
+                    matching.as_str()
+                ),
+                None => format!("ToolWitnessed({tool})"),
+            },
+            Self::ToolResultShown { tool } => format!("ToolResultShown({tool})"),
+            Self::EffectsMatchOracle => "EffectsMatchOracle".into(),
+        }
+    }
+}

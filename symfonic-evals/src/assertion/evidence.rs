@@ -1,0 +1,62 @@
+//! Everything an assertion may read about one step: the deployment's record,
+//! and what the harness itself holds (ledger counts before and after, the
+//! trial's earlier call ids, witness records, retained pauses, the effect
+//! oracle's count).
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::evidence::TurnRecord;
+use crate::ledger::{LedgerCounts, Witness};
+
+/// A pause the harness retained for its conversation: the token to redeem,
+/// the question id to pass back, and the calls the pause left pending.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RetainedPause {
+    /// The single-use token.
+    pub token: String,
+    /// The question id the pause published, if any.
+    pub question_id: Option<String>,
+    /// Ids of the calls the paused turn reported as pending.
+    pub pending_calls: Vec<String>,
+}
+
+/// One step's evidence, as assertions read it.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// What the deployment reported.
+    pub record: &'a TurnRecord,
+    /// Ledger counts after the step.
+    pub ledger: LedgerCounts,
+    /// Ledger counts before the step.
+    pub ledger_before: LedgerCounts,
+    /// Call ids of the trial's earlier turns.
+    pub earlier_call_ids: Option<&'a HashSet<String>>,
+    /// Witness records tool bodies made during the step.
+    pub witnesses: &'a [Witness],
+    /// The conversation the step ran in.
+    pub conversation: &'a str,
+    /// Every conversation's retained pause after the step.
+    pub pauses: Option<&'a BTreeMap<String, RetainedPause>>,
+    /// The pause this step's resume redeemed, if it was one.
+    pub redeemed: Option<&'a RetainedPause>,
+    /// The effect oracle's count after the step, if one was configured.
+    pub oracle: Option<&'a Result<u64, String>>,
+}
+
+impl<'a> Evidence<'a> {
+    /// Evidence of a lone turn: its record and the ledger counts after it
+    /// (as if the ledger started empty), nothing else.
+    pub fn of(record: &'a TurnRecord, ledger: LedgerCounts) -> Self {
+        Self {
+            record,
+            ledger,
+            ledger_before: LedgerCounts::default(),
+            earlier_call_ids: None,
+            witnesses: &[],
+            conversation: "",
+            pauses: None,
+            redeemed: None,
+            oracle: None,
+        }
+    }
+}

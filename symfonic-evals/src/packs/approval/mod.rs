@@ -1,0 +1,217 @@
+//! The approval and resume pack: pause for a person, resume once, refuse the
+//! replay; and its probes (restarts at every boundary, forged and foreign
+//! tokens, two conversations, the gated action, a denial, an unfit answer).
+
+mod scenarios;
+
+pub use scenarios::SEED;
+
+use serde_json::Value;
+
+use super::arguments::ArgumentChecks;
+use super::probes::Probe;
+use super::{ArgumentError, PackKind};
+use crate::capability::Requirements;
+use crate::scenario::TrialPolicy;
+
+/// The probes of the approval pack, in the order they run.
+pub const PROBES: &[Probe] = &[
+    Probe::default_on(
+        "approval/restart-between-pause-and-resume",
+        "a checkpoint or token held only in process memory: the resume after a real restart \
+         finds nothing to continue",
+    ),
+    Probe::default_on(
+        "approval/restart-before-replay",
+        "a spent mark held only in memory: after a restart the replayed token redeems again",
+    ),
+    Probe::default_on(
+        "approval/forged-token",
+        "a token that is never checked: a forgery of the same shape redeems, or spends the \
+         genuine one",
+    ),
+    Probe::default_on(
+        "approval/token-bound-to-conversation",
+        "any conversation may redeem any token: the genuine token presented under another \
+         conversation is accepted",
+    ),
+    Probe::default_on(
+        "approval/two-conversations",
+        "one pending pause per deployment: a second conversation's pause gets the same token \
+         or overwrites the first one's checkpoint",
+    ),
+    Probe::default_on(
+        "approval/pending-call-resolved",
+        "a pause that misstates the parked call (reported as a success) or a resume that never \
+         settles it",
+    ),
+    Probe::default_on(
+        "approval/question-id-checked",
+        "a redemption that ignores the question id it published: a forged id is accepted",
+    ),
+    Probe::enabled_by(
+        "approval/gated-action",
+        "gated_tool",
+        "the gated action runs before the person answered, or never runs after the approval",
+    ),
+    Probe::enabled_by(
+        "approval/deny-answer",
+        "deny_answer",
+        "an answer that is never read: a denial performs the gated action anyway",
+    ),
+    Probe::enabled_by(
+        "approval/unfit-answer",
+        "unfit_answer",
+        "an answer that is never validated, or a token spent before the answer was: an unfit \
+         answer is accepted, or burns the token so the fitting one fails",
+    ),
+];
+
+/// Arguments of the approval and resume pack. `Default` fills the optional
+/// arguments with their documented defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalResumePack {
+    /// The turn that must pause.
+    pub pause_prompt: String,
+    /// What the person answers; the deployment validates it.
+    pub answer: Value,
+    /// The registered interaction that pauses (no default: it is the one under test).
+    pub interaction_tool: String,
+    /// What the deployment claims its pause is; continuation follows it.
+    pub resumable: bool,
+    /// Where the deployment publishes the redemption's outcome.
+    pub resume_attribute: String,
+    /// The outcome a successful redemption reports.
+    pub resume_outcome: String,
+    /// Where it publishes whether the paused turn was continued.
+    pub continued_attribute: String,
+    /// Where it publishes whether the token was bound to a checkpoint.
+    pub checkpoint_attribute: String,
+    /// The kinds or codes a replayed token may fail with (any one of them).
+    #[serde(deserialize_with = "super::serde_forms::one_or_many")]
+    pub replay_error: Vec<String>,
+    /// The conversation every seed step runs in (probes derive theirs from it).
+    pub conversation: String,
+    /// The action the pause gates: it must not run before the answer, and
+    /// must run exactly once after an approving one.
+    pub gated_tool: Option<String>,
+    /// An answer that denies: the gated action must never run on it.
+    pub deny_answer: Option<Value>,
+    /// An answer the deployment must reject: the resume fails, the token
+    /// stays unspent, and the fitting answer then succeeds.
+    pub unfit_answer: Option<Value>,
+    /// Probes to switch off, by name (see [`PROBES`]).
+    pub skip_probes: Vec<String>,
+    /// Trials and passes required (not read from JSON: a policy holds a
+    /// duration, which the attribute spells as `step_timeout_ms`).
+    #[serde(skip)]
+    pub policy: TrialPolicy,
+}
+
+impl Default for ApprovalResumePack {
+    fn default() -> Self {
+        Self {
+            pause_prompt: String::new(),
+            answer: Value::Null,
+            interaction_tool: String::new(),
+            resumable: true,
+            resume_attribute: "resume_outcome".into(),
+            resume_outcome: "resumed".into(),
+            continued_attribute: "resume_continued".into(),
+            checkpoint_attribute: "resume_checkpoint".into(),
+            replay_error: vec!["PauseTokenReplayedError".into()],
+            conversation: "approval".into(),
+            gated_tool: None,
+            deny_answer: None,
+            unfit_answer: None,
+            skip_probes: Vec::new(),
+            policy: TrialPolicy::default(),
+        }
+    }
+}
+
+impl ApprovalResumePack {
+    /// Refuses arguments that would make the pack unable to discriminate.
+    ///
+    /// # Errors
+    ///
+    /// Every offending argument.
+    pub fn check(&self) -> Result<(), Vec<ArgumentError>> {
+        let mut checks = ArgumentChecks::default();
+        checks.text("pause_prompt", &self.pause_prompt);
+        checks.text("interaction_tool", &self.interaction_tool);
+        // A person's answer is a mapping of fields, as the attribute requires.
+        checks.require(
+            is_answer(&self.answer),
+            "answer",
+            "must be a non-empty JSON object: redeeming a token with nothing to validate \
+             proves only that it was spent",
+        );
+        for (argument, value) in [
+            ("resume_attribute", &self.resume_attribute),
+            ("resume_outcome", &self.resume_outcome),
+            ("continued_attribute", &self.continued_attribute),
+            ("checkpoint_attribute", &self.checkpoint_attribute),
+            ("conversation", &self.conversation),
+        ] {
+            checks.text(argument, value);
+        }
+        checks.require(
+            !self.replay_error.is_empty() && self.replay_error.iter().all(|k| !k.is_empty()),
+            "replay_error",
+            "names the error kinds or codes a replay may fail with, and an empty one names none",
+        );
+        checks.optional_text("gated_tool", self.gated_tool.as_ref());
+        checks.require(
+            self.gated_tool.as_deref() != Some(self.interaction_tool.as_str()),
+            "gated_tool",
+            "is the interaction itself; name the action the pause gates",
+        );
+        if let Some(deny) = &self.deny_answer {
+            checks.require(
+                is_answer(deny),
+                "deny_answer",
+                "must be a non-empty JSON object, the answer a person gives to say no",
+            );
+            checks.require(
+                *deny != self.answer,
+                "deny_answer",
+                "equals `answer`, so the denial would be the approval",
+            );
+            checks.require(
+                self.gated_tool.is_some(),
+                "deny_answer",
+                "needs `gated_tool`: a denial shows only in the action it withholds",
+            );
+        }
+        if let Some(unfit) = &self.unfit_answer {
+            checks.require(
+                unfit.is_object(),
+                "unfit_answer",
+                "must be a JSON object the deployment's answer schema rejects",
+            );
+            checks.require(
+                *unfit != self.answer,
+                "unfit_answer",
+                "equals `answer`, so the answer that must be rejected is the one that must fit",
+            );
+        }
+        checks.probes(&self.skip_probes, PROBES);
+        checks.policy(&self.policy);
+        checks.finish()
+    }
+
+    /// The `human` capability and the `resume` operation.
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            capabilities: vec![PackKind::ApprovalResume.capability().into()],
+            operations: vec!["resume".into()],
+            ..Requirements::default()
+        }
+    }
+}
+
+fn is_answer(value: &Value) -> bool {
+    value.as_object().is_some_and(|fields| !fields.is_empty())
+}

@@ -1,0 +1,222 @@
+//! The approval pack's scenarios: the seed's three steps, and each probe as
+//! those steps varied.
+
+use serde_json::Value;
+
+use super::{ApprovalResumePack, PROBES};
+use crate::assertion::Assertion;
+use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
+use crate::packs::probes::Selection;
+use crate::runner::Session;
+use crate::scenario::{Continuation, ErrorMatch, QuestionSource, Scenario, Step, TokenSource};
+
+/// The name of the seed scenario, as the pack's contract gives it.
+pub const SEED: &str = "approval-pause-resume-and-replay-refusal";
+
+impl ApprovalResumePack {
+    /// The turn that must pause, read off its terminal event.
+    fn pause(&self, label: &str, conversation: &str) -> Step {
+        Step::prompt(label, &self.pause_prompt, conversation).asserting([
+            Assertion::attribute_equals(PAUSED, Value::Bool(true)),
+            Assertion::attribute_equals(PAUSE_NAME, Value::from(self.interaction_tool.as_str())),
+            Assertion::attribute_equals(PAUSE_RESUMABLE, Value::Bool(self.resumable)),
+        ])
+    }
+
+    /// The redemption through the deployment's own resume operation: the
+    /// outcome came back, the token was bound to a checkpoint, the paused
+    /// turn was rebuilt from it, and the interaction was not asked again.
+    fn resume(&self, label: &str, conversation: &str) -> Step {
+        let tool = self.interaction_tool.as_str();
+        Step::resume(label, self.answer.clone(), conversation).asserting([
+            Assertion::attribute_equals(
+                &self.resume_attribute,
+                Value::from(self.resume_outcome.as_str()),
+            ),
+            Assertion::attribute_equals("resume_name", Value::from(tool)),
+            Assertion::attribute_equals(&self.checkpoint_attribute, Value::Bool(true)),
+            Assertion::attribute_equals(&self.continued_attribute, Value::Bool(self.resumable)),
+            Assertion::tool_called(tool, 0),
+        ])
+    }
+
+    /// The same retained token again, which must be refused by name.
+    fn replay(&self, label: &str, conversation: &str) -> Step {
+        Step::resume(label, self.answer.clone(), conversation)
+            .expecting(ErrorMatch::one_of(self.replay_error.iter().cloned()))
+    }
+
+    /// The three steps of the seed scenario, in `conversation`.
+    fn seed_steps(&self, conversation: &str) -> [Step; 3] {
+        [
+            self.pause("pause", conversation),
+            self.resume("resume", conversation),
+            self.replay("replay", conversation),
+        ]
+    }
+
+    /// The seed scenario, exactly as the pack's contract fixes it: pause,
+    /// resume, replay, with no restart.
+    pub fn seed(&self) -> Scenario {
+        Scenario::new(
+            SEED,
+            self.seed_steps(&self.conversation).into(),
+            self.policy,
+        )
+    }
+
+    /// The seed scenario and every enabled probe.
+    pub fn scenarios(&self) -> Vec<Scenario> {
+        let selection = Selection::new(&self.skip_probes);
+        let mut scenarios = vec![self.seed()];
+        for probe in PROBES {
+            let given = match probe.needs {
+                None => true,
+                Some("gated_tool") => self.gated_tool.is_some(),
+                Some("deny_answer") => self.deny_answer.is_some() && self.gated_tool.is_some(),
+                Some("unfit_answer") => self.unfit_answer.is_some(),
+                Some(_) => false,
+            };
+            if selection.runs(probe, given) {
+                scenarios.push(self.probe(probe.name));
+            }
+        }
+        scenarios
+    }
+
+    fn probe(&self, name: &'static str) -> Scenario {
+        let c = self.conversation.as_str();
+        let probe = |steps: Vec<Step>| Scenario::probe(name, steps, self.policy);
+        let [pause, resume, replay] = self.seed_steps(c);
+        match name {
+            "approval/restart-between-pause-and-resume" => {
+                probe(vec![pause, resume.restarting(true), replay])
+            }
+            "approval/restart-before-replay" => probe(vec![pause, resume, replay.restarting(true)]),
+            "approval/forged-token" => probe(vec![
+                pause,
+                Step::resume("forged token", self.answer.clone(), c)
+                    .presenting(TokenSource::Forged)
+                    .expecting(ErrorMatch::any()),
+                resume,
+                replay,
+            ]),
+            "approval/token-bound-to-conversation" => probe(vec![
+                pause,
+                Step::resume(
+                    "foreign conversation",
+                    self.answer.clone(),
+                    format!("{c}-elsewhere"),
+                )
+                .presenting(TokenSource::Conversation(c.to_owned()))
+                .expecting(ErrorMatch::any()),
+                resume,
+                replay,
+            ]),
+            "approval/two-conversations" => {
+                let (a, b) = (format!("{c}-a"), format!("{c}-b"));
+                probe(vec![
+                    self.pause("pause a", &a),
+                    self.pause("pause b", &b)
+                        .asserting([Assertion::PauseTokenDistinct]),
+                    self.resume("resume a", &a),
+                    self.resume("resume b", &b),
+                    self.replay("replay a", &a),
+                    self.replay("replay b", &b),
+                ])
+            }
+            "approval/pending-call-resolved" => {
+                let tool = &self.interaction_tool;
+                probe(vec![
+                    pause.asserting([
+                        Assertion::ToolPending {
+                            tool: tool.clone(),
+                            times: 1,
+                        },
+                        Assertion::tool_succeeded(tool, 0),
+                    ]),
+                    resume.asserting([Assertion::PendingResolved { tool: tool.clone() }]),
+                ])
+            }
+            "approval/question-id-checked" => {
+                probe(vec![pause]).continued(ForgedQuestion { pack: self.clone() })
+            }
+            "approval/gated-action" => {
+                let gated = self.gated_tool.clone().unwrap_or_default();
+                probe(vec![
+                    pause.asserting([
+                        Assertion::tool_succeeded(&gated, 0),
+                        Assertion::ledger_moved(0, 0, 0),
+                    ]),
+                    resume.asserting([
+                        Assertion::tool_succeeded(&gated, 1),
+                        Assertion::ledger_moved(1, 1, 0),
+                    ]),
+                    replay.asserting([Assertion::ledger_moved(0, 0, 0)]),
+                ])
+            }
+            "approval/deny-answer" => {
+                let gated = self.gated_tool.clone().unwrap_or_default();
+                let denied = format!("{c}-deny");
+                let deny = self.deny_answer.clone().unwrap_or_default();
+                probe(vec![
+                    self.pause("pause", &denied),
+                    Step::resume("deny", deny, &denied).asserting([
+                        Assertion::tool_succeeded(&gated, 0),
+                        Assertion::tool_called(&self.interaction_tool, 0),
+                        Assertion::ledger_moved(0, 0, 0),
+                    ]),
+                    self.replay("replay", &denied)
+                        .asserting([Assertion::ledger_moved(0, 0, 0)]),
+                ])
+            }
+            "approval/unfit-answer" => {
+                let unfit = self.unfit_answer.clone().unwrap_or_default();
+                probe(vec![
+                    pause,
+                    Step::resume("unfit answer", unfit, c)
+                        .expecting(ErrorMatch::any())
+                        .asserting([Assertion::ledger_moved(0, 0, 0)]),
+                    resume,
+                    replay,
+                ])
+            }
+            other => unreachable!("the approval pack has no probe {other}"),
+        }
+    }
+}
+
+/// After the pause: a resume passing a forged question id must be refused,
+/// then the genuine redemption and the replay refusal as in the seed. When
+/// the pause published no question id there is nothing to forge; the trial
+/// says so in a note and goes on with the seed's steps.
+struct ForgedQuestion {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for ForgedQuestion {
+    fn run(&self, session: &mut Session<'_>) {
+        let c = self.pack.conversation.as_str();
+        let published = session
+            .retained(c)
+            .is_some_and(|pause| pause.question_id.is_some());
+        if published {
+            let forged = Step::resume("forged question id", self.pack.answer.clone(), c)
+                .addressing(QuestionSource::Forged)
+                .expecting(ErrorMatch::any());
+            if session.run(&forged).is_none() {
+                return;
+            }
+        } else {
+            session.note(
+                "the pause published no question id, so there was none to forge; \
+                 the probe ran the seed's resume and replay only",
+            );
+        }
+        for step in [self.pack.resume("resume", c), self.pack.replay("replay", c)] {
+            if session.run(&step).is_none() {
+                return;
+            }
+        }
+    }
+}

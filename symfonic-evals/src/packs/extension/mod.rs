@@ -1,0 +1,203 @@
+//! The extension tool pack: the contributed tool is called and really runs;
+//! and its probes (repeated turns and a fresh conversation, the result
+//! reaching the model, the tool body's own witness).
+
+use serde_json::Value;
+
+use super::arguments::ArgumentChecks;
+use super::probes::{Probe, Selection};
+use super::{ArgumentError, PackKind};
+use crate::assertion::{ArgumentMatch, Assertion};
+use crate::capability::Requirements;
+use crate::scenario::{Scenario, Step, TrialPolicy};
+
+/// The name of the seed scenario, as the pack's contract gives it.
+pub const SEED: &str = "extension-tool-execution";
+
+/// The probes of the extension pack, in the order they run.
+pub const PROBES: &[Probe] = &[
+    Probe::default_on(
+        "extension/repeated-and-fresh-conversation",
+        "call ids that restart every turn or conversation, and a tool that works only once: \
+         the prompt runs twice in one conversation and once in another",
+    ),
+    Probe::default_on(
+        "extension/result-reaches-model",
+        "a result the loop reports but never shows the model: its text must appear in the \
+         model input",
+    ),
+    Probe::enabled_by(
+        "extension/witnessed",
+        "witnessed",
+        "a tool bridge that drops arguments or turns the tool's error into a success: the \
+         tool body's own witness must show the arguments and a clean outcome",
+    ),
+];
+
+/// Arguments of the extension tool pack.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExtensionToolPack {
+    /// The turn that should call the tool.
+    pub prompt: String,
+    /// The tool the `extensions` capability contributes.
+    pub tool_name: String,
+    /// The arguments the call must carry, if given.
+    pub arguments: Option<Value>,
+    /// How the arguments are compared: exactly (the default) or as a
+    /// subset, so a tool that adds a defaulted argument is not a failure.
+    pub argument_match: ArgumentMatch,
+    /// Fragments the answer must contain.
+    pub expected_fragments: Vec<String>,
+    /// Require the tool body's witness (see the `extension/witnessed` probe).
+    pub witnessed: bool,
+    /// The conversation the seed step runs in (probes derive theirs).
+    pub conversation: String,
+    /// Probes to switch off, by name (see [`PROBES`]).
+    pub skip_probes: Vec<String>,
+    /// Trials and passes required (not read from JSON: a policy holds a
+    /// duration, which the attribute spells as `step_timeout_ms`).
+    #[serde(skip)]
+    pub policy: TrialPolicy,
+}
+
+impl Default for ExtensionToolPack {
+    fn default() -> Self {
+        Self {
+            prompt: String::new(),
+            tool_name: String::new(),
+            arguments: None,
+            argument_match: ArgumentMatch::Exact,
+            expected_fragments: Vec::new(),
+            witnessed: false,
+            conversation: "extensions".into(),
+            skip_probes: Vec::new(),
+            policy: TrialPolicy::default(),
+        }
+    }
+}
+
+impl ExtensionToolPack {
+    /// Refuses arguments that would make the pack unable to discriminate.
+    ///
+    /// # Errors
+    ///
+    /// Every offending argument.
+    pub fn check(&self) -> Result<(), Vec<ArgumentError>> {
+        let mut checks = ArgumentChecks::default();
+        checks.text("prompt", &self.prompt);
+        checks.text("tool_name", &self.tool_name);
+        checks.text("conversation", &self.conversation);
+        checks.require(
+            self.arguments.as_ref().is_none_or(Value::is_object),
+            "arguments",
+            "must be a JSON object of the tool's arguments",
+        );
+        checks.require(
+            self.expected_fragments.iter().all(|f| !f.is_empty()),
+            "expected_fragments",
+            "an empty fragment matches every answer",
+        );
+        checks.probes(&self.skip_probes, PROBES);
+        checks.policy(&self.policy);
+        checks.finish()
+    }
+
+    /// The `extensions` capability contributing exactly this tool.
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            capabilities: vec![PackKind::ExtensionTool.capability().into()],
+            contributed_tools: vec![(
+                PackKind::ExtensionTool.capability().into(),
+                self.tool_name.clone(),
+            )],
+            ..Requirements::default()
+        }
+    }
+
+    fn called(&self) -> Assertion {
+        Assertion::ToolCalled {
+            tool: self.tool_name.clone(),
+            times: 1,
+            arguments: self.arguments.clone(),
+            matching: self.argument_match,
+        }
+    }
+
+    fn call(&self, label: &str, conversation: &str) -> Step {
+        Step::prompt(label, &self.prompt, conversation)
+    }
+
+    /// The seed scenario: one turn that calls the tool once, which runs
+    /// without error, with unique call ids and the answer's fragments.
+    pub fn seed(&self) -> Scenario {
+        let mut assertions = vec![
+            self.called(),
+            Assertion::tool_succeeded(&self.tool_name, 1),
+            Assertion::ToolCallIdsUnique {
+                minimum: 1,
+                across_trial: false,
+            },
+        ];
+        if !self.expected_fragments.is_empty() {
+            assertions.push(Assertion::ResponseContains(self.expected_fragments.clone()));
+        }
+        let step = self
+            .call("extension call", &self.conversation)
+            .asserting(assertions);
+        Scenario::new(SEED, vec![step], self.policy)
+    }
+
+    /// The seed scenario and every enabled probe.
+    pub fn scenarios(&self) -> Vec<Scenario> {
+        let selection = Selection::new(&self.skip_probes);
+        let mut scenarios = vec![self.seed()];
+        for probe in PROBES {
+            let given = probe.needs.is_none() || self.witnessed;
+            if selection.runs(probe, given) {
+                scenarios.push(self.probe(probe.name));
+            }
+        }
+        scenarios
+    }
+
+    fn probe(&self, name: &'static str) -> Scenario {
+        let c = self.conversation.as_str();
+        let tool = self.tool_name.as_str();
+        let steps = match name {
+            "extension/repeated-and-fresh-conversation" => {
+                let each = |step: Step| {
+                    step.asserting([
+                        self.called(),
+                        Assertion::tool_succeeded(tool, 1),
+                        Assertion::ToolCallIdsUnique {
+                            minimum: 1,
+                            across_trial: true,
+                        },
+                    ])
+                };
+                vec![
+                    each(self.call("first call", c)),
+                    each(self.call("second call", c)),
+                    each(self.call("fresh conversation", &format!("{c}-fresh"))),
+                ]
+            }
+            "extension/result-reaches-model" => vec![self.call("extension call", c).asserting([
+                Assertion::tool_succeeded(tool, 1),
+                Assertion::ToolResultShown {
+                    tool: tool.to_owned(),
+                },
+            ])],
+            "extension/witnessed" => vec![self.call("extension call", c).asserting([
+                self.called(),
+                Assertion::ToolWitnessed {
+                    tool: tool.to_owned(),
+                    arguments: self.arguments.clone(),
+                    matching: self.argument_match,
+                },
+            ])],
+            other => unreachable!("the extension pack has no probe {other}"),
+        };
+        Scenario::probe(name, steps, self.policy)
+    }
+}

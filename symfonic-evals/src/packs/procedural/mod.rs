@@ -1,0 +1,272 @@
+//! The procedural skills pack: demonstrate, promote, review, persist,
+//! enforce; and its probes (the other restart placement, separate
+//! conversations, identities recomputed from the published procedure, a
+//! gate sweep against the contract's evaluator, the review's operator role,
+//! decoy and control demonstrations).
+
+mod scenarios;
+mod sweep;
+mod sweep_states;
+
+use serde_json::Value;
+
+use super::arguments::ArgumentChecks;
+use super::probes::Probe;
+use super::{ArgumentError, PackKind};
+use crate::capability::{Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW};
+use crate::contracts::PRECONDITION_STAGE;
+use crate::scenario::TrialPolicy;
+
+pub use scenarios::SEED;
+
+/// The review status of an approved procedure.
+pub const APPROVED: &str = "approved";
+
+/// How many states the gate sweep judges by default.
+pub const DEFAULT_GATE_SWEEP: u32 = 16;
+
+/// The probes of the procedural pack, in the order they run.
+pub const PROBES: &[Probe] = &[
+    Probe::default_on(
+        "procedural/enforcement-without-restart",
+        "an approval in force only after a restart (a policy cache loaded at start-up): run          when the seed restarts before enforcing",
+    ),
+    Probe::default_on(
+        "procedural/enforcement-after-restart",
+        "an approval that lives only in process memory: run when the seed does not restart          before enforcing",
+    ),
+    Probe::default_on(
+        "procedural/separate-conversations",
+        "recall or the governed tool taken from the chat transcript (the review's words, the          last tool called) rather than the store: the review and each enforcement turn run in          conversations of their own",
+    ),
+    Probe::default_on(
+        "procedural/review-needs-operator",
+        "a review door open to users: the review prompt sent as a user's turn must approve          nothing",
+    ),
+    Probe::default_on(
+        "procedural/identity-bound",
+        "identity digests that are labels rather than digests of what was reviewed and          enforced, and pack states that do not mean what they claim",
+    ),
+    Probe::default_on(
+        "procedural/gate-sweep",
+        "a gate that agrees with the contract only on the two states the seed tries: key          casing, missing keys, null, wrong types, neighbouring values, list membership",
+    ),
+    Probe::enabled_by(
+        "procedural/decoy-stays-draft",
+        "decoy_demonstrations",
+        "a review that approves every draft, or a second draft that leaks into recall or          governs at the gate",
+    ),
+    Probe::enabled_by(
+        "procedural/control-promotes-nothing",
+        "control_demonstrations",
+        "a promotion count that is not the cycle's own: turns with nothing to learn must          promote nothing",
+    ),
+];
+
+/// Arguments of the procedural skills pack. `Default` fills the optional
+/// arguments with their documented defaults and leaves the required ones
+/// empty, which [`check`](Self::check) refuses.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProceduralPack {
+    /// Turns that give consolidation something to generalise; the last must
+    /// show the promoted count the cycle reported.
+    pub demonstrations: Vec<String>,
+    /// The operator turn under which the draft is approved.
+    pub review_prompt: String,
+    /// A tool-calling turn before review: the draft must be inert and unseen.
+    pub draft_prompt: String,
+    /// The enforcement turn whose state satisfies the precondition.
+    pub satisfied_prompt: String,
+    /// The enforcement turn whose state does not.
+    pub blocked_prompt: String,
+    /// State under which the approved precondition holds.
+    pub satisfied_state: Value,
+    /// State under which it does not; must differ from `satisfied_state`.
+    pub blocked_state: Value,
+    /// State for the pre-approval tool call.
+    pub draft_state: Value,
+    /// The tool the procedure governs and the review row must name.
+    pub action_tool: String,
+    /// Text the recall block must show once, and only once, approved.
+    pub procedure_fragment: String,
+    /// Where the deployment publishes the promoted count.
+    pub promotion_attribute: String,
+    /// Where it publishes the review rows.
+    pub review_attribute: String,
+    /// Identity digests of approved procedures read through the review door.
+    pub review_identity_attribute: String,
+    /// Identity digests of the procedures the precondition stage read.
+    pub enforcement_identity_attribute: String,
+    /// Where it publishes the approved procedures as data, each
+    /// `{"tool", "precondition", "text"}`, from which the harness recomputes
+    /// their identities and generates the gate sweep's states.
+    pub procedures_attribute: String,
+    /// The precondition stage's name in the governance trace.
+    pub precondition_stage: String,
+    /// Rebuild the deployment before the satisfied turn.
+    pub restart_before_enforcement: bool,
+    /// The conversation every seed step runs in (probes derive theirs).
+    pub conversation: String,
+    /// A second family of turns that promotes a second draft, which the
+    /// review must leave a draft.
+    pub decoy_demonstrations: Vec<String>,
+    /// Text of the decoy's procedure, which must never reach the model.
+    pub decoy_fragment: Option<String>,
+    /// Turns with nothing to learn: each must promote nothing.
+    pub control_demonstrations: Vec<String>,
+    /// How many states the gate sweep judges.
+    pub gate_sweep: u32,
+    /// Probes to switch off, by name (see [`PROBES`]).
+    pub skip_probes: Vec<String>,
+    /// Trials and passes required (not read from JSON: a policy holds a
+    /// duration, which the attribute spells as `step_timeout_ms`).
+    #[serde(skip)]
+    pub policy: TrialPolicy,
+}
+
+impl Default for ProceduralPack {
+    fn default() -> Self {
+        Self {
+            demonstrations: Vec::new(),
+            review_prompt: String::new(),
+            draft_prompt: String::new(),
+            satisfied_prompt: String::new(),
+            blocked_prompt: String::new(),
+            satisfied_state: Value::Null,
+            blocked_state: Value::Null,
+            draft_state: Value::Null,
+            action_tool: String::new(),
+            procedure_fragment: String::new(),
+            promotion_attribute: "procedural_promoted".into(),
+            review_attribute: "procedural_review".into(),
+            review_identity_attribute: "procedural_review_ids".into(),
+            enforcement_identity_attribute: "procedural_enforcement_ids".into(),
+            procedures_attribute: "procedural_review_procedures".into(),
+            precondition_stage: PRECONDITION_STAGE.into(),
+            restart_before_enforcement: true,
+            conversation: "procedural".into(),
+            decoy_demonstrations: Vec::new(),
+            decoy_fragment: None,
+            control_demonstrations: Vec::new(),
+            gate_sweep: DEFAULT_GATE_SWEEP,
+            skip_probes: Vec::new(),
+            policy: TrialPolicy::default(),
+        }
+    }
+}
+
+impl ProceduralPack {
+    /// Refuses arguments that would make a pack unable to discriminate.
+    ///
+    /// # Errors
+    ///
+    /// Every offending argument.
+    pub fn check(&self) -> Result<(), Vec<ArgumentError>> {
+        let mut checks = ArgumentChecks::default();
+        checks.require(
+            !self.demonstrations.is_empty(),
+            "demonstrations",
+            "needs at least one demonstration turn",
+        );
+        checks.require(
+            self.demonstrations.iter().all(|d| !d.is_empty()),
+            "demonstrations",
+            "a demonstration must not be an empty prompt",
+        );
+        checks.text("review_prompt", &self.review_prompt);
+        checks.text("draft_prompt", &self.draft_prompt);
+        checks.text("satisfied_prompt", &self.satisfied_prompt);
+        checks.text("blocked_prompt", &self.blocked_prompt);
+        checks.text("action_tool", &self.action_tool);
+        checks.text("procedure_fragment", &self.procedure_fragment);
+        checks.state("satisfied_state", &self.satisfied_state);
+        checks.state("blocked_state", &self.blocked_state);
+        checks.state("draft_state", &self.draft_state);
+        checks.require(
+            self.satisfied_state != self.blocked_state,
+            "blocked_state",
+            "equals satisfied_state, so the refusal turn would repeat the admitted one \
+             and prove no precondition was read",
+        );
+        checks.require(
+            self.draft_state != self.satisfied_state,
+            "draft_state",
+            "equals satisfied_state, a state the approved rule admits, so the draft probe \
+             cannot show a draft that governs; use a state the rule would refuse",
+        );
+        self.check_probe_arguments(&mut checks);
+        for (argument, value) in [
+            ("promotion_attribute", &self.promotion_attribute),
+            ("review_attribute", &self.review_attribute),
+            ("review_identity_attribute", &self.review_identity_attribute),
+            (
+                "enforcement_identity_attribute",
+                &self.enforcement_identity_attribute,
+            ),
+            ("procedures_attribute", &self.procedures_attribute),
+            ("precondition_stage", &self.precondition_stage),
+            ("conversation", &self.conversation),
+        ] {
+            checks.text(argument, value);
+        }
+        checks.policy(&self.policy);
+        checks.finish()
+    }
+
+    /// Tools plus the two procedural traits.
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            capabilities: vec![PackKind::Procedural.capability().into()],
+            traits: vec![PROCEDURAL_PRECONDITION.into(), PROCEDURAL_REVIEW.into()],
+            ..Requirements::default()
+        }
+    }
+
+    fn check_probe_arguments(&self, checks: &mut ArgumentChecks) {
+        checks.prompts("decoy_demonstrations", &self.decoy_demonstrations);
+        checks.prompts("control_demonstrations", &self.control_demonstrations);
+        let shared = |items: &[String], with: &[String]| items.iter().any(|i| with.contains(i));
+        checks.require(
+            !shared(&self.decoy_demonstrations, &self.demonstrations),
+            "decoy_demonstrations",
+            "repeats a demonstration, so the decoy would teach the procedure under review \
+             rather than a second one",
+        );
+        checks.require(
+            !shared(&self.control_demonstrations, &self.demonstrations)
+                && !shared(&self.control_demonstrations, &self.decoy_demonstrations),
+            "control_demonstrations",
+            "repeats a demonstration, which has something to teach; a control turn must not",
+        );
+        let decoys = !self.decoy_demonstrations.is_empty();
+        match &self.decoy_fragment {
+            None => checks.require(
+                !decoys,
+                "decoy_fragment",
+                "is needed with `decoy_demonstrations`: the decoy's text is what must stay \
+                 out of the model input",
+            ),
+            Some(fragment) => {
+                checks.text("decoy_fragment", fragment);
+                checks.require(
+                    *fragment != self.procedure_fragment,
+                    "decoy_fragment",
+                    "equals `procedure_fragment`, so the decoy could not be told from the \
+                     approved procedure",
+                );
+                checks.require(
+                    decoys,
+                    "decoy_fragment",
+                    "is read only by the decoy probe; give `decoy_demonstrations` too",
+                );
+            }
+        }
+        checks.require(
+            self.gate_sweep >= 1,
+            "gate_sweep",
+            "is how many states the sweep judges, at least one (skip the probe to run none)",
+        );
+        checks.probes(&self.skip_probes, PROBES);
+    }
+}

@@ -1,0 +1,209 @@
+//! The gate sweep: after approval, the action prompt runs under states
+//! generated from the procedures the deployment published, and the gate
+//! must admit exactly the states for which the contract's own evaluator
+//! says the precondition holds.
+//!
+//! The states are not drawn at random: each names an edge class a gate can
+//! get wrong (see `sweep_states`), so a disagreement found once is found on
+//! every run. On the first disagreement the sweep shrinks the state, a
+//! greedy search that removes keys and cuts lists while the gate still
+//! disagrees with the contract, each try a real turn under a fixed budget,
+//! and reports the smallest disagreeing state as its shape (keys, types and
+//! digests, never values). A generic property-testing shrinker was not used:
+//! it would re-run a whole test per candidate, and here each candidate is a
+//! turn against a live deployment whose store moves with every admitted
+//! call, so the search is kept small, ordered and bounded by hand.
+
+use serde_json::Value;
+
+use super::sweep_states::{candidates, shape, size, smaller, Candidate};
+use super::ProceduralPack;
+use crate::assertion::check::procedures::{published, Unreadable};
+use crate::assertion::{Assertion, GateVerdict};
+use crate::contracts::{precondition_problem, skill_applies};
+use crate::runner::{Session, StepErrorKind};
+use crate::scenario::{Continuation, Step};
+
+/// How many extra turns a shrink may take.
+const SHRINK_BUDGET: usize = 12;
+
+/// The sweep, carrying the pack arguments it reads.
+pub(super) struct GateSweep {
+    prompt: String,
+    conversation: String,
+    tool: String,
+    stage: String,
+    procedures: String,
+    bases: [Value; 2],
+    states: usize,
+}
+
+impl GateSweep {
+    pub(super) fn of(pack: &ProceduralPack) -> Self {
+        Self {
+            prompt: pack.satisfied_prompt.clone(),
+            conversation: pack.conversation.clone(),
+            tool: pack.action_tool.clone(),
+            stage: pack.precondition_stage.clone(),
+            procedures: pack.procedures_attribute.clone(),
+            bases: [pack.satisfied_state.clone(), pack.blocked_state.clone()],
+            states: pack.gate_sweep as usize,
+        }
+    }
+
+    /// The contract's verdict on `state`: admitted when every published
+    /// precondition governing the tool holds.
+    fn verdict(preconditions: &[Value], state: &Value) -> GateVerdict {
+        if preconditions.iter().all(|p| skill_applies(state, p)) {
+            GateVerdict::Admit
+        } else {
+            GateVerdict::Refuse
+        }
+    }
+
+    fn step(
+        &self,
+        label: String,
+        conversation: String,
+        state: &Value,
+        verdict: GateVerdict,
+    ) -> Step {
+        Step::prompt(label, &self.prompt, conversation)
+            .with_state(state.clone())
+            .asserting([Assertion::GateAgrees {
+                tool: self.tool.clone(),
+                stage: self.stage.clone(),
+                verdict,
+            }])
+    }
+
+    /// The published preconditions governing the tool, or why there are none
+    /// to sweep (reported as a broken step).
+    fn preconditions(&self, session: &mut Session<'_>) -> Option<Vec<Value>> {
+        let expected = "published procedures governing the tool, with readable preconditions";
+        let Some(record) = session.last_record() else {
+            session.fail(
+                "sweep",
+                StepErrorKind::MalformedEvidence,
+                expected,
+                "no earlier step returned a record".into(),
+            );
+            return None;
+        };
+        let governing: Result<Vec<Value>, String> = match published(record, &self.procedures) {
+            Ok(all) => Ok(all
+                .into_iter()
+                .filter(|p| p.tool == self.tool)
+                .map(|p| p.precondition)
+                .collect()),
+            Err(Unreadable::Absent) => Err(format!("{} absent", self.procedures)),
+            Err(Unreadable::Malformed(why)) => Err(why),
+        };
+        let problem = match &governing {
+            Ok(list) if list.is_empty() => {
+                Some(format!("no published procedure governs {}", self.tool))
+            }
+            Ok(list) => list
+                .iter()
+                .find_map(precondition_problem)
+                .map(|why| format!("the evaluator cannot read a published precondition ({why})")),
+            Err(why) => Some(why.clone()),
+        };
+        match problem {
+            Some(why) => {
+                session.fail("sweep", StepErrorKind::MalformedEvidence, expected, why);
+                None
+            }
+            None => governing.ok(),
+        }
+    }
+
+    /// Up to `n` candidates, alternating admitted and refused states so both
+    /// verdicts are tried whatever `n` is.
+    fn choose(&self, preconditions: &[Value]) -> Vec<(Candidate, GateVerdict)> {
+        let rules: Vec<&Value> = preconditions.iter().collect();
+        let bases: Vec<&Value> = self.bases.iter().collect();
+        let (mut admit, mut refuse): (Vec<_>, Vec<_>) = candidates(&rules, &bases)
+            .into_iter()
+            .map(|c| {
+                let verdict = Self::verdict(preconditions, &c.state);
+                (c, verdict)
+            })
+            .partition(|(_, v)| *v == GateVerdict::Admit);
+        admit.reverse();
+        refuse.reverse();
+        let mut out = Vec::new();
+        while out.len() < self.states {
+            let pick = if out.len() % 2 == 0 {
+                admit.pop().or_else(|| refuse.pop())
+            } else {
+                refuse.pop().or_else(|| admit.pop())
+            };
+            match pick {
+                Some(pick) => out.push(pick),
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Shrinks a disagreeing state while the gate keeps disagreeing.
+    fn shrink(&self, session: &mut Session<'_>, preconditions: &[Value], mut state: Value) {
+        let mut turns = 0;
+        'search: while turns < SHRINK_BUDGET {
+            let mut tries = smaller(&state);
+            tries.sort_by_key(size);
+            for candidate in tries {
+                if turns >= SHRINK_BUDGET {
+                    break 'search;
+                }
+                turns += 1;
+                let verdict = Self::verdict(preconditions, &candidate);
+                let conversation = format!("{}-shrink-{turns}", self.conversation);
+                let step = self.step(format!("shrink {turns}"), conversation, &candidate, verdict);
+                match session.try_step(&step) {
+                    None => return,
+                    Some(run) if !run.passed() && run.error.is_none() => {
+                        state = candidate;
+                        continue 'search;
+                    }
+                    Some(_) => {}
+                }
+            }
+            break;
+        }
+        let verdict = match Self::verdict(preconditions, &state) {
+            GateVerdict::Admit => "the contract admits it and the gate did not",
+            GateVerdict::Refuse => "the contract refuses it and the gate did not",
+        };
+        session.note(format!(
+            "smallest disagreeing state after {turns} shrink turn(s): {} ({verdict})",
+            shape(&state)
+        ));
+    }
+}
+
+impl Continuation for GateSweep {
+    fn run(&self, session: &mut Session<'_>) {
+        let Some(preconditions) = self.preconditions(session) else {
+            return;
+        };
+        let mut first_disagreement = None;
+        for (i, (candidate, verdict)) in self.choose(&preconditions).into_iter().enumerate() {
+            let n = i + 1;
+            let conversation = format!("{}-sweep-{n}", self.conversation);
+            let label = format!("sweep {n}: {}", candidate.shape);
+            let step = self.step(label, conversation, &candidate.state, verdict);
+            match session.run(&step) {
+                None => return,
+                Some(run) if !run.passed() && first_disagreement.is_none() => {
+                    first_disagreement = Some(candidate.state);
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(state) = first_disagreement {
+            self.shrink(session, &preconditions, state);
+        }
+    }
+}

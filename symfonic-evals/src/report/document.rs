@@ -1,0 +1,73 @@
+//! The JSON report document: one versioned object per pack run, built from
+//! the run, carrying only what the run's table shows (digests for turn
+//! content), plus where and when it ran.
+
+use std::time::UNIX_EPOCH;
+
+use serde_json::{json, Value};
+
+use super::run::{PackRun, ScenarioRun, Verdict};
+
+/// The version of the report's JSON shape. Bumped whenever a field changes
+/// meaning or goes away; new fields do not bump it.
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
+
+/// The package whose tests (or program) ran the pack, as cargo names it to
+/// the process it runs.
+pub(crate) fn package() -> Option<String> {
+    std::env::var("CARGO_PKG_NAME")
+        .ok()
+        .filter(|p| !p.is_empty())
+}
+
+/// The verdict's name in reports: accepted not-applicable is a verdict of
+/// its own, never a pass.
+pub(crate) fn verdict_name(run: &PackRun) -> &'static str {
+    match run.verdict() {
+        Verdict::Passed => "passed",
+        Verdict::Failed => "failed",
+        Verdict::NotApplicable(_) if run.accepted_not_applicable() => "accepted_not_applicable",
+        Verdict::NotApplicable(_) => "not_applicable",
+        Verdict::InvalidArguments(_) => "invalid_arguments",
+        Verdict::Unbuildable(_) => "unbuildable",
+    }
+}
+
+fn scenario(run: &ScenarioRun) -> Value {
+    json!({
+        "name": run.name,
+        "kind": run.kind,
+        "passed": run.passed(),
+        "trials_planned": run.planned_trials,
+        "trials_required": run.required,
+        "trials_passed": run.passes(),
+        "trials": run.trials,
+    })
+}
+
+/// The whole report of `run`.
+pub(crate) fn document(run: &PackRun) -> Value {
+    let started_unix_ms = run
+        .started
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let mut report = json!({
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "harness": {"name": env!("CARGO_PKG_NAME"), "version": env!("CARGO_PKG_VERSION")},
+        "package": package(),
+        "name": run.name(),
+        "pack": run.kind().name(),
+        "fingerprint": run.fingerprint(),
+        "started_unix_ms": started_unix_ms,
+        "duration_us": u64::try_from(run.duration().as_micros()).unwrap_or(u64::MAX),
+        "verdict": verdict_name(run),
+        "scenarios": run.scenarios().iter().map(scenario).collect::<Vec<_>>(),
+    });
+    match run.verdict() {
+        Verdict::NotApplicable(missing) => report["missing"] = json!(missing),
+        Verdict::InvalidArguments(errors) => report["errors"] = json!(errors),
+        Verdict::Unbuildable(why) => report["unbuildable"] = json!(why),
+        Verdict::Passed | Verdict::Failed => {}
+    }
+    report
+}

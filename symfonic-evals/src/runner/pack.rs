@@ -1,0 +1,127 @@
+//! `run_pack`: check the arguments, read what the deployment declares,
+//! resolve the pack's scenarios, run every trial, judge each scenario's
+//! policy, and hand the run to the report.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::session::EffectsProbe;
+use super::trial::TrialSettings;
+use super::{boxed_factory, probe_capabilities, run_scenarios};
+use crate::packs::{PackDefinition, PackResolution};
+use crate::report::{PackRun, ScenarioRun, Verdict};
+use crate::target::{Target, TargetContext};
+
+/// How a pack run should treat the edges.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Let a shared suite accept "not applicable" with a printed note
+    /// instead of a failure.
+    pub accept_not_applicable: bool,
+    /// The adopter's oracle over the deployment's own effect store: after
+    /// every step of every scenario its count must equal the ledger's
+    /// applied effects.
+    pub effects_probe: Option<EffectsProbe>,
+}
+
+/// Runs one pack against the deployment `factory` builds: checks the
+/// arguments, reads the deployment's declared capabilities, runs every
+/// scenario's trials from fresh contexts, judges each scenario's policy and
+/// writes the JSON report. The pack passes when every scenario (the seed
+/// scenario and each probe) meets its policy.
+///
+/// `SYMFONIC_EVALS_TRIALS` (and `SYMFONIC_EVALS_REQUIRED`) override the
+/// trial counts of every scenario for one run.
+///
+/// ```
+/// use symfonic_evals::{run_pack, ExtensionToolPack, PackDefinition, RunOptions, Verdict,
+///     CapabilityEvidence, PromptRequest, Target, TurnError, TurnRecord};
+/// struct NoExtensions;
+/// impl Target for NoExtensions {
+///     fn capabilities(&self) -> CapabilityEvidence { CapabilityEvidence::new().capability("tools") }
+///     fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
+///         Ok(TurnRecord::builder().build())
+///     }
+/// }
+/// let pack = PackDefinition::ExtensionTool(ExtensionToolPack {
+///     prompt: "what is the weather".into(),
+///     tool_name: "weather".into(),
+///     ..Default::default()
+/// });
+/// let run = run_pack("doc::no_extensions", &pack, &RunOptions::default(), |_| NoExtensions);
+/// assert!(matches!(run.verdict(), Verdict::NotApplicable(_)));
+/// ```
+pub fn run_pack<T, F>(
+    name: &str,
+    definition: &PackDefinition,
+    options: &RunOptions,
+    factory: F,
+) -> PackRun
+where
+    T: Target + 'static,
+    F: Fn(&TargetContext) -> T + Send + Sync + 'static,
+{
+    let began = Instant::now();
+    let mut run = PackRun {
+        name: name.to_owned(),
+        kind: definition.kind(),
+        fingerprint: definition.fingerprint(),
+        verdict: Verdict::Passed,
+        scenarios: Vec::new(),
+        accept_not_applicable: options.accept_not_applicable,
+        started: SystemTime::now(),
+        duration: Duration::ZERO,
+        report_path: None,
+    };
+    let policy = definition.policy().overridden_by_env();
+    run.verdict = match (definition.check(), policy) {
+        (Err(errors), _) => {
+            Verdict::InvalidArguments(errors.iter().map(ToString::to_string).collect())
+        }
+        (Ok(()), Err(problem)) => Verdict::InvalidArguments(vec![problem]),
+        (Ok(()), Ok(policy)) => {
+            let factory = boxed_factory(factory);
+            match probe_capabilities(&factory, policy.step_timeout) {
+                Err(error) => {
+                    Verdict::Unbuildable(format!("{}: {}", error.kind.as_str(), error.observed))
+                }
+                Ok(evidence) => match definition.resolve_checked(&evidence) {
+                    PackResolution::NotApplicable(missing) => Verdict::NotApplicable(missing),
+                    PackResolution::Scenarios(scenarios) => {
+                        let scenarios: Vec<_> = scenarios
+                            .into_iter()
+                            .map(|mut s| {
+                                s.policy.trials = policy.trials;
+                                s.policy.required = policy.required;
+                                Arc::new(s)
+                            })
+                            .collect();
+                        let settings = TrialSettings {
+                            oracle: options.effects_probe,
+                        };
+                        let trials = run_scenarios(&scenarios, &factory, settings);
+                        run.scenarios = scenarios
+                            .iter()
+                            .zip(trials)
+                            .map(|(scenario, trials)| ScenarioRun {
+                                name: scenario.name.clone(),
+                                kind: scenario.kind,
+                                trials,
+                                planned_trials: scenario.policy.trials,
+                                required: scenario.policy.required,
+                            })
+                            .collect();
+                        if run.scenarios.iter().all(ScenarioRun::passed) {
+                            Verdict::Passed
+                        } else {
+                            Verdict::Failed
+                        }
+                    }
+                },
+            }
+        }
+    };
+    run.duration = began.elapsed();
+    run.report_path = crate::report::write_report(&run);
+    run
+}

@@ -1,0 +1,270 @@
+//! One step of a scenario: what it sends, as whom, in which conversation,
+//! what it must show, and how the deployment is interrupted around it.
+
+use serde_json::Value;
+
+use crate::assertion::Assertion;
+use crate::evidence::{Role, TurnError};
+
+/// Which pause token a resume step presents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The latest token retained in the step's own conversation.
+    Own,
+    /// The genuine token retained in another conversation, presented in
+    /// this one: a token must redeem only the conversation that paused.
+    Conversation(String),
+    /// A forgery the harness derives from this conversation's genuine token:
+    /// same length and character classes, different value.
+    Forged,
+}
+
+/// Which question id a resume step passes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionSource {
+    /// The id the pause published with the token (if any).
+    Genuine,
+    /// A different id of the same shape: a redemption that addresses
+    /// questions must refuse it.
+    Forged,
+}
+
+/// What a step sends through the deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepInput {
+    /// A prompt turn.
+    Prompt(String),
+    /// Redeem a retained pause token with `answer`.
+    Resume {
+        /// What the person answered.
+        answer: Value,
+        /// Which token to present.
+        token: TokenSource,
+        /// Which question id to pass back.
+        question: QuestionSource,
+    },
+}
+
+/// The errors a step accepts, each matching a [`TurnError`]'s kind or its
+/// code. Empty accepts any error: a forged token must be refused, and how a
+/// deployment names the refusal is its own business.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorMatch {
+    /// Kinds or codes, any of which satisfies the step.
+    pub any_of: Vec<String>,
+}
+
+impl ErrorMatch {
+    /// Any error at all.
+    pub fn any() -> Self {
+        Self::default()
+    }
+
+    /// An error whose kind or code is one of `names`.
+    pub fn one_of(names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self {
+            any_of: names.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// Whether `error` satisfies this match.
+    pub fn matches(&self, error: &TurnError) -> bool {
+        self.any_of.is_empty()
+            || self
+                .any_of
+                .iter()
+                .any(|name| *name == error.kind || error.code.as_deref() == Some(name.as_str()))
+    }
+
+    /// The expectation as a report line (the names are the pack's own).
+    pub fn describe(&self) -> String {
+        match self.any_of.as_slice() {
+            [] => "an error (any kind)".to_owned(),
+            [one] => format!("error {one}"),
+            many => format!("an error of kind or code {}", many.join(" or ")),
+        }
+    }
+}
+
+/// How the turn must end.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Expect {
+    /// With a turn record (completed or paused).
+    #[default]
+    Record,
+    /// With an error matching this.
+    Error(ErrorMatch),
+}
+
+/// What happens to the deployment before the step runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Restart {
+    /// Nothing: the step runs on the deployment as it is.
+    #[default]
+    No,
+    /// An orderly restart: the deployment is dropped (a child is shut down)
+    /// and built again from the same context.
+    Before,
+    /// A crash: a child process is killed without warning, then the
+    /// deployment is built again. An in-thread deployment cannot be killed;
+    /// it is dropped as for [`Restart::Before`], and the step says so.
+    CrashBefore,
+}
+
+impl Restart {
+    /// Whether the deployment is rebuilt before the step.
+    pub fn rebuilds(self) -> bool {
+        self != Self::No
+    }
+}
+
+/// One step of a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// A readable name for reports ("draft probe", "resume", ...), never the prompt.
+    pub label: String,
+    /// What the step sends.
+    pub input: StepInput,
+    /// Who speaks (prompt steps).
+    pub role: Role,
+    /// The conversation it belongs to.
+    pub conversation: String,
+    /// Explicit turn state (a JSON object), if the step declares one.
+    pub state: Option<Value>,
+    /// What the evidence must show.
+    pub assertions: Vec<Assertion>,
+    /// How the turn must end.
+    pub expect: Expect,
+    /// What happens to the deployment before the step.
+    pub restart: Restart,
+    /// Kill the deployment (a child) right after the harness grants the
+    /// k-th ledger effect of this step (counting from 1), then restart it
+    /// and retry the request as a client would; the assertions judge the
+    /// retried turn.
+    pub crash_at_effect: Option<u32>,
+}
+
+impl Step {
+    /// A prompt step in `conversation` with no assertions yet.
+    pub fn prompt(
+        label: impl Into<String>,
+        prompt: impl Into<String>,
+        conversation: impl Into<String>,
+    ) -> Self {
+        Self::new(label, StepInput::Prompt(prompt.into()), conversation)
+    }
+
+    /// A resume step in `conversation` answering with `answer`, presenting
+    /// the conversation's own retained token.
+    pub fn resume(
+        label: impl Into<String>,
+        answer: Value,
+        conversation: impl Into<String>,
+    ) -> Self {
+        let input = StepInput::Resume {
+            answer,
+            token: TokenSource::Own,
+            question: QuestionSource::Genuine,
+        };
+        Self::new(label, input, conversation)
+    }
+
+    fn new(label: impl Into<String>, input: StepInput, conversation: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            input,
+            role: Role::User,
+            conversation: conversation.into(),
+            state: None,
+            assertions: Vec::new(),
+            expect: Expect::Record,
+            restart: Restart::No,
+            crash_at_effect: None,
+        }
+    }
+
+    /// Adds assertions.
+    #[must_use]
+    pub fn asserting(mut self, assertions: impl IntoIterator<Item = Assertion>) -> Self {
+        self.assertions.extend(assertions);
+        self
+    }
+
+    /// Declares the turn state.
+    #[must_use]
+    pub fn with_state(mut self, state: Value) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// The turn is spoken by `role`.
+    #[must_use]
+    pub fn by(mut self, role: Role) -> Self {
+        self.role = role;
+        self
+    }
+
+    /// Declares the error kind (or code) the turn must fail with.
+    #[must_use]
+    pub fn expecting_error(self, kind: impl Into<String>) -> Self {
+        self.expecting(ErrorMatch::one_of([kind.into()]))
+    }
+
+    /// Declares the errors the turn must fail with.
+    #[must_use]
+    pub fn expecting(mut self, errors: ErrorMatch) -> Self {
+        self.expect = Expect::Error(errors);
+        self
+    }
+
+    /// Rebuilds the deployment before this step when `restart` is true.
+    #[must_use]
+    pub fn restarting(self, restart: bool) -> Self {
+        self.interrupted(if restart {
+            Restart::Before
+        } else {
+            Restart::No
+        })
+    }
+
+    /// Sets what happens to the deployment before the step.
+    #[must_use]
+    pub fn interrupted(mut self, restart: Restart) -> Self {
+        self.restart = restart;
+        self
+    }
+
+    /// Presents `token` instead of the conversation's own (resume steps).
+    #[must_use]
+    pub fn presenting(mut self, source: TokenSource) -> Self {
+        if let StepInput::Resume { token, .. } = &mut self.input {
+            *token = source;
+        }
+        self
+    }
+
+    /// Passes back `source`'s question id (resume steps).
+    #[must_use]
+    pub fn addressing(mut self, source: QuestionSource) -> Self {
+        if let StepInput::Resume { question, .. } = &mut self.input {
+            *question = source;
+        }
+        self
+    }
+
+    /// Crashes the deployment at the step's `k`-th granted effect, then
+    /// restarts it and retries the request.
+    #[must_use]
+    pub fn crashing_at_effect(mut self, k: u32) -> Self {
+        self.crash_at_effect = Some(k);
+        self
+    }
+
+    /// The error match, when the step expects one.
+    pub fn expected_error(&self) -> Option<&ErrorMatch> {
+        match &self.expect {
+            Expect::Error(errors) => Some(errors),
+            Expect::Record => None,
+        }
+    }
+}
