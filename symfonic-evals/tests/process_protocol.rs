@@ -15,8 +15,8 @@ use symfonic_evals::process::protocol::{decode, encode, ChildMessage, HarnessMes
 use symfonic_evals::process::ProcessSpec;
 use symfonic_evals::{
     run_pack, ApprovalResumePack, CapabilityEvidence, ExtensionToolPack, PackDefinition, Pause,
-    ProcessTarget, PromptRequest, ResumeRequest, RunOptions, StageOutcome, StageRecord, ToolCall,
-    TurnError, TurnRecord,
+    ProcessTarget, PromptRequest, ResolvedCall, ResumeRequest, Role, RunOptions, StageOutcome,
+    StageRecord, ToolCall, ToolOutcome, TurnError, TurnRecord, WitnessOutcome,
 };
 
 fn harness_messages() -> Vec<HarnessMessage> {
@@ -34,6 +34,20 @@ fn harness_messages() -> Vec<HarnessMessage> {
         HarnessMessage::Prompt {
             id: 2,
             request: PromptRequest::new("c", "hello"),
+        },
+        HarnessMessage::Prompt {
+            id: 7,
+            request: PromptRequest::new("c-operator", "approve the refund procedure")
+                .by(Role::Operator),
+        },
+        HarnessMessage::Resume {
+            id: 8,
+            request: ResumeRequest {
+                conversation: "c".into(),
+                question_id: Some("q-17".into()),
+                token: "tok".into(),
+                answer: json!({"approved": true}),
+            },
         },
         HarnessMessage::Resume {
             id: 3,
@@ -99,6 +113,42 @@ fn child_messages() -> Vec<ChildMessage> {
         ChildMessage::TurnError {
             id: 6,
             error: TurnError::new("PauseTokenReplayedError", "spent"),
+        },
+        ChildMessage::TurnError {
+            id: 7,
+            error: TurnError::new("QuestionGone", "expired or spent").with_code("gone"),
+        },
+        ChildMessage::Witness {
+            id: 8,
+            tool: "weather".into(),
+            arguments: json!({"city": "Oslo"}),
+            outcome: WitnessOutcome::failed("upstream 503"),
+        },
+        ChildMessage::TurnRecord {
+            id: 9,
+            record: TurnRecord::builder()
+                .answer("asked")
+                .tool_call(ToolCall::pending(
+                    "c1",
+                    "ask_user",
+                    json!({"question": "ok?"}),
+                ))
+                .paused(
+                    Pause::new("ask_user", true, "tok").asking(json!({"question": "ok?"}), "q-17"),
+                )
+                .build(),
+        },
+        ChildMessage::TurnRecord {
+            id: 10,
+            record: TurnRecord::builder()
+                .answer("done")
+                .resolved(ResolvedCall::new(
+                    "c1",
+                    ToolOutcome::Succeeded {
+                        result: json!({"approved": true}),
+                    },
+                ))
+                .build(),
         },
     ]
 }
@@ -178,6 +228,22 @@ fn the_schema_refuses_what_the_protocol_forbids() {
             "uniqueItems",
         ),
         (json!({"type": "gossip"}), "/type: const"),
+        (
+            json!({"type": "turn_error", "id": 1, "error": {"kind": "K", "message": "",
+                "code": "x".repeat(65)}}),
+            "/error/code: maxLength",
+        ),
+        (
+            json!({"type": "witness", "id": 1, "tool": "t", "arguments": {},
+                "outcome": {"status": "pending"}}),
+            "/outcome",
+        ),
+        (
+            json!({"type": "turn_record", "id": 1, "record": {"answer": "",
+                "terminal": {"kind": "paused", "interaction": "ask_user", "resumable": true,
+                    "token": "t", "question_id": ""}}}),
+            "question_id: minLength",
+        ),
     ];
     for (value, reason) in child {
         let why = schema

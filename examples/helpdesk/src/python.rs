@@ -102,6 +102,7 @@ pub const TWINS: [PythonTwin; 5] = [
         name: "draft-in-recall",
         pack: Pack::Procedural,
         catch: Catch {
+            scenario: "procedural-review-and-enforcement",
             step: "draft probe",
             assertion: "PromptRecallExcludes",
             detail: "PromptRecallExcludes(fragment)",
@@ -111,6 +112,7 @@ pub const TWINS: [PythonTwin; 5] = [
         name: "review-in-memory",
         pack: Pack::Procedural,
         catch: Catch {
+            scenario: "procedural-review-and-enforcement",
             step: "satisfied",
             assertion: "AttributeEquals",
             detail: "AttributeEquals(procedural_review)",
@@ -120,6 +122,7 @@ pub const TWINS: [PythonTwin; 5] = [
         name: "gate-ignores-state",
         pack: Pack::Procedural,
         catch: Catch {
+            scenario: "procedural-review-and-enforcement",
             step: "blocked",
             assertion: "StageObserved",
             detail: "outcome=rejected",
@@ -129,6 +132,7 @@ pub const TWINS: [PythonTwin; 5] = [
         name: "tokens-in-memory",
         pack: Pack::ApprovalResume,
         catch: Catch {
+            scenario: "approval/restart-before-replay",
             step: "replay",
             assertion: "ExpectedError",
             detail: "PauseTokenReplayedError",
@@ -138,6 +142,7 @@ pub const TWINS: [PythonTwin; 5] = [
         name: "extension-unbound",
         pack: Pack::ExtensionTool,
         catch: Catch {
+            scenario: "extension-tool-execution",
             step: "extension call",
             assertion: "ToolSucceeded",
             detail: "ToolSucceeded(weather_lookup, times=1)",

@@ -110,7 +110,9 @@ impl Flaw {
     /// detail the failure's description (or, for an error step, its
     /// expectation) names.
     pub fn expected_catch(self) -> Catch {
+        let seed = crate::packs::definition(self.pack()).kind().seed_scenario();
         let catch = |step, assertion, detail| Catch {
+            scenario: seed,
             step,
             assertion,
             detail,
@@ -179,9 +181,12 @@ impl Flaw {
     }
 }
 
-/// Where a pack must catch a twin.
+/// Where a pack must catch a twin: the scenario (the seed scenario's name
+/// or a probe's), and in it the first failure's step, assertion and detail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Catch {
+    /// The scenario whose first failure it is.
+    pub scenario: &'static str,
     /// The step label.
     pub step: &'static str,
     /// The assertion (or step error) kind.
@@ -193,7 +198,8 @@ pub struct Catch {
 impl Catch {
     /// Whether a failure is this catch.
     pub fn matches(&self, failure: &symfonic_evals::Failure) -> bool {
-        failure.step_label == self.step
+        failure.scenario == self.scenario
+            && failure.step_label == self.step
             && failure.assertion == self.assertion
             && (failure.description.contains(self.detail) || failure.expected.contains(self.detail))
     }

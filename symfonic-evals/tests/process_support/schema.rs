@@ -1,12 +1,12 @@
 //! A JSON Schema validator for exactly the subset `protocol/v1.schema.json`
 //! uses: `type`, `const`, `enum`, `properties`, `required`,
 //! `additionalProperties`, `items`, `minItems`, `uniqueItems`, `minimum`,
-//! `minLength`, `oneOf` and local `$ref`. Any other keyword is refused, so the
+//! `minLength`, `maxLength`, `oneOf` and local `$ref`. Any other keyword is refused, so the
 //! schema cannot silently grow past what this checks.
 
 use serde_json::Value;
 
-const KNOWN: [&str; 18] = [
+const KNOWN: [&str; 19] = [
     "$schema",
     "title",
     "description",
@@ -23,6 +23,7 @@ const KNOWN: [&str; 18] = [
     "uniqueItems",
     "minimum",
     "minLength",
+    "maxLength",
     "oneOf",
     "$comment",
 ];
@@ -92,6 +93,14 @@ impl Schema {
                 .is_some_and(|s| (s.chars().count() as u64) < min)
             {
                 return fail(format!("minLength {min}"));
+            }
+        }
+        if let Some(max) = keywords.get("maxLength").and_then(Value::as_u64) {
+            if value
+                .as_str()
+                .is_some_and(|s| (s.chars().count() as u64) > max)
+            {
+                return fail(format!("maxLength {max}"));
             }
         }
         if let Some(items) = value.as_array() {
