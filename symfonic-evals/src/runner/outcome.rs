@@ -22,6 +22,10 @@ pub enum StepErrorKind {
     NoPauseToResume,
     /// The harness could not set up the trial's fixtures.
     ContextFailed,
+    /// A model request of the step was not in the cassette (model replay).
+    ModelReplayMiss,
+    /// The model endpoint could not start, load its cassette or record.
+    ModelEndpointFailed,
 }
 
 impl StepErrorKind {
@@ -34,6 +38,8 @@ impl StepErrorKind {
             Self::StepTimeout => "StepTimeout",
             Self::NoPauseToResume => "NoPauseToResume",
             Self::ContextFailed => "ContextFailed",
+            Self::ModelReplayMiss => "ModelReplayMiss",
+            Self::ModelEndpointFailed => "ModelEndpointFailed",
         }
     }
 
