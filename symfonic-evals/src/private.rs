@@ -98,6 +98,7 @@ pub use crate::__symfonic_evals_pack as pack;
 pub fn options(accept_not_applicable: bool) -> RunOptions {
     RunOptions {
         accept_not_applicable,
+        ..RunOptions::default()
     }
 }
 

@@ -255,6 +255,7 @@ fn extension_pack_names_the_tool_that_is_not_contributed() {
 fn accepting_not_applicable_passes_assert_without_a_pass_verdict() {
     let options = RunOptions {
         accept_not_applicable: true,
+        ..RunOptions::default()
     };
     let run = run_pack(
         "arguments.accepted",
@@ -273,6 +274,7 @@ fn invalid_arguments_are_not_excused_by_accepting_not_applicable() {
     pack.tool_name.clear();
     let options = RunOptions {
         accept_not_applicable: true,
+        ..RunOptions::default()
     };
     let run = run_pack(
         "arguments.not_excused",

@@ -16,6 +16,9 @@ pub struct RunOptions {
     /// Let a shared suite accept "not applicable" with a printed note
     /// instead of a failure.
     pub accept_not_applicable: bool,
+    /// The pack's model endpoint: mode, cassette, volatile fields, scrub
+    /// patterns, upstream (see [`crate::replay`]).
+    pub replay: crate::replay::ReplayConfig,
 }
 
 /// The pack's verdict.
@@ -217,7 +220,10 @@ where
                     PackResolution::NotApplicable(missing) => Verdict::NotApplicable(missing),
                     PackResolution::Scenario(scenario) => {
                         run.scenario = Some(scenario.name.clone());
-                        run.trials = run_boxed(&Arc::new(scenario), &factory);
+                        // Model replay (issue 14): one session per pack run.
+                        let replay =
+                            Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
+                        run.trials = run_boxed(&Arc::new(scenario), &factory, &replay);
                         let passes = run.trials.iter().filter(|t| t.passed()).count();
                         if passes >= policy.required as usize {
                             Verdict::Passed

@@ -52,15 +52,24 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
-    run_boxed(&Arc::new(scenario.clone()), &boxed_factory(factory))
+    let no_replay = Arc::new(crate::replay::ReplayPlan::none());
+    run_boxed(
+        &Arc::new(scenario.clone()),
+        &boxed_factory(factory),
+        &no_replay,
+    )
 }
 
-pub(crate) fn run_boxed(scenario: &Arc<Scenario>, factory: &Factory) -> Vec<TrialRun> {
+pub(crate) fn run_boxed(
+    scenario: &Arc<Scenario>,
+    factory: &Factory,
+    replay: &Arc<crate::replay::ReplayPlan>,
+) -> Vec<TrialRun> {
     let policy = scenario.policy;
     let mut trials = Vec::with_capacity(policy.trials as usize);
     let mut failures = 0;
     for trial in 0..policy.trials {
-        let run = trial::run_trial(scenario, factory, trial);
+        let run = trial::run_trial(scenario, factory, trial, replay);
         failures += u32::from(!run.passed());
         trials.push(run);
         if policy.trials - failures < policy.required {

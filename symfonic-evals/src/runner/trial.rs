@@ -16,6 +16,7 @@ use super::judge::judge_step;
 use super::outcome::{StepError, StepErrorKind, StepRun, TrialRun};
 use crate::evidence::{Operation, PromptRequest, ResumeRequest, TurnError, TurnRecord};
 use crate::redact::{sensitive, short_digest};
+use crate::replay::ReplayPlan;
 use crate::scenario::{Scenario, StepInput};
 use crate::target::{Target, TargetContext};
 
@@ -38,7 +39,12 @@ struct Progress {
 
 /// Runs trial `trial` of `scenario` and waits for it, at most one step limit
 /// per step.
-pub(crate) fn run_trial(scenario: &Arc<Scenario>, factory: &Factory, trial: u32) -> TrialRun {
+pub(crate) fn run_trial(
+    scenario: &Arc<Scenario>,
+    factory: &Factory,
+    trial: u32,
+    replay: &Arc<ReplayPlan>,
+) -> TrialRun {
     super::quiet_panics::install();
     let progress = Arc::new(Mutex::new(Progress {
         current: 0,
@@ -50,10 +56,11 @@ pub(crate) fn run_trial(scenario: &Arc<Scenario>, factory: &Factory, trial: u32)
     let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
     let spawned = {
         let (scenario, factory, progress) = (scenario.clone(), factory.clone(), progress.clone());
+        let replay = Arc::clone(replay);
         std::thread::Builder::new()
             .name(format!("{WORKER_PREFIX}{trial}"))
             .spawn(move || {
-                drive(&scenario, &factory, trial, &progress);
+                drive(&scenario, &factory, trial, &progress, &replay);
                 let _ = done_tx.send(());
             })
     };
@@ -234,8 +241,28 @@ fn build(factory: &Factory, context: &TargetContext) -> Result<Box<dyn Target>, 
     catch_unwind(AssertUnwindSafe(|| factory(context))).map_err(|payload| panic_text(&*payload))
 }
 
-fn drive(scenario: &Scenario, factory: &Factory, trial: u32, progress: &Mutex<Progress>) {
+fn drive(
+    scenario: &Scenario,
+    factory: &Factory,
+    trial: u32,
+    progress: &Mutex<Progress>,
+    replay: &ReplayPlan,
+) {
     let push = |step: StepRun| lock(progress).steps.push(step);
+    // Model replay (issue 14): the trial's endpoint, declared before the
+    // context so it outlives the deployment.
+    let endpoint = match replay.start(&scenario.name, trial) {
+        Ok(endpoint) => endpoint,
+        Err(error) => {
+            return push(broken_step(
+                scenario,
+                0,
+                StepErrorKind::ModelEndpointFailed,
+                "the trial's model endpoint starts",
+                &error.to_string(),
+            ));
+        }
+    };
     let context = match TargetContext::fresh(trial) {
         Ok(context) => context,
         Err(error) => {
@@ -247,6 +274,10 @@ fn drive(scenario: &Scenario, factory: &Factory, trial: u32, progress: &Mutex<Pr
                 &error.to_string(),
             ));
         }
+    };
+    let context = match &endpoint {
+        Some(endpoint) => context.with_model_url(endpoint.url()),
+        None => context,
     };
     let mut target = match build(factory, &context) {
         Ok(target) => target,
@@ -270,6 +301,9 @@ fn drive(scenario: &Scenario, factory: &Factory, trial: u32, progress: &Mutex<Pr
             }
             p.current = index;
             p.started = Instant::now();
+        }
+        if let Some(endpoint) = &endpoint {
+            endpoint.set_step(Some(&step.label));
         }
         if step.restart_before {
             drop(target);
@@ -324,7 +358,13 @@ fn drive(scenario: &Scenario, factory: &Factory, trial: u32, progress: &Mutex<Pr
                 tokens.insert(step.conversation.as_str(), pause.token.clone());
             }
         }
-        let run = judge_step(index, step, result, context.ledger().counts(), duration);
+        let mut run = judge_step(index, step, result, context.ledger().counts(), duration);
+        // Model replay: a step whose model requests went unanswered fails
+        // with the endpoint's named error, not with what followed from it.
+        if let Some(error) = crate::replay::step_failure(endpoint.as_ref()) {
+            run.assertions.clear();
+            run.error = Some(error);
+        }
         let ends = run.error.as_ref().is_some_and(|e| e.kind.ends_trial());
         push(run);
         if ends {
