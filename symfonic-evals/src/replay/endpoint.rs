@@ -404,7 +404,7 @@ impl TrialState {
             reason: format!("reading the answer: {e}"),
         };
         let mut body = forwarded.body;
-        let response = if is_event_stream(&forwarded.content_type) {
+        if is_event_stream(&forwarded.content_type) {
             respond.start_chunked(forwarded.status, &forwarded.content_type)?;
             let mut splitter = EventSplitter::default();
             let mut events = Vec::new();
@@ -428,24 +428,26 @@ impl TrialState {
                 respond.chunk(&frame(&event))?;
                 events.push(event);
             }
-            respond.end()?;
             let events = events
                 .into_iter()
                 .map(|e| session.scrubber.text(&e).0)
                 .collect();
-            RecordedResponse {
+            let response = RecordedResponse {
                 status: forwarded.status,
                 content_type: forwarded.content_type,
                 body: None,
                 text: None,
                 events: Some(events),
-            }
+            };
+            // Stored before the stream's last chunk: once the client has the
+            // whole answer, the exchange is on disk.
+            self.store(canonical, ordinal, response);
+            respond.end()
         } else {
             let mut bytes = Vec::new();
             if let Err(e) = body.read_to_end(&mut bytes) {
                 return self.fail(upstream_failed(&e), respond);
             }
-            respond.full(forwarded.status, &forwarded.content_type, &[], &bytes)?;
             let (body, text) = match serde_json::from_slice::<Value>(&bytes) {
                 Ok(mut value) => {
                     session.scrubber.value(&mut value);
@@ -456,18 +458,30 @@ impl TrialState {
                     Some(session.scrubber.text(&String::from_utf8_lossy(&bytes)).0),
                 ),
             };
-            RecordedResponse {
-                status: forwarded.status,
-                content_type: forwarded.content_type,
-                body,
-                text,
-                events: None,
-            }
-        };
-        // An upstream error is relayed but never recorded: a cassette must
-        // not replay an outage as if it were the model's answer.
+            let status = forwarded.status;
+            let content_type = forwarded.content_type.clone();
+            self.store(
+                canonical,
+                ordinal,
+                RecordedResponse {
+                    status,
+                    content_type: forwarded.content_type,
+                    body,
+                    text,
+                    events: None,
+                },
+            );
+            respond.full(status, &content_type, &[], &bytes)
+        }
+    }
+
+    /// Writes a 2xx exchange to the pending file. An upstream error is
+    /// relayed but never recorded: a cassette must not replay an outage as
+    /// if it were the model's answer.
+    fn store(&self, canonical: CanonicalRequest, ordinal: u32, response: RecordedResponse) {
+        let session = &*self.session;
         if !(200..300).contains(&response.status) {
-            return Ok(());
+            return;
         }
         let exchange = Exchange {
             scenario: self.scenario.clone(),
@@ -486,7 +500,6 @@ impl TrialState {
                 lock(&self.failures).push(EndpointFailure::Error(error));
             }
         }
-        Ok(())
     }
 }
 
