@@ -63,6 +63,11 @@ pub const MODEL_URL_ENV: &str = "SYMFONIC_EVALS_MODEL_URL";
 /// ignores the client's credentials and record mode presents the upstream's.
 pub const PLACEHOLDER_KEY: &str = "symfonic-evals-replay";
 
+/// The scenario name of the capability probe's endpoint scope: a
+/// deployment that calls its model while being built is recorded and
+/// replayed under it.
+pub const PROBE_SCENARIO: &str = "capability-probe";
+
 /// What the runner needs of a pack run's replay: the session, or why it
 /// could not open (every trial then fails naming that error).
 #[derive(Debug, Clone)]
@@ -77,6 +82,14 @@ impl ReplayPlan {
     /// The plan of pack run `pack` under `config`.
     pub(crate) fn open(pack: &str, config: &ReplayConfig) -> Self {
         Self(ReplaySession::open(pack, config))
+    }
+
+    /// Why the plan has no endpoints, for a failure that may stem from it.
+    pub(crate) fn failure_note(&self) -> String {
+        match &self.0 {
+            Err(error) => format!(" (the model endpoint could not start: {error})"),
+            Ok(_) => String::new(),
+        }
     }
 
     /// The endpoint of one trial, if the plan has one.

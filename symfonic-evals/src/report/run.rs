@@ -212,17 +212,19 @@ where
         Err(errors) => Verdict::InvalidArguments(errors.iter().map(ToString::to_string).collect()),
         Ok(()) => {
             let factory = boxed_factory(factory);
-            match probe_capabilities(&factory, policy.step_timeout) {
-                Err(error) => {
-                    Verdict::Unbuildable(format!("{}: {}", error.kind.as_str(), error.observed))
-                }
+            // Model replay (issue 14): one session per pack run.
+            let replay = Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
+            match probe_capabilities(&factory, policy.step_timeout, &replay) {
+                Err(error) => Verdict::Unbuildable(format!(
+                    "{}: {}{}",
+                    error.kind.as_str(),
+                    error.observed,
+                    replay.failure_note()
+                )),
                 Ok(evidence) => match definition.resolve_checked(&evidence) {
                     PackResolution::NotApplicable(missing) => Verdict::NotApplicable(missing),
                     PackResolution::Scenario(scenario) => {
                         run.scenario = Some(scenario.name.clone());
-                        // Model replay (issue 14): one session per pack run.
-                        let replay =
-                            Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
                         run.trials = run_boxed(&Arc::new(scenario), &factory, &replay);
                         let passes = run.trials.iter().filter(|t| t.passed()).count();
                         if passes >= policy.required as usize {

@@ -84,14 +84,27 @@ pub(crate) fn run_boxed(
 pub(crate) fn probe_capabilities(
     factory: &Factory,
     limit: Duration,
+    replay: &Arc<crate::replay::ReplayPlan>,
 ) -> Result<CapabilityEvidence, StepError> {
     quiet_panics::install();
     let (tx, rx) = mpsc::sync_channel(1);
     let factory = factory.clone();
+    let replay = Arc::clone(replay);
     let spawned = std::thread::Builder::new()
         .name(format!("{}probe", trial::WORKER_PREFIX))
         .spawn(move || {
+            // Model replay (issue 14): the probe gets an endpoint of its own
+            // scope, so a deployment whose SDK client needs a base URL and
+            // key at construction builds here as in a trial.
+            let endpoint = replay
+                .start(crate::replay::PROBE_SCENARIO, 0)
+                .ok()
+                .flatten();
             let result = TargetContext::fresh(u32::MAX)
+                .map(|context| match &endpoint {
+                    Some(endpoint) => context.with_model_url(endpoint.url()),
+                    None => context,
+                })
                 .map_err(|e| e.to_string())
                 .and_then(|context| {
                     catch_unwind(AssertUnwindSafe(|| factory(&context).capabilities()))
