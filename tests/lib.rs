@@ -1,5 +1,7 @@
 //! Shared fixtures for the end-to-end tests.
 
+pub mod venv;
+
 use symfonic_evals::{
     CapabilityEvidence, Failure, PackRun, PromptRequest, Target, TurnError, TurnRecord,
 };

@@ -245,8 +245,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Serves the protocol; ``--twin`` picks a broken variant."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--twin", choices=sorted(TWINS))
+    # ``--model openai``: decisions by a model through the official OpenAI SDK
+    # (openai_desk.py), pointed at the harness's model endpoint.
+    parser.add_argument("--model", choices=["scripted", "openai"], default="scripted")
     known, _ = parser.parse_known_args(argv)
-    return serve(lambda durable_dir: HelpDesk(durable_dir, known.twin), argv=argv)
+    desk = HelpDesk
+    if known.model == "openai":
+        from openai_desk import ModelHelpDesk as desk
+    return serve(lambda durable_dir: desk(durable_dir, known.twin), argv=argv)
 
 
 if __name__ == "__main__":

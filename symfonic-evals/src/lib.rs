@@ -18,6 +18,7 @@ mod packs;
 pub mod process;
 mod redact;
 mod registry;
+pub mod replay;
 mod report;
 mod runner;
 mod scenario;

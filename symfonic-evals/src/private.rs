@@ -112,6 +112,7 @@ pub fn options(accept_not_applicable: bool, effects_probe: Option<EffectsProbe>)
     RunOptions {
         accept_not_applicable,
         effects_probe,
+        ..RunOptions::default()
     }
 }
 

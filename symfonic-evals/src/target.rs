@@ -81,6 +81,8 @@ pub struct TargetContext {
     ledger: SideEffectLedger,
     durable: tempfile::TempDir,
     trial: u32,
+    /// Model replay (issue 14): the trial's model endpoint, if it has one.
+    model_url: Option<String>,
 }
 
 impl TargetContext {
@@ -97,7 +99,25 @@ impl TargetContext {
             ledger: SideEffectLedger::new(),
             durable,
             trial,
+            model_url: None,
         })
+    }
+
+    /// This context with its model endpoint at `url` (the runner sets it
+    /// for every trial of a pack run; a hand-built context can point at an
+    /// endpoint started with [`ReplaySession::start`](crate::replay::ReplaySession::start)).
+    #[must_use]
+    pub fn with_model_url(mut self, url: impl Into<String>) -> Self {
+        self.model_url = Some(url.into());
+        self
+    }
+
+    /// The base URL of the trial's model endpoint (`http://127.0.0.1:<port>`;
+    /// OpenAI clients take `<url>/v1`), which answers model requests from the
+    /// pack's cassette. `None` when the run has no endpoint (replay mode
+    /// `Off`, [`run_scenario`](crate::run_scenario), the capability probe).
+    pub fn model_url(&self) -> Option<&str> {
+        self.model_url.as_deref()
     }
 
     /// The ledger the action tool applies its effects through.

@@ -13,7 +13,10 @@
 //! - [`deployment`]: the agent loop and the `Target` implementation;
 //! - [`twins`]: the flaws, one switch each;
 //! - [`packs`]: the pack arguments this desk is evaluated with;
-//! - [`python`]: the same desk in Python, judged over the process protocol.
+//! - [`python`]: the same desk in Python, judged over the process protocol;
+//! - [`openai`] and [`upstream`]: the model over HTTP (an OpenAI-compatible
+//!   client for the harness's replay endpoint) and the scripted upstreams
+//!   cassettes are recorded against.
 #![warn(missing_docs)]
 
 pub mod deployment;
@@ -22,12 +25,14 @@ pub mod gate;
 pub mod interaction;
 pub mod memory;
 pub mod model;
+pub mod openai;
 pub mod packs;
 pub mod python;
 pub mod review;
 pub mod store;
 pub mod tools;
 pub mod twins;
+pub mod upstream;
 
 pub use deployment::{Helpdesk, OpenError};
 pub use twins::{Catch, Flaw, Pack};

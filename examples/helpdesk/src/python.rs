@@ -24,6 +24,17 @@ pub fn spec(twin: Option<&str>) -> ProcessSpec {
     }
 }
 
+/// The command that starts the Python desk in its model mode
+/// (`--model openai`, the official OpenAI SDK) under `python`, an
+/// interpreter that has the SDK installed. The harness points the SDK at the
+/// trial's model endpoint through `OPENAI_BASE_URL`.
+pub fn model_spec(python: impl Into<std::ffi::OsString>) -> ProcessSpec {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../helpdesk-py/helpdesk.py");
+    ProcessSpec::new(python)
+        .arg(script)
+        .args(["--model", "openai"])
+}
+
 /// Starts the desk for one trial.
 ///
 /// # Panics

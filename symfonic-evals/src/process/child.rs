@@ -37,8 +37,13 @@ pub(crate) struct Supervised {
 
 impl Supervised {
     /// Spawns the child with the durable directory as a trailing
-    /// `--durable-dir <path>` argument and in [`DURABLE_DIR_ENV`].
-    pub(crate) fn spawn(spec: &ProcessSpec, durable_dir: &Path) -> std::io::Result<Self> {
+    /// `--durable-dir <path>` argument and in [`DURABLE_DIR_ENV`], and the
+    /// trial's model endpoint (if any) in the variables SDKs read.
+    pub(crate) fn spawn(
+        spec: &ProcessSpec,
+        durable_dir: &Path,
+        model_url: Option<&str>,
+    ) -> std::io::Result<Self> {
         let mut command = Command::new(&spec.program);
         command
             .args(&spec.args)
@@ -46,6 +51,9 @@ impl Supervised {
             .arg(durable_dir)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .env(DURABLE_DIR_ENV, durable_dir)
+            // Model replay (issue 14): after the spec's own variables, so
+            // the child cannot be pointed past the endpoint by accident.
+            .envs(model_url.map(crate::replay::child_env).unwrap_or_default())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

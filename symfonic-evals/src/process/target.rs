@@ -53,12 +53,14 @@ impl ProcessTarget {
     /// child declares a version this harness does not speak. The child is
     /// reaped before the error is returned.
     pub fn spawn(context: &TargetContext, spec: &ProcessSpec) -> Result<Self, TurnError> {
-        let child = Supervised::spawn(spec, context.durable_dir()).map_err(|error| {
-            TurnError::harness(
-                kinds::PROCESS_SPAWN_FAILED,
-                format!("could not start `{}`: {}", spec.program(), error.kind()),
-            )
-        })?;
+        let child = Supervised::spawn(spec, context.durable_dir(), context.model_url()).map_err(
+            |error| {
+                TurnError::harness(
+                    kinds::PROCESS_SPAWN_FAILED,
+                    format!("could not start `{}`: {}", spec.program(), error.kind()),
+                )
+            },
+        )?;
         let mut target = Self {
             spec: spec.clone(),
             child: Some(child),

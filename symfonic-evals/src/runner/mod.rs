@@ -64,7 +64,7 @@ where
     run_scenarios(
         &scenarios,
         &boxed_factory(factory),
-        TrialSettings::default(),
+        &TrialSettings::default(),
     )
     .pop()
     .unwrap_or_default()
@@ -78,7 +78,7 @@ where
 pub(crate) fn run_scenarios(
     scenarios: &[Arc<Scenario>],
     factory: &Factory,
-    settings: TrialSettings,
+    settings: &TrialSettings,
 ) -> Vec<Vec<TrialRun>> {
     let work: Vec<(usize, u32)> = scenarios
         .iter()
@@ -138,15 +138,27 @@ pub(crate) fn run_scenarios(
 pub(crate) fn probe_capabilities(
     factory: &Factory,
     limit: Duration,
+    replay: &Arc<crate::replay::ReplayPlan>,
 ) -> Result<CapabilityEvidence, StepError> {
     quiet_panics::install();
     let (tx, rx) = mpsc::sync_channel(1);
     let factory = factory.clone();
+    let replay = Arc::clone(replay);
     let spawned = std::thread::Builder::new()
         .name(format!("{}probe", trial::WORKER_PREFIX))
         .spawn(move || {
+            // The probe gets an endpoint of its own scope, so a deployment
+            // whose SDK client needs a base URL and key at construction
+            // builds here as in a trial.
+            let endpoint = replay
+                .start(crate::replay::PROBE_SCENARIO, 0)
+                .ok()
+                .flatten();
             let context = match TargetContext::fresh(u32::MAX) {
-                Ok(context) => context,
+                Ok(context) => match &endpoint {
+                    Some(endpoint) => context.with_model_url(endpoint.url()),
+                    None => context,
+                },
                 Err(error) => {
                     let _ = tx.send(Err(error.to_string()));
                     return;

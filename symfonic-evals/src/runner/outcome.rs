@@ -26,6 +26,10 @@ pub enum StepErrorKind {
     /// contract fixes (a published procedure that is not an object, a
     /// precondition nobody can evaluate, an effect oracle that failed).
     MalformedEvidence,
+    /// A model request of the step was not in the cassette (model replay).
+    ModelReplayMiss,
+    /// The model endpoint could not start, load its cassette or record.
+    ModelEndpointFailed,
 }
 
 impl StepErrorKind {
@@ -39,6 +43,8 @@ impl StepErrorKind {
             Self::NoPauseToResume => "NoPauseToResume",
             Self::ContextFailed => "ContextFailed",
             Self::MalformedEvidence => "MalformedEvidence",
+            Self::ModelReplayMiss => "ModelReplayMiss",
+            Self::ModelEndpointFailed => "ModelEndpointFailed",
         }
     }
 

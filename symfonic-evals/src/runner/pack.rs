@@ -22,6 +22,9 @@ pub struct RunOptions {
     /// every step of every scenario its count must equal the ledger's
     /// applied effects.
     pub effects_probe: Option<EffectsProbe>,
+    /// The pack's model endpoint: mode, cassette, volatile fields, scrub
+    /// patterns, upstream (see [`crate::replay`]).
+    pub replay: crate::replay::ReplayConfig,
 }
 
 /// Runs one pack against the deployment `factory` builds: checks the
@@ -81,10 +84,15 @@ where
         (Ok(()), Err(problem)) => Verdict::InvalidArguments(vec![problem]),
         (Ok(()), Ok(policy)) => {
             let factory = boxed_factory(factory);
-            match probe_capabilities(&factory, policy.step_timeout) {
-                Err(error) => {
-                    Verdict::Unbuildable(format!("{}: {}", error.kind.as_str(), error.observed))
-                }
+            // One model replay session per pack run.
+            let replay = Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
+            match probe_capabilities(&factory, policy.step_timeout, &replay) {
+                Err(error) => Verdict::Unbuildable(format!(
+                    "{}: {}{}",
+                    error.kind.as_str(),
+                    error.observed,
+                    replay.failure_note()
+                )),
                 Ok(evidence) => match definition.resolve_checked(&evidence) {
                     PackResolution::NotApplicable(missing) => Verdict::NotApplicable(missing),
                     PackResolution::Scenarios(scenarios) => {
@@ -98,8 +106,9 @@ where
                             .collect();
                         let settings = TrialSettings {
                             oracle: options.effects_probe,
+                            replay,
                         };
-                        let trials = run_scenarios(&scenarios, &factory, settings);
+                        let trials = run_scenarios(&scenarios, &factory, &settings);
                         run.scenarios = scenarios
                             .iter()
                             .zip(trials)

@@ -18,6 +18,7 @@ use super::outcome::{StepError, StepErrorKind, StepRun};
 use super::trial::{lock, panic_text, Factory, Progress};
 use crate::assertion::{Assertion, Evidence, RetainedPause};
 use crate::evidence::{PromptRequest, ResumeRequest, TurnRecord};
+use crate::replay::ModelEndpoint;
 use crate::scenario::{QuestionSource, Restart, Scenario, Step, StepInput, TokenSource};
 use crate::target::{Target, TargetContext};
 
@@ -36,6 +37,7 @@ pub struct Session<'a> {
     pub(super) target: Option<Box<dyn Target>>,
     pub(super) progress: &'a Mutex<Progress>,
     pub(super) oracle: Option<EffectsProbe>,
+    endpoint: Option<&'a ModelEndpoint>,
     pauses: BTreeMap<String, RetainedPause>,
     call_ids: HashSet<String>,
     last_record: Option<TurnRecord>,
@@ -58,11 +60,18 @@ impl<'a> Session<'a> {
             target: Some(target),
             progress,
             oracle,
+            endpoint: None,
             pauses: BTreeMap::new(),
             call_ids: HashSet::new(),
             last_record: None,
             ended: false,
         }
+    }
+
+    /// The same session, answering model requests from `endpoint`.
+    pub(super) fn with_endpoint(mut self, endpoint: Option<&'a ModelEndpoint>) -> Self {
+        self.endpoint = endpoint;
+        self
     }
 
     /// The trial's fixtures.
@@ -170,6 +179,9 @@ impl<'a> Session<'a> {
                 "the deployment could not be rebuilt".into(),
             );
         };
+        if let Some(endpoint) = self.endpoint {
+            endpoint.set_step(Some(&step.label));
+        }
         let ledger_before = self.context.ledger().counts();
         let witnesses_from = self.context.ledger().witness_count();
         let (result, redeemed): (TurnResult, Option<RetainedPause>) = match &step.input {
@@ -271,6 +283,12 @@ impl<'a> Session<'a> {
             _ => None,
         };
         judge_step(&mut run, step, result, judged);
+        // A step whose model requests went unanswered fails with the
+        // endpoint's named error, not with what followed from it.
+        if let Some(error) = crate::replay::step_failure(self.endpoint) {
+            run.assertions.clear();
+            run.error = Some(error);
+        }
         if let Some(record) = record {
             self.call_ids
                 .extend(record.tool_calls().iter().map(|call| call.id.clone()));

@@ -15,6 +15,7 @@ use super::outcome::{StepError, StepErrorKind, StepRun, TrialRun};
 use super::session::{EffectsProbe, Session};
 use crate::evidence::{Operation, Role};
 use crate::redact::sensitive;
+use crate::replay::ReplayPlan;
 use crate::scenario::Scenario;
 use crate::target::{Target, TargetContext};
 
@@ -44,9 +45,11 @@ pub(crate) fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Prog
 }
 
 /// What a trial needs besides its scenario and factory.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct TrialSettings {
     pub(crate) oracle: Option<EffectsProbe>,
+    /// The pack run's model replay: each trial starts its own endpoint.
+    pub(crate) replay: Arc<ReplayPlan>,
 }
 
 /// Runs trial `trial` of `scenario` and waits for it, at most one step limit
@@ -55,7 +58,7 @@ pub(crate) fn run_trial(
     scenario: &Arc<Scenario>,
     factory: &Factory,
     trial: u32,
-    settings: TrialSettings,
+    settings: &TrialSettings,
 ) -> TrialRun {
     super::quiet_panics::install();
     let progress = Arc::new(Mutex::new(Progress {
@@ -73,10 +76,11 @@ pub(crate) fn run_trial(
     let (done_tx, done_rx) = mpsc::sync_channel::<()>(1);
     let spawned = {
         let (scenario, factory, progress) = (scenario.clone(), factory.clone(), progress.clone());
+        let settings = settings.clone();
         std::thread::Builder::new()
             .name(format!("{WORKER_PREFIX}{trial}"))
             .spawn(move || {
-                drive(&scenario, &factory, trial, &progress, settings);
+                drive(&scenario, &factory, trial, &progress, &settings);
                 let _ = done_tx.send(());
             })
     };
@@ -220,12 +224,24 @@ fn drive(
     factory: &Factory,
     trial: u32,
     progress: &Mutex<Progress>,
-    settings: TrialSettings,
+    settings: &TrialSettings,
 ) {
     let push = |kind, expected: &str, observed: &str| {
         let mut p = lock(progress);
         let step = broken_step(&p, kind, expected, observed);
         p.steps.push(step);
+    };
+    // The trial's model endpoint, declared before the context so it
+    // outlives the deployment.
+    let endpoint = match settings.replay.start(&scenario.name, trial) {
+        Ok(endpoint) => endpoint,
+        Err(error) => {
+            return push(
+                StepErrorKind::ModelEndpointFailed,
+                "the trial's model endpoint starts",
+                &error.to_string(),
+            );
+        }
     };
     let context = match TargetContext::fresh(trial) {
         Ok(context) => context,
@@ -236,6 +252,10 @@ fn drive(
                 &error.to_string(),
             );
         }
+    };
+    let context = match &endpoint {
+        Some(endpoint) => context.with_model_url(endpoint.url()),
+        None => context,
     };
     let target = match build(factory, &context) {
         Ok(target) => target,
@@ -254,7 +274,8 @@ fn drive(
         target,
         progress,
         settings.oracle,
-    );
+    )
+    .with_endpoint(endpoint.as_ref());
     session.run_scenario();
     let target = session.into_target();
     // Marks the teardown before the deployment is dropped: the watchdog

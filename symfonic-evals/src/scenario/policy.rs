@@ -82,18 +82,32 @@ impl TrialPolicy {
     /// A variable that is set but is not a positive count, or a required
     /// count above the trials: a typo must not quietly run the default.
     pub fn overridden_by_env(self) -> Result<Self, String> {
-        let read = |name: &str| -> Result<Option<u32>, String> {
-            match std::env::var(name) {
-                Err(_) => Ok(None),
-                Ok(text) if text.trim().is_empty() => Ok(None),
-                Ok(text) => match text.trim().parse::<u32>() {
+        let trials = std::env::var(TRIALS_ENV).ok();
+        let required = std::env::var(REQUIRED_ENV).ok();
+        self.overridden_by(trials.as_deref(), required.as_deref())
+    }
+
+    /// [`overridden_by_env`](Self::overridden_by_env) with the variables'
+    /// values given.
+    ///
+    /// # Errors
+    ///
+    /// As [`overridden_by_env`](Self::overridden_by_env).
+    pub fn overridden_by(
+        self,
+        trials: Option<&str>,
+        required: Option<&str>,
+    ) -> Result<Self, String> {
+        let read = |name: &str, text: Option<&str>| -> Result<Option<u32>, String> {
+            match text.map(str::trim) {
+                None | Some("") => Ok(None),
+                Some(text) => match text.parse::<u32>() {
                     Ok(n) if n > 0 => Ok(Some(n)),
                     _ => Err(format!("{name}={text:?} is not a positive count")),
                 },
             }
         };
-        let (trials, required) = (read(TRIALS_ENV)?, read(REQUIRED_ENV)?);
-        let policy = match (trials, required) {
+        let policy = match (read(TRIALS_ENV, trials)?, read(REQUIRED_ENV, required)?) {
             (None, None) => self,
             (Some(trials), required) => Self {
                 trials,
@@ -106,5 +120,51 @@ impl TrialPolicy {
             Some(problem) => Err(format!("{TRIALS_ENV}/{REQUIRED_ENV}: {problem}")),
             None => Ok(policy),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trial_variables_override_counts_and_keep_the_rest() {
+        let policy = TrialPolicy {
+            step_timeout: Duration::from_millis(250),
+            ..TrialPolicy::default()
+        };
+        assert_eq!(policy.overridden_by(None, None), Ok(policy));
+        let five = policy.overridden_by(Some("5"), None).unwrap();
+        assert_eq!((five.trials, five.required), (5, 5));
+        assert_eq!(five.step_timeout, Duration::from_millis(250));
+        let four_of_five = policy.overridden_by(Some(" 5 "), Some("4")).unwrap();
+        assert_eq!((four_of_five.trials, four_of_five.required), (5, 4));
+        assert_eq!(policy.overridden_by(Some(""), None), Ok(policy));
+    }
+
+    #[test]
+    fn a_typo_in_the_trial_variables_is_an_error_not_the_default() {
+        for (trials, required) in [
+            (Some("five"), None),
+            (Some("0"), None),
+            (Some("-1"), None),
+            (None, Some("2")),
+            (Some("2"), Some("3")),
+        ] {
+            let refused = TrialPolicy::default().overridden_by(trials, required);
+            assert!(refused.is_err(), "{trials:?} {required:?}");
+        }
+    }
+
+    #[test]
+    fn workers_follow_the_concurrency_and_never_exceed_the_trials() {
+        let policy = |trials, concurrency| TrialPolicy {
+            trials,
+            concurrency,
+            ..TrialPolicy::all_of(trials)
+        };
+        assert_eq!(policy(5, 2).workers(), 2);
+        assert_eq!(policy(1, 8).workers(), 1);
+        assert!(policy(4, 0).workers() >= 1);
     }
 }
