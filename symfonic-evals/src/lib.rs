@@ -28,7 +28,9 @@ mod target;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use assertion::{ArgumentMatch, Assertion, Check, Evidence, GateVerdict, RetainedPause};
+pub use assertion::{
+    ArgumentMatch, Assertion, Check, CrashSeen, Evidence, GateVerdict, RetainedPause,
+};
 pub use packs::{
     procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
     ExtensionToolPack, PackDefinition, PackKind, PackResolution, Probe, ProceduralPack, APPROVED,
@@ -42,7 +44,7 @@ pub use report::{
     report_dir, Failure, PackRun, ScenarioRun, Verdict, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
 };
 pub use runner::{
-    run_pack, run_scenario, AssertionRun, EffectsProbe, RunOptions, Session, StepError,
+    run_pack, run_scenario, AssertionRun, EffectsProbe, Isolation, RunOptions, Session, StepError,
     StepErrorKind, StepRun, TrialRun,
 };
 pub use scenario::{

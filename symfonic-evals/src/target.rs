@@ -55,6 +55,14 @@ pub trait Target {
     fn kill(&mut self) -> bool {
         false
     }
+
+    /// Whether the harness can kill this deployment at an effect boundary
+    /// (it runs in a child process whose ledger requests the harness
+    /// answers). Crash injection needs it.
+    #[doc(hidden)]
+    fn crashable(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Target + ?Sized> Target for Box<T> {
@@ -70,6 +78,9 @@ impl<T: Target + ?Sized> Target for Box<T> {
     fn kill(&mut self) -> bool {
         (**self).kill()
     }
+    fn crashable(&self) -> bool {
+        (**self).crashable()
+    }
 }
 
 /// The fixtures the harness owns and hands to the function that builds a
@@ -79,13 +90,34 @@ impl<T: Target + ?Sized> Target for Box<T> {
 #[derive(Debug)]
 pub struct TargetContext {
     ledger: SideEffectLedger,
-    durable: tempfile::TempDir,
+    durable: Durable,
     trial: u32,
     /// Model replay (issue 14): the trial's model endpoint, if it has one.
     model_url: Option<String>,
 }
 
+/// Where the durable directory comes from: the harness owns it (and removes
+/// it after the trial), or a deployment served in a child borrows the
+/// harness's.
+#[derive(Debug)]
+enum Durable {
+    Owned(tempfile::TempDir),
+    Borrowed(PathBuf),
+}
+
 impl TargetContext {
+    /// The context of a deployment served in a child process: the
+    /// harness's durable directory (which the child must not remove), the
+    /// harness's trial number, and a ledger that proxies to the harness.
+    pub(crate) fn served(durable_dir: PathBuf, trial: u32, ledger: SideEffectLedger) -> Self {
+        Self {
+            ledger,
+            durable: Durable::Borrowed(durable_dir),
+            trial,
+            model_url: None,
+        }
+    }
+
     /// A fresh context for trial number `trial` (zero-based).
     ///
     /// # Errors
@@ -97,7 +129,7 @@ impl TargetContext {
             .tempdir()?;
         Ok(Self {
             ledger: SideEffectLedger::new(),
-            durable,
+            durable: Durable::Owned(durable),
             trial,
             model_url: None,
         })
@@ -127,12 +159,15 @@ impl TargetContext {
 
     /// A directory that survives a restart within this trial.
     pub fn durable_dir(&self) -> &Path {
-        self.durable.path()
+        match &self.durable {
+            Durable::Owned(dir) => dir.path(),
+            Durable::Borrowed(dir) => dir,
+        }
     }
 
     /// A path inside the durable directory.
     pub fn durable_path(&self, name: &str) -> PathBuf {
-        self.durable.path().join(name)
+        self.durable_dir().join(name)
     }
 
     /// Which trial this context belongs to (zero-based).

@@ -90,7 +90,13 @@ fn a_panicking_turn_ends_the_trial_at_that_step() {
         "the step after the panic does not run"
     );
     let observed = &trial.steps[1].error.as_ref().unwrap().observed;
-    assert!(observed.starts_with("the target panicked with message sha256:"));
+    // The deployment's own location is shown; its message only as a digest.
+    assert!(
+        observed.starts_with("the target panicked at "),
+        "{observed}"
+    );
+    assert!(observed.contains("runner.rs:"), "{observed}");
+    assert!(observed.contains(" with message sha256:"), "{observed}");
 }
 
 #[test]

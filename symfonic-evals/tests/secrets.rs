@@ -117,7 +117,12 @@ fn run(name: &str, definition: &symfonic_evals::PackDefinition, leak: Leak) -> P
     common::private_report_dir("secrets");
     let saw_secret = Arc::new(AtomicUsize::new(0));
     let seen = saw_secret.clone();
-    let run = run_pack(name, definition, &RunOptions::default(), move |_| Leaky {
+    // On a thread: the counter below is read in this process.
+    let on_a_thread = RunOptions {
+        isolation: symfonic_evals::Isolation::Thread,
+        ..RunOptions::default()
+    };
+    let run = run_pack(name, definition, &on_a_thread, move |_| Leaky {
         leak,
         saw_secret: seen.clone(),
     });

@@ -29,6 +29,7 @@ impl Assertion {
             Self::ToolWitnessed { .. } => "ToolWitnessed",
             Self::ToolResultShown { .. } => "ToolResultShown",
             Self::EffectsMatchOracle => "EffectsMatchOracle",
+            Self::CrashedEffectRetried => "CrashedEffectRetried",
         }
     }
 
@@ -146,6 +147,7 @@ impl Assertion {
             },
             Self::ToolResultShown { tool } => format!("ToolResultShown({tool})"),
             Self::EffectsMatchOracle => "EffectsMatchOracle".into(),
+            Self::CrashedEffectRetried => "CrashedEffectRetried".into(),
         }
     }
 }

@@ -20,6 +20,19 @@ pub struct RetainedPause {
     pub pending_calls: Vec<String>,
 }
 
+/// A crash the harness injected during the step: the effect whose grant it
+/// followed, and how often that effect's key was attempted by the end of
+/// the retried turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrashSeen {
+    /// The idempotency key granted just before the kill.
+    pub key: String,
+    /// Which of the step's effects it was (1-based).
+    pub effect: u32,
+    /// Attempts under that key once the retry finished.
+    pub attempts: u64,
+}
+
 /// One step's evidence, as assertions read it.
 #[derive(Debug, Clone, Copy)]
 pub struct Evidence<'a> {
@@ -39,6 +52,8 @@ pub struct Evidence<'a> {
     pub pauses: Option<&'a BTreeMap<String, RetainedPause>>,
     /// The pause this step's resume redeemed, if it was one.
     pub redeemed: Option<&'a RetainedPause>,
+    /// The crash injected during the step, if one was.
+    pub crash: Option<&'a CrashSeen>,
     /// The effect oracle's count after the step, if one was configured.
     pub oracle: Option<&'a Result<u64, String>>,
 }
@@ -56,6 +71,7 @@ impl<'a> Evidence<'a> {
             conversation: "",
             pauses: None,
             redeemed: None,
+            crash: None,
             oracle: None,
         }
     }

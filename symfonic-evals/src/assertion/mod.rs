@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::evidence::StageOutcome;
 
 pub use check::Check;
-pub use evidence::{Evidence, RetainedPause};
+pub use evidence::{CrashSeen, Evidence, RetainedPause};
 
 /// How a call's arguments are compared with the arguments a pack names.
 #[derive(
@@ -232,6 +232,10 @@ pub enum Assertion {
     /// The adopter's effect oracle, reading the deployment's own store,
     /// counts exactly the effects the ledger applied.
     EffectsMatchOracle,
+    /// The effect a crash interrupted was retried under the same
+    /// idempotency key (a duplicate the ledger refused), not applied again
+    /// under a new one.
+    CrashedEffectRetried,
 }
 
 impl Assertion {
@@ -309,7 +313,10 @@ impl Assertion {
     pub fn needs_record(&self) -> bool {
         !matches!(
             self,
-            Self::SideEffectCount { .. } | Self::LedgerDelta { .. } | Self::EffectsMatchOracle
+            Self::SideEffectCount { .. }
+                | Self::LedgerDelta { .. }
+                | Self::EffectsMatchOracle
+                | Self::CrashedEffectRetried
         )
     }
 }

@@ -1,11 +1,13 @@
 //! The evidence model: what the harness asks and what a deployment reports.
 
+mod depth;
 mod error;
 mod governance;
 mod record;
 mod request;
 mod tool_call;
 
+pub use depth::MAX_JSON_DEPTH;
 pub use error::{is_plain_name, TurnError};
 pub use governance::{StageOutcome, StageRecord};
 pub use record::{

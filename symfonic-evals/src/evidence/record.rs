@@ -142,6 +142,27 @@ impl TurnRecord {
         &self.attributes
     }
 
+    /// Every JSON value the record holds, moved out (for taking an over-deep
+    /// record apart without recursion).
+    pub(crate) fn into_values(self) -> Vec<Value> {
+        let mut values: Vec<Value> = self.attributes.into_values().collect();
+        for call in self.tool_calls {
+            values.push(call.arguments);
+            if let super::tool_call::ToolOutcome::Succeeded { result } = call.outcome {
+                values.push(result);
+            }
+        }
+        for resolved in self.resolved {
+            if let super::tool_call::ToolOutcome::Succeeded { result } = resolved.outcome {
+                values.push(result);
+            }
+        }
+        if let Terminal::Paused(pause) = self.terminal {
+            values.extend(pause.question);
+        }
+        values
+    }
+
     /// The value an assertion reads under `name`.
     ///
     /// The pause facts in [`PAUSE_FACTS`] are derived from the terminal event

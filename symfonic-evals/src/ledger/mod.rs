@@ -5,6 +5,7 @@
 //! through [`SideEffectLedger::apply`]. A call that was refused never reaches
 //! it, so a refusal that "ran anyway" moves the counts.
 
+mod crash;
 mod witness;
 
 use std::collections::HashMap;
@@ -12,7 +13,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crash::Grant;
 pub use witness::{Witness, WitnessOutcome};
+
+/// The harness on the other end of a ledger held by a deployment served in
+/// a child process: it decides whether an effect is new, and keeps every
+/// witness record.
+pub(crate) trait LedgerPeer: Send + Sync + std::fmt::Debug {
+    /// Asks the harness whether the effect under `key` is new.
+    fn apply(&self, key: &str) -> Applied;
+    /// Hands a witness record to the harness.
+    fn witness(&self, witness: &Witness);
+}
 
 /// What the ledger has seen so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +54,7 @@ struct LedgerState {
     /// Applied keys in the order their effects ran.
     applied: Vec<String>,
     witnesses: Vec<Witness>,
+    crash: crash::Arming,
 }
 
 /// A shared, thread-safe ledger of side effects. Clones share one ledger.
@@ -56,9 +69,14 @@ struct LedgerState {
 /// let counts = ledger.counts();
 /// assert_eq!((counts.attempts, counts.effects, counts.duplicates), (2, 1, 1));
 /// ```
+///
+/// In a deployment served in a child process the ledger is a proxy: the
+/// harness's ledger decides, and the counts the child can read are its own
+/// requests only.
 #[derive(Debug, Clone, Default)]
 pub struct SideEffectLedger {
     state: Arc<Mutex<LedgerState>>,
+    peer: Option<Arc<dyn LedgerPeer>>,
 }
 
 impl SideEffectLedger {
@@ -72,17 +90,51 @@ impl SideEffectLedger {
     /// so two threads racing on one key apply it once.
     pub fn apply(&self, idempotency_key: &str, effect: impl FnOnce()) -> Applied {
         let mut state = self.lock();
-        state.counts.attempts += 1;
-        if let Some(attempts) = state.keys.get_mut(idempotency_key) {
-            *attempts += 1;
-            state.counts.duplicates += 1;
-            return Applied::Duplicate;
+        let applied = match &self.peer {
+            // The harness decides; the lock keeps this child's racing
+            // threads in order, so the effect still runs once.
+            Some(peer) => peer.apply(idempotency_key),
+            None if state.keys.contains_key(idempotency_key) => Applied::Duplicate,
+            None => Applied::Applied,
+        };
+        if applied == Applied::Applied {
+            effect();
         }
-        effect();
-        state.keys.insert(idempotency_key.to_owned(), 1);
-        state.applied.push(idempotency_key.to_owned());
-        state.counts.effects += 1;
-        Applied::Applied
+        state.count(idempotency_key, applied);
+        applied
+    }
+
+    /// A proxy ledger for a deployment served in a child process.
+    pub(crate) fn proxy(peer: Arc<dyn LedgerPeer>) -> Self {
+        Self {
+            state: Arc::default(),
+            peer: Some(peer),
+        }
+    }
+
+    /// What a harness-side ledger answers a child's `ledger_apply`: the
+    /// effect is recorded, and the answer says whether the armed crash point
+    /// was reached (the child must then be killed before it hears back).
+    pub(crate) fn grant(&self, idempotency_key: &str) -> Grant {
+        let mut state = self.lock();
+        let applied = if state.keys.contains_key(idempotency_key) {
+            Applied::Duplicate
+        } else {
+            Applied::Applied
+        };
+        state.count(idempotency_key, applied);
+        let crash = applied == Applied::Applied && state.crash.granted(idempotency_key);
+        Grant { applied, crash }
+    }
+
+    /// Arms a crash at the `k`-th effect granted from now on (1-based).
+    pub(crate) fn arm_crash(&self, k: u32) {
+        self.lock().crash = crash::Arming::at(k);
+    }
+
+    /// Disarms any crash and returns the key whose grant triggered it.
+    pub(crate) fn disarm_crash(&self) -> Option<String> {
+        std::mem::take(&mut self.lock().crash).fired()
     }
 
     /// Records an attempt with no effect of its own to run.
@@ -112,11 +164,15 @@ impl SideEffectLedger {
     /// the tool's own, so a bridge that drops arguments or turns an error
     /// into a success shows as a disagreement between the two.
     pub fn witness(&self, tool: &str, arguments: &serde_json::Value, outcome: WitnessOutcome) {
-        self.lock().witnesses.push(Witness {
+        let witness = Witness {
             tool: tool.to_owned(),
             arguments: arguments.clone(),
             outcome,
-        });
+        };
+        if let Some(peer) = &self.peer {
+            peer.witness(&witness);
+        }
+        self.lock().witnesses.push(witness);
     }
 
     /// How many witness records the ledger holds.
@@ -132,6 +188,20 @@ impl SideEffectLedger {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LedgerState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl LedgerState {
+    fn count(&mut self, key: &str, applied: Applied) {
+        self.counts.attempts += 1;
+        *self.keys.entry(key.to_owned()).or_insert(0) += 1;
+        match applied {
+            Applied::Applied => {
+                self.applied.push(key.to_owned());
+                self.counts.effects += 1;
+            }
+            Applied::Duplicate => self.counts.duplicates += 1,
+        }
     }
 }
 
@@ -182,6 +252,44 @@ mod tests {
         assert_eq!(later.len(), 1);
         assert!(later[0].outcome.is_success());
         assert!(ledger.witnesses_since(99).is_empty());
+    }
+
+    #[test]
+    fn an_armed_crash_fires_on_the_kth_new_effect_only() {
+        let ledger = SideEffectLedger::new();
+        ledger.arm_crash(2);
+        assert!(!ledger.grant("a").crash);
+        assert!(!ledger.grant("a").crash, "a duplicate is not an effect");
+        assert!(ledger.grant("b").crash);
+        assert!(!ledger.grant("c").crash, "a crash fires once");
+        assert_eq!(ledger.disarm_crash().as_deref(), Some("b"));
+        assert_eq!(ledger.disarm_crash(), None);
+        assert_eq!(ledger.counts().effects, 3);
+    }
+
+    #[test]
+    fn a_proxy_asks_its_peer_and_runs_only_granted_effects() {
+        #[derive(Debug, Default)]
+        struct Peer(Mutex<Vec<String>>);
+        impl LedgerPeer for Peer {
+            fn apply(&self, key: &str) -> Applied {
+                let mut seen = self.0.lock().unwrap();
+                let applied = if seen.iter().any(|k| k == key) {
+                    Applied::Duplicate
+                } else {
+                    Applied::Applied
+                };
+                seen.push(key.to_owned());
+                applied
+            }
+            fn witness(&self, _: &Witness) {}
+        }
+        let ledger = SideEffectLedger::proxy(Arc::new(Peer::default()));
+        let mut ran = 0;
+        ledger.apply("k", || ran += 1);
+        ledger.apply("k", || ran += 1);
+        assert_eq!(ran, 1);
+        assert_eq!(ledger.counts().duplicates, 1);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::pipes::{self, StderrRing, StdoutEvent};
 use super::protocol::{encode, HarnessMessage};
-use super::spec::ProcessSpec;
+use super::spec::{Channel, ProcessSpec, CHANNEL_ENV};
 
 /// The environment variable that carries the trial's durable directory.
 pub const DURABLE_DIR_ENV: &str = "SYMFONIC_EVALS_DURABLE_DIR";
@@ -45,16 +45,26 @@ impl Supervised {
         model_url: Option<&str>,
     ) -> std::io::Result<Self> {
         let mut command = Command::new(&spec.program);
+        command.args(&spec.args);
+        let socket = match spec.channel {
+            Channel::Stdio => {
+                command.arg(DURABLE_DIR_FLAG).arg(durable_dir);
+                command.stdin(Stdio::piped());
+                None
+            }
+            Channel::Socket => {
+                let socket = socket::Listening::bind()?;
+                command.env(CHANNEL_ENV, socket.path());
+                command.stdin(Stdio::null());
+                Some(socket)
+            }
+        };
         command
-            .args(&spec.args)
-            .arg(DURABLE_DIR_FLAG)
-            .arg(durable_dir)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .env(DURABLE_DIR_ENV, durable_dir)
-            // Model replay (issue 14): after the spec's own variables, so
-            // the child cannot be pointed past the endpoint by accident.
+            // Model replay: after the spec's own variables, so the child
+            // cannot be pointed past the endpoint by accident.
             .envs(model_url.map(crate::replay::child_env).unwrap_or_default())
-            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if let Some(dir) = &spec.current_dir {
@@ -67,14 +77,10 @@ impl Supervised {
             std::os::unix::process::CommandExt::process_group(&mut command, 0);
         }
         let mut child = command.spawn()?;
-        let (stdin, stdout, stderr) =
-            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-                (Some(stdin), Some(stdout), Some(stderr)) => (stdin, stdout, stderr),
-                _ => {
-                    kill_and_reap(&mut child);
-                    return Err(std::io::Error::other("the child's pipes were not created"));
-                }
-            };
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            kill_and_reap(&mut child);
+            return Err(std::io::Error::other("the child's pipes were not created"));
+        };
         // Keep only as much stderr as a failure may quote: none unless the
         // adopter opted in (it may hold turn content). Either way the pipe is
         // drained, so a chatty child never blocks on it.
@@ -85,9 +91,25 @@ impl Supervised {
         });
         let (line_tx, line_rx) = mpsc::channel();
         let (event_tx, event_rx) = mpsc::channel();
-        let started = pipes::spawn_stdin_writer(stdin, line_rx)
-            .and_then(|()| pipes::spawn_stdout_reader(stdout, spec.max_line_bytes, event_tx))
-            .and_then(|()| pipes::spawn_stderr_drain(stderr, ring.clone()));
+        let started = pipes::spawn_stderr_drain(stderr, ring.clone()).and_then(|()| {
+            match socket {
+                None => match child.stdin.take() {
+                    Some(stdin) => pipes::spawn_stdin_writer(stdin, line_rx).and_then(|()| {
+                        pipes::spawn_stdout_reader(stdout, spec.max_line_bytes, event_tx)
+                    }),
+                    None => Err(std::io::Error::other("the child's stdin was not created")),
+                },
+                Some(socket) => {
+                    // The child's stdout is not the protocol's: drain it so
+                    // the child never blocks on it, and keep nothing.
+                    pipes::spawn_stderr_drain(stdout, StderrRing::new(0))?;
+                    let stream = socket.accept(&mut child, spec.handshake_timeout)?;
+                    let reader = stream.try_clone()?;
+                    pipes::spawn_stdin_writer(stream, line_rx)?;
+                    pipes::spawn_stdout_reader(reader, spec.max_line_bytes, event_tx)
+                }
+            }
+        });
         if let Err(error) = started {
             kill_and_reap(&mut child);
             return Err(error);
@@ -224,4 +246,93 @@ fn failed_status() -> ExitStatus {
 #[cfg(windows)]
 fn failed_status() -> ExitStatus {
     std::os::windows::process::ExitStatusExt::from_raw(1)
+}
+
+/// The private socket a [`Channel::Socket`] child connects to.
+#[cfg(unix)]
+mod socket {
+    use std::io;
+    use std::os::unix::net::{UnixListener, UnixStream};
+    use std::path::Path;
+    use std::process::Child;
+    use std::time::{Duration, Instant};
+
+    /// A listening socket in a directory of its own, removed when dropped.
+    pub(super) struct Listening {
+        listener: UnixListener,
+        dir: tempfile::TempDir,
+    }
+
+    impl Listening {
+        /// Binds a fresh socket. The directory lives under the system's
+        /// temporary directory, whose short path keeps the socket's within
+        /// the platform's limit.
+        pub(super) fn bind() -> io::Result<Self> {
+            let dir = tempfile::Builder::new().prefix("se-").tempdir()?;
+            let listener = UnixListener::bind(dir.path().join("s"))?;
+            listener.set_nonblocking(true)?;
+            Ok(Self { listener, dir })
+        }
+
+        /// The socket's path, for the child's environment.
+        pub(super) fn path(&self) -> std::path::PathBuf {
+            self.dir.path().join("s")
+        }
+
+        /// Waits for the child to connect, giving up when it exits first or
+        /// `limit` passes.
+        pub(super) fn accept(self, child: &mut Child, limit: Duration) -> io::Result<UnixStream> {
+            let deadline = Instant::now() + limit;
+            loop {
+                match self.listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false)?;
+                        return Ok(stream);
+                    }
+                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(error) => return Err(error),
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(io::Error::other(format!(
+                        "the child exited ({status}) before it connected"
+                    )));
+                }
+                if Instant::now() >= deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the child did not connect in time",
+                    ));
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    /// Whether `path` names a socket a child can connect to.
+    #[allow(dead_code)]
+    pub(super) fn exists(path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+#[cfg(not(unix))]
+mod socket {
+    use std::io;
+    use std::process::Child;
+    use std::time::Duration;
+
+    /// Sockets are Unix-only; a socket channel cannot start elsewhere.
+    pub(super) struct Listening;
+
+    impl Listening {
+        pub(super) fn bind() -> io::Result<Self> {
+            Err(io::Error::other("a socket channel needs a Unix platform"))
+        }
+        pub(super) fn path(&self) -> std::path::PathBuf {
+            std::path::PathBuf::new()
+        }
+        pub(super) fn accept(self, _: &mut Child, _: Duration) -> io::Result<std::fs::File> {
+            Err(io::Error::other("a socket channel needs a Unix platform"))
+        }
+    }
 }

@@ -8,11 +8,14 @@
 mod child;
 mod pipes;
 pub mod protocol;
+mod serve;
 mod spec;
 mod target;
 
 pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
-pub use spec::ProcessSpec;
+pub use serve::SERVE_RUN_ENV;
+pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};
+pub use spec::{ProcessSpec, CHANNEL_ENV};
 pub use target::ProcessTarget;
 
 /// The error kinds a [`ProcessTarget`] reports, each naming a cause. A
@@ -35,4 +38,23 @@ pub mod kinds {
     pub const RESPONSE_ID_MISMATCH: &str = "ResponseIdMismatch";
     /// A request after an earlier error stopped the child.
     pub const PROCESS_UNAVAILABLE: &str = "ProcessUnavailable";
+    /// The harness killed the child at an armed crash point, right after
+    /// granting an effect.
+    pub const INJECTED_CRASH: &str = "InjectedCrash";
+
+    /// Whether `kind` is one the harness writes about a child process.
+    pub fn is_process_kind(kind: &str) -> bool {
+        [
+            PROCESS_SPAWN_FAILED,
+            PROCESS_EXITED,
+            PROTOCOL_VIOLATION,
+            MESSAGE_TOO_LARGE,
+            PROCESS_TIMEOUT,
+            UNSUPPORTED_PROTOCOL_VERSION,
+            RESPONSE_ID_MISMATCH,
+            PROCESS_UNAVAILABLE,
+            INJECTED_CRASH,
+        ]
+        .contains(&kind)
+    }
 }

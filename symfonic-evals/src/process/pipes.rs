@@ -19,7 +19,7 @@ use super::protocol::{decode, ChildMessage};
 #[derive(Debug)]
 pub(crate) enum StdoutEvent {
     /// A well-formed protocol message.
-    Message(ChildMessage),
+    Message(Box<ChildMessage>),
     /// A line that is not a protocol message; the reason names no content.
     Malformed(String),
     /// A line longer than the cap; its content was discarded.
@@ -44,7 +44,7 @@ pub(crate) fn spawn_stdout_reader(
             loop {
                 let event = match read_capped_line(&mut reader, cap, &mut line) {
                     Ok(Line::Complete) => Some(match decode(&line) {
-                        Ok(message) => StdoutEvent::Message(message),
+                        Ok(message) => StdoutEvent::Message(Box::new(message)),
                         Err(error) => StdoutEvent::Malformed(error.reason),
                     }),
                     Ok(Line::Blank) => None,

@@ -4,6 +4,23 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Where the protocol's lines travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Channel {
+    /// The child's stdin and stdout; the durable directory is also appended
+    /// as `--durable-dir <path>`.
+    Stdio,
+    /// A Unix socket the harness listens on and the child connects to (its
+    /// path in [`CHANNEL_ENV`]); the child's stdout is drained and dropped,
+    /// and no argument is appended (a test binary's harness would refuse
+    /// one it does not know).
+    Socket,
+}
+
+/// The environment variable naming the socket a child speaking over a
+/// private socket connects to.
+pub const CHANNEL_ENV: &str = "SYMFONIC_EVALS_CHANNEL";
+
 /// The command that starts a deployment, plus the supervision settings the
 /// [`ProcessTarget`](super::ProcessTarget) applies to it.
 ///
@@ -23,6 +40,14 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
     pub(crate) program: OsString,
+    /// Where the protocol runs: the child's stdin and stdout, or a private
+    /// socket (for a child whose stdout belongs to someone else, such as a
+    /// test binary's harness).
+    pub(crate) channel: Channel,
+    /// The child is this very binary serving a deployment the harness
+    /// built from its own code: its panic reports are the harness's own
+    /// words (already digested), so they are shown as such.
+    pub(crate) served: bool,
     pub(crate) args: Vec<OsString>,
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) current_dir: Option<PathBuf>,
@@ -43,6 +68,8 @@ impl ProcessSpec {
     pub fn new(program: impl Into<OsString>) -> Self {
         Self {
             program: program.into(),
+            channel: Channel::Stdio,
+            served: false,
             args: Vec::new(),
             env: Vec::new(),
             current_dir: None,
@@ -129,6 +156,15 @@ impl ProcessSpec {
     #[must_use]
     pub fn stderr_tail_bytes(mut self, bytes: usize) -> Self {
         self.stderr_tail_bytes = bytes;
+        self
+    }
+
+    /// The same spec speaking over a private socket, to a child serving
+    /// this binary's own deployment.
+    #[must_use]
+    pub(crate) fn serving(mut self) -> Self {
+        self.channel = Channel::Socket;
+        self.served = true;
         self
     }
 

@@ -57,7 +57,7 @@ impl ProcessTarget {
             |error| {
                 TurnError::harness(
                     kinds::PROCESS_SPAWN_FAILED,
-                    format!("could not start `{}`: {}", spec.program(), error.kind()),
+                    format!("could not start `{}`: {error}", spec.program()),
                 )
             },
         )?;
@@ -116,6 +116,12 @@ impl ProcessTarget {
                 self.capabilities = capabilities;
                 Ok(())
             }
+            // A child that cannot start may say why instead of `ready`.
+            ChildMessage::TurnError { id: 0, error } => {
+                let error = self.trusted(error);
+                self.fail(&error.kind, String::new());
+                Err(error)
+            }
             other => Err(self.fail(
                 kinds::PROTOCOL_VIOLATION,
                 format!(
@@ -124,6 +130,14 @@ impl ProcessTarget {
                 ),
             )),
         }
+    }
+
+    /// A served child's panic report is the harness's own text.
+    fn trusted(&self, mut error: TurnError) -> TurnError {
+        if self.spec.served && error.code.as_deref() == Some(super::serve::PANICKED_CODE) {
+            error.harness = true;
+        }
+        error
     }
 
     /// Sends one turn request and serves the child's ledger operations until
@@ -145,7 +159,19 @@ impl ProcessTarget {
         loop {
             match self.next_message(deadline, self.spec.request_timeout, "a turn")? {
                 ChildMessage::LedgerApply { id: for_id, key } if for_id == id => {
-                    let applied = self.ledger.record(&key) == Applied::Applied;
+                    let grant = self.ledger.grant(&key);
+                    if grant.crash {
+                        // Killed before it hears the grant: the effect
+                        // happened, and the child never learned it did.
+                        return Err(self.fail(
+                            kinds::INJECTED_CRASH,
+                            format!(
+                                "the harness killed the deployment right after granting effect {}",
+                                crate::redact::short_digest(key.as_bytes())
+                            ),
+                        ));
+                    }
+                    let applied = grant.applied == Applied::Applied;
                     self.send(&HarnessMessage::LedgerResult { id, key, applied });
                 }
                 ChildMessage::Witness {
@@ -158,7 +184,7 @@ impl ProcessTarget {
                     return Ok(record)
                 }
                 ChildMessage::TurnError { id: for_id, error } if for_id == id => {
-                    return Err(error)
+                    return Err(self.trusted(error))
                 }
                 ChildMessage::Ready { .. } => {
                     return Err(self.fail(
@@ -193,7 +219,7 @@ impl ProcessTarget {
             ));
         };
         match child.next_event(deadline) {
-            Ok(StdoutEvent::Message(message)) => Ok(message),
+            Ok(StdoutEvent::Message(message)) => Ok(*message),
             Ok(StdoutEvent::Malformed(reason)) => Err(self.fail(
                 kinds::PROTOCOL_VIOLATION,
                 format!("the deployment wrote a line that is not a protocol message during {during} ({reason})"),
@@ -272,6 +298,10 @@ impl Target for ProcessTarget {
             id,
             request: request.clone(),
         })
+    }
+
+    fn crashable(&self) -> bool {
+        true
     }
 
     fn kill(&mut self) -> bool {

@@ -76,6 +76,15 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
         observed,
     };
     match (result, &step.expect) {
+        (Ok(Err(turn_error)), _) if super::turn::harness_failure(&turn_error).is_some() => {
+            let kind =
+                super::turn::harness_failure(&turn_error).unwrap_or(StepErrorKind::ProcessFailed);
+            run.error = Some(error(
+                kind,
+                "the deployment's process answers the turn with evidence the harness reads".into(),
+                error_text(&turn_error, None),
+            ));
+        }
         (Err(panic), _) => {
             run.error = Some(error(
                 StepErrorKind::TargetPanicked,

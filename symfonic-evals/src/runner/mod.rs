@@ -2,22 +2,25 @@
 //! of its own, trials of several scenarios side by side up to a limit.
 
 mod forge;
+mod isolation;
 mod judge;
 mod outcome;
 mod pack;
 mod quiet_panics;
 mod session;
 mod trial;
+mod turn;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+pub use isolation::Isolation;
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
 pub use session::{EffectsProbe, Session};
-pub(crate) use trial::{Factory, TrialSettings, WORKER_PREFIX};
+pub(crate) use trial::{panic_text, Factory, TrialSettings, TRIAL_STACK, WORKER_PREFIX};
 
 use crate::capability::CapabilityEvidence;
 use crate::scenario::Scenario;
@@ -29,7 +32,13 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
-    Arc::new(move |context: &TargetContext| Box::new(factory(context)) as Box<dyn Target>)
+    Arc::new(move |context: &TargetContext| Ok(Box::new(factory(context)) as Box<dyn Target>))
+}
+
+/// Whether `error` is a served child's report that its deployment panicked
+/// (trusted only from a child the harness started to serve its own binary).
+pub(crate) fn served_panic(error: &crate::evidence::TurnError) -> bool {
+    error.harness && error.code.as_deref() == Some(crate::process::PANICKED_CODE)
 }
 
 /// Runs every trial of `scenario`, each from a fresh context, and returns
@@ -60,6 +69,7 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
+    quiet_panics::reporting_thread();
     let scenarios = [Arc::new(scenario.clone())];
     run_scenarios(
         &scenarios,
@@ -127,9 +137,29 @@ pub(crate) fn run_scenarios(
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
         .into_iter()
-        .map(|trials| trials.into_iter().flatten().collect())
+        .zip(scenarios)
+        .map(|(trials, scenario)| in_order_until_lost(trials, scenario.policy))
         .collect()
 }
+
+/// The trials as a serial run would have kept them: in trial order, up to
+/// and including the one after which the policy could no longer be met.
+/// Workers side by side may have started a trial or two past that point;
+/// dropping them makes the report the same however the trials interleaved.
+fn in_order_until_lost(trials: Vec<Option<TrialRun>>, policy: crate::TrialPolicy) -> Vec<TrialRun> {
+    let mut kept = Vec::with_capacity(trials.len());
+    let mut failures = 0;
+    for trial in trials.into_iter().flatten() {
+        failures += u32::from(!trial.passed());
+        kept.push(trial);
+        if policy.trials - failures < policy.required {
+            break;
+        }
+    }
+    kept
+}
+
+const EXPECTED_TO_BUILD: &str = "the deployment builds and declares its capabilities";
 
 /// Builds the deployment once on a fresh context to read what it declares.
 /// A constructor that panics or hangs is reported, not propagated; a
@@ -146,6 +176,7 @@ pub(crate) fn probe_capabilities(
     let replay = Arc::clone(replay);
     let spawned = std::thread::Builder::new()
         .name(format!("{}probe", trial::WORKER_PREFIX))
+        .stack_size(TRIAL_STACK)
         .spawn(move || {
             // The probe gets an endpoint of its own scope, so a deployment
             // whose SDK client needs a base URL and key at construction
@@ -160,27 +191,33 @@ pub(crate) fn probe_capabilities(
                     None => context,
                 },
                 Err(error) => {
-                    let _ = tx.send(Err(error.to_string()));
+                    let step = (
+                        StepErrorKind::ContextFailed,
+                        String::new(),
+                        error.to_string(),
+                    );
+                    let _ = tx.send(Err(step));
                     return;
                 }
             };
-            let built = catch_unwind(AssertUnwindSafe(|| {
-                let target = factory(&context);
-                (target.capabilities(), target)
-            }));
+            let built = trial::build(&factory, &context).and_then(|target| {
+                catch_unwind(AssertUnwindSafe(|| target.capabilities()))
+                    .map(|evidence| (evidence, target))
+                    .map_err(|payload| trial::Unbuilt::Panicked(trial::panic_text(&*payload)))
+            });
             match built {
                 Ok((evidence, target)) => {
                     let _ = tx.send(Ok(evidence));
                     drop(target);
                 }
-                Err(payload) => {
-                    let _ = tx.send(Err(trial::panic_text(&*payload)));
+                Err(unbuilt) => {
+                    let _ = tx.send(Err(unbuilt.into_step(EXPECTED_TO_BUILD)));
                 }
             }
         });
     let probe_error = |kind, observed: String| StepError {
         kind,
-        expected: "the deployment builds and declares its capabilities".into(),
+        expected: EXPECTED_TO_BUILD.into(),
         observed,
     };
     if let Err(error) = spawned {
@@ -188,10 +225,7 @@ pub(crate) fn probe_capabilities(
     }
     match rx.recv_timeout(limit) {
         Ok(Ok(evidence)) => Ok(evidence),
-        Ok(Err(why)) => Err(probe_error(
-            StepErrorKind::TargetPanicked,
-            format!("constructor {why}"),
-        )),
+        Ok(Err((kind, _, observed))) => Err(probe_error(kind, observed)),
         Err(mpsc::RecvTimeoutError::Timeout) => Err(probe_error(
             StepErrorKind::StepTimeout,
             format!("no answer within {} ms", limit.as_millis()),

@@ -30,6 +30,13 @@ pub enum StepErrorKind {
     ModelReplayMiss,
     /// The model endpoint could not start, load its cassette or record.
     ModelEndpointFailed,
+    /// The deployment's process failed: it could not start, exited or was
+    /// killed (the exit status or signal is in the observation), or broke
+    /// the protocol.
+    ProcessFailed,
+    /// The step asked for a crash the deployment cannot have (it runs on the
+    /// harness's own thread) or that never came (too few effects).
+    CrashNotInjected,
 }
 
 impl StepErrorKind {
@@ -45,6 +52,8 @@ impl StepErrorKind {
             Self::MalformedEvidence => "MalformedEvidence",
             Self::ModelReplayMiss => "ModelReplayMiss",
             Self::ModelEndpointFailed => "ModelEndpointFailed",
+            Self::ProcessFailed => "ProcessFailed",
+            Self::CrashNotInjected => "CrashNotInjected",
         }
     }
 

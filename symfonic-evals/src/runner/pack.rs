@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::isolation::{already_a_child, child_factory, next_occurrence, Isolation};
 use super::session::EffectsProbe;
 use super::trial::TrialSettings;
 use super::{boxed_factory, probe_capabilities, run_scenarios};
@@ -25,6 +26,9 @@ pub struct RunOptions {
     /// The pack's model endpoint: mode, cassette, volatile fields, scrub
     /// patterns, upstream (see [`crate::replay`]).
     pub replay: crate::replay::ReplayConfig,
+    /// Where each trial's deployment runs: a child process (the default)
+    /// or a thread of this one.
+    pub isolation: Isolation,
 }
 
 /// Runs one pack against the deployment `factory` builds: checks the
@@ -64,6 +68,24 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
+    super::quiet_panics::reporting_thread();
+    let occurrence = next_occurrence(name);
+    let mut options = options.clone();
+    if let Some((serving, served)) = crate::process::requested_run() {
+        // This process is a child started to serve one pack run's
+        // deployment: serve it when this is that run. A test that ran
+        // other packs first runs them again here, on threads, so whatever
+        // it checks between them comes out as it did in the parent; a
+        // program's own thread passes over them.
+        if serving == name && served == occurrence {
+            crate::process::serve(&boxed_factory(factory));
+        }
+        if !super::isolation::on_a_test_thread() {
+            return PackRun::served_elsewhere(name, definition);
+        }
+        options.isolation = Isolation::Thread;
+    }
+    let options = &options;
     let began = Instant::now();
     let mut run = PackRun {
         name: name.to_owned(),
@@ -83,7 +105,12 @@ where
         }
         (Ok(()), Err(problem)) => Verdict::InvalidArguments(vec![problem]),
         (Ok(()), Ok(policy)) => {
-            let factory = boxed_factory(factory);
+            let isolated = options.isolation == Isolation::Process && !already_a_child::<T>();
+            let children = isolated.then(|| child_factory(name, occurrence, &policy));
+            let factory = match children.flatten() {
+                Some(children) => children,
+                None => boxed_factory(factory),
+            };
             // One model replay session per pack run.
             let replay = Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
             match probe_capabilities(&factory, policy.step_timeout, &replay) {

@@ -12,14 +12,15 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::forge::forged;
 use super::judge::{judge_step, step_run, Judged, TurnResult};
 use super::outcome::{StepError, StepErrorKind, StepRun};
-use super::trial::{lock, panic_text, Factory, Progress};
-use crate::assertion::{Assertion, Evidence, RetainedPause};
-use crate::evidence::{PromptRequest, ResumeRequest, TurnRecord};
+use super::trial::{build, lock, panic_text, Factory, Progress, Unbuilt};
+use super::turn::{invoke, request, Request};
+use crate::assertion::{Assertion, CrashSeen, Evidence, RetainedPause};
+use crate::evidence::TurnRecord;
+use crate::process::kinds::INJECTED_CRASH;
 use crate::replay::ModelEndpoint;
-use crate::scenario::{QuestionSource, Restart, Scenario, Step, StepInput, TokenSource};
+use crate::scenario::{Restart, Scenario, Step};
 use crate::target::{Target, TargetContext};
 
 /// Reads the deployment's own store in the durable directory and counts the
@@ -31,12 +32,12 @@ pub type EffectsProbe = fn(&Path) -> Result<u64, String>;
 /// A trial in progress. Handed to a scenario's
 /// [`Continuation`](crate::scenario::Continuation).
 pub struct Session<'a> {
-    pub(super) scenario: &'a Scenario,
-    pub(super) factory: &'a Factory,
-    pub(super) context: &'a TargetContext,
-    pub(super) target: Option<Box<dyn Target>>,
-    pub(super) progress: &'a Mutex<Progress>,
-    pub(super) oracle: Option<EffectsProbe>,
+    scenario: &'a Scenario,
+    factory: &'a Factory,
+    context: TargetContext,
+    target: Option<Box<dyn Target>>,
+    progress: &'a Mutex<Progress>,
+    oracle: Option<EffectsProbe>,
     endpoint: Option<&'a ModelEndpoint>,
     pauses: BTreeMap<String, RetainedPause>,
     call_ids: HashSet<String>,
@@ -44,11 +45,18 @@ pub struct Session<'a> {
     ended: bool,
 }
 
+/// What running one step's turn produced, beyond the result itself.
+struct Turn {
+    result: TurnResult,
+    redeemed: Option<RetainedPause>,
+    crash: Option<CrashSeen>,
+}
+
 impl<'a> Session<'a> {
     pub(super) fn new(
         scenario: &'a Scenario,
         factory: &'a Factory,
-        context: &'a TargetContext,
+        context: TargetContext,
         target: Box<dyn Target>,
         progress: &'a Mutex<Progress>,
         oracle: Option<EffectsProbe>,
@@ -76,7 +84,7 @@ impl<'a> Session<'a> {
 
     /// The trial's fixtures.
     pub fn context(&self) -> &TargetContext {
-        self.context
+        &self.context
     }
 
     /// The record of the latest step that returned one.
@@ -84,10 +92,57 @@ impl<'a> Session<'a> {
         self.last_record.as_ref()
     }
 
+    /// The pause retained for `conversation`, if one is.
+    pub fn retained(&self, conversation: &str) -> Option<&RetainedPause> {
+        self.pauses.get(conversation)
+    }
+
     /// Whether the trial has ended (a step broke, or the watchdog gave up):
     /// nothing more will run.
     pub fn ended(&self) -> bool {
         self.ended || lock(self.progress).abandoned
+    }
+
+    /// Starts over from fresh fixtures (a new durable directory and ledger)
+    /// and a newly built deployment, inside the same trial: what the next
+    /// steps show owes nothing to the ones before. A scenario that repeats
+    /// one experiment at several crash points uses it between them. Returns
+    /// whether it could: when the fixtures or the deployment cannot be
+    /// built, the trial has ended with a broken step saying so.
+    pub fn reset(&mut self, label: &str) -> bool {
+        drop(self.target.take());
+        let fresh = TargetContext::fresh(self.context.trial()).map(|context| {
+            match self.context.model_url() {
+                Some(url) => context.with_model_url(url),
+                None => context,
+            }
+        });
+        match fresh {
+            Ok(context) => self.context = context,
+            Err(error) => {
+                self.fail(
+                    label,
+                    StepErrorKind::ContextFailed,
+                    "fresh fixtures",
+                    error.to_string(),
+                );
+                return false;
+            }
+        }
+        self.pauses.clear();
+        self.call_ids.clear();
+        self.last_record = None;
+        match build(self.factory, &self.context) {
+            Ok(target) => {
+                self.target = Some(target);
+                true
+            }
+            Err(unbuilt) => {
+                let (kind, expected, observed) = unbuilt.into_step("the deployment builds");
+                self.fail(label, kind, &expected, observed);
+                false
+            }
+        }
     }
 
     /// Runs `step` as the trial's next step, records it, and returns its
@@ -125,11 +180,6 @@ impl<'a> Session<'a> {
         Some(run)
     }
 
-    /// The pause retained for `conversation`, if one is.
-    pub fn retained(&self, conversation: &str) -> Option<&RetainedPause> {
-        self.pauses.get(conversation)
-    }
-
     /// Records a step that broke before any turn ran (the evidence a
     /// continuation needed was missing or malformed) and ends the trial.
     pub fn fail(&mut self, label: &str, kind: StepErrorKind, expected: &str, observed: String) {
@@ -138,9 +188,8 @@ impl<'a> Session<'a> {
         }
         let mut p = lock(self.progress);
         let index = p.steps.len();
-        let mut run = super::trial::entry(index, label, kind, expected, &observed);
-        run.label = label.to_owned();
-        p.steps.push(run);
+        p.steps
+            .push(super::trial::entry(index, label, kind, expected, &observed));
         drop(p);
         self.ended = true;
     }
@@ -153,107 +202,27 @@ impl<'a> Session<'a> {
     fn execute(&mut self, index: usize, step: &Step) -> StepRun {
         let started = Instant::now();
         let mut run = step_run(index, step, std::time::Duration::ZERO);
-        let broken = |mut run: StepRun, kind, expected: &str, observed: String| {
-            run.error = Some(StepError {
-                kind,
-                expected: expected.to_owned(),
-                observed,
-            });
-            run
-        };
-        if step.restart.rebuilds() {
-            if let Err(why) = self.restart(step.restart) {
-                return broken(
-                    run,
-                    StepErrorKind::TargetPanicked,
-                    "the deployment rebuilds after the restart",
-                    format!("constructor {why}"),
-                );
-            }
-        }
-        let Some(target) = self.target.as_mut() else {
-            return broken(
-                run,
-                StepErrorKind::TargetPanicked,
-                "a deployment to run the step on",
-                "the deployment could not be rebuilt".into(),
-            );
-        };
         if let Some(endpoint) = self.endpoint {
             endpoint.set_step(Some(&step.label));
         }
         let ledger_before = self.context.ledger().counts();
         let witnesses_from = self.context.ledger().witness_count();
-        let (result, redeemed): (TurnResult, Option<RetainedPause>) = match &step.input {
-            StepInput::Prompt(prompt) => {
-                let request = PromptRequest {
-                    role: step.role,
-                    conversation: step.conversation.clone(),
-                    prompt: prompt.clone(),
-                    state: step.state.clone(),
-                };
-                let result = catch_unwind(AssertUnwindSafe(|| target.run_turn(&request)))
-                    .map_err(|payload| panic_text(&*payload));
-                (result, None)
+        let turn = match self.turn(step) {
+            Ok(mut turn) => {
+                if let Some(crash) = &mut turn.crash {
+                    crash.attempts = self.context.ledger().attempts_for(&crash.key);
+                }
+                turn
             }
-            StepInput::Resume {
-                answer,
-                token,
-                question,
-            } => {
-                let source = match token {
-                    TokenSource::Conversation(other) => other.as_str(),
-                    TokenSource::Own | TokenSource::Forged => step.conversation.as_str(),
-                };
-                let Some(retained) = self.pauses.get(source).cloned() else {
-                    return broken(
-                        run,
-                        StepErrorKind::NoPauseToResume,
-                        "a pause retained in the conversation whose token the step presents",
-                        "no earlier step paused there".into(),
-                    );
-                };
-                let request = ResumeRequest {
-                    conversation: step.conversation.clone(),
-                    token: match token {
-                        TokenSource::Forged => forged(&retained.token),
-                        _ => retained.token.clone(),
-                    },
-                    question_id: match question {
-                        QuestionSource::Genuine => retained.question_id.clone(),
-                        QuestionSource::Forged => Some(
-                            retained
-                                .question_id
-                                .as_deref()
-                                .map_or_else(|| "q".to_owned(), forged),
-                        ),
-                    },
-                    answer: answer.clone(),
-                };
-                let genuine = matches!(token, TokenSource::Own);
-                let result = catch_unwind(AssertUnwindSafe(|| target.resume(&request)))
-                    .map_err(|payload| panic_text(&*payload));
-                (result, genuine.then_some(retained))
+            Err(error) => {
+                run.error = Some(error);
+                run.duration = started.elapsed();
+                return run;
             }
         };
         run.duration = started.elapsed();
-        if let Ok(Ok(record)) = &result {
-            if let Some(pause) = record.pause() {
-                let pending_calls = record
-                    .tool_calls()
-                    .iter()
-                    .filter(|call| call.is_pending())
-                    .map(|call| call.id.clone())
-                    .collect();
-                self.pauses.insert(
-                    step.conversation.clone(),
-                    RetainedPause {
-                        token: pause.token.clone(),
-                        question_id: pause.question_id.clone(),
-                        pending_calls,
-                    },
-                );
-            }
+        if let Ok(Ok(record)) = &turn.result {
+            self.retain(step, record);
         }
         let oracle = self
             .oracle
@@ -273,16 +242,17 @@ impl<'a> Session<'a> {
                 witnesses: &witnesses,
                 conversation: &step.conversation,
                 pauses: Some(&self.pauses),
-                redeemed: redeemed.as_ref(),
+                redeemed: turn.redeemed.as_ref(),
+                crash: turn.crash.as_ref(),
                 oracle: oracle.as_ref(),
             },
             extra,
         };
-        let record = match &result {
+        let record = match &turn.result {
             Ok(Ok(record)) => Some(record.clone()),
             _ => None,
         };
-        judge_step(&mut run, step, result, judged);
+        judge_step(&mut run, step, turn.result, judged);
         // A step whose model requests went unanswered fails with the
         // endpoint's named error, not with what followed from it.
         if let Some(error) = crate::replay::step_failure(self.endpoint) {
@@ -297,9 +267,118 @@ impl<'a> Session<'a> {
         run
     }
 
+    /// The step's turn: the restart before it, the request, and the call,
+    /// crashed at the armed effect and retried when the step asks for it.
+    fn turn(&mut self, step: &Step) -> Result<Turn, StepError> {
+        if step.restart.rebuilds() {
+            self.restart(step.restart).map_err(|unbuilt| {
+                let (kind, expected, observed) =
+                    unbuilt.into_step("the deployment rebuilds after the restart");
+                StepError {
+                    kind,
+                    expected,
+                    observed,
+                }
+            })?;
+        }
+        let (request, redeemed) = request(step, &self.pauses)?;
+        let Some(target) = self.target.as_mut() else {
+            return Err(StepError {
+                kind: StepErrorKind::TargetPanicked,
+                expected: "a deployment to run the step on".into(),
+                observed: "the deployment could not be rebuilt".into(),
+            });
+        };
+        let Some(k) = step.crash_at_effect else {
+            let result = invoke(target.as_mut(), &request);
+            return Ok(Turn {
+                result,
+                redeemed,
+                crash: None,
+            });
+        };
+        let crash = self.crash_and_retry(k, &request)?;
+        let result = invoke(
+            self.target
+                .as_mut()
+                .expect("rebuilt after the crash")
+                .as_mut(),
+            &request,
+        );
+        Ok(Turn {
+            result,
+            redeemed,
+            crash: Some(crash),
+        })
+    }
+
+    /// Sends `request` with a crash armed at its `k`-th granted effect,
+    /// then rebuilds the killed deployment; the caller retries the request
+    /// as a client would.
+    fn crash_and_retry(&mut self, k: u32, request: &Request) -> Result<CrashSeen, StepError> {
+        let not_injected = |observed: String| StepError {
+            kind: StepErrorKind::CrashNotInjected,
+            expected: format!("a crash at the step's effect {k}"),
+            observed,
+        };
+        let target = self.target.as_mut().expect("checked by the caller");
+        if !target.crashable() {
+            return Err(not_injected(
+                "the deployment runs on the harness's own thread; crash injection needs it in a \
+                 child process (run the pack isolated, or as a process target)"
+                    .into(),
+            ));
+        }
+        let ledger = self.context.ledger().clone();
+        ledger.arm_crash(k);
+        let first = invoke(target.as_mut(), request);
+        let fired = ledger.disarm_crash();
+        match (first, fired) {
+            (Ok(Err(error)), Some(key)) if error.harness && error.kind == INJECTED_CRASH => {
+                self.restart(Restart::Before).map_err(|unbuilt| {
+                    let (kind, expected, observed) =
+                        unbuilt.into_step("the deployment rebuilds after the crash");
+                    StepError {
+                        kind,
+                        expected,
+                        observed,
+                    }
+                })?;
+                Ok(CrashSeen {
+                    key,
+                    effect: k,
+                    attempts: 0,
+                })
+            }
+            _ => Err(not_injected(format!(
+                "the turn granted fewer than {k} new effect(s), so there was no such crash point"
+            ))),
+        }
+    }
+
+    /// Keeps the pause a record ended in, for the conversation's resumes.
+    fn retain(&mut self, step: &Step, record: &TurnRecord) {
+        if let Some(pause) = record.pause() {
+            let pending_calls = record
+                .tool_calls()
+                .iter()
+                .filter(|call| call.is_pending())
+                .map(|call| call.id.clone())
+                .collect();
+            self.pauses.insert(
+                step.conversation.clone(),
+                RetainedPause {
+                    token: pause.token.clone(),
+                    question_id: pause.question_id.clone(),
+                    pending_calls,
+                },
+            );
+        }
+    }
+
     /// Drops the deployment (killing a child first when the restart is a
     /// crash) and builds it again from the same context.
-    fn restart(&mut self, restart: Restart) -> Result<(), String> {
+    fn restart(&mut self, restart: Restart) -> Result<(), Unbuilt> {
         if let Some(mut target) = self.target.take() {
             if restart == Restart::CrashBefore && !target.kill() {
                 lock(self.progress)
@@ -308,8 +387,7 @@ impl<'a> Session<'a> {
             }
             drop(target);
         }
-        let target = super::trial::build(self.factory, self.context)?;
-        self.target = Some(target);
+        self.target = Some(build(self.factory, &self.context)?);
         Ok(())
     }
 
@@ -329,15 +407,15 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Hands the deployment back for teardown.
-    pub(super) fn into_target(self) -> Option<Box<dyn Target>> {
-        self.target
+    /// Hands the deployment and its fixtures back for teardown.
+    pub(super) fn into_parts(self) -> (Option<Box<dyn Target>>, TargetContext) {
+        (self.target, self.context)
     }
 }
 
-/// Calls the adopter's effect oracle, containing a panic.
-/// The oracle is the adopter's code reading a store: its own error text
-/// may quote a row, so it is digested; a panic is named as one.
+/// Calls the adopter's effect oracle, containing a panic. The oracle is the
+/// adopter's code reading a store: its own error text may quote a row, so
+/// it is digested; a panic is named as one.
 fn read_oracle(probe: EffectsProbe, dir: &Path) -> Result<u64, String> {
     match catch_unwind(AssertUnwindSafe(|| probe(dir))) {
         Ok(Ok(count)) => Ok(count),

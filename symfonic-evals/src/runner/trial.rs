@@ -13,17 +13,27 @@ use std::time::{Duration, Instant};
 
 use super::outcome::{StepError, StepErrorKind, StepRun, TrialRun};
 use super::session::{EffectsProbe, Session};
-use crate::evidence::{Operation, Role};
+use crate::evidence::{Operation, Role, TurnError};
 use crate::redact::sensitive;
 use crate::replay::ReplayPlan;
 use crate::scenario::Scenario;
 use crate::target::{Target, TargetContext};
 
-/// Builds a boxed target from the trial's context.
-pub(crate) type Factory = Arc<dyn Fn(&TargetContext) -> Box<dyn Target> + Send + Sync>;
+/// Builds a boxed target from the trial's context; an error is the
+/// harness's account of why a deployment in a child could not start.
+pub(crate) type Factory =
+    Arc<dyn Fn(&TargetContext) -> Result<Box<dyn Target>, TurnError> + Send + Sync>;
 
 /// Thread names carry this prefix so the panic hook can keep them quiet.
 pub(crate) const WORKER_PREFIX: &str = "symfonic-evals-trial-";
+
+/// The stack of every thread a deployment runs on: deep enough that the
+/// harness's own walk of evidence nested far past [`MAX_JSON_DEPTH`]
+/// (building it, measuring it, refusing it) cannot overflow. Reserved, not
+/// committed: pages are only used as deep as a turn goes.
+///
+/// [`MAX_JSON_DEPTH`]: crate::evidence::MAX_JSON_DEPTH
+pub(crate) const TRIAL_STACK: usize = 512 << 20;
 
 /// What the worker has done so far, shared with the watchdog so that a hung
 /// trial still reports every step it finished.
@@ -60,7 +70,7 @@ pub(crate) fn run_trial(
     trial: u32,
     settings: &TrialSettings,
 ) -> TrialRun {
-    super::quiet_panics::install();
+    let _active = super::quiet_panics::Active::enter();
     let progress = Arc::new(Mutex::new(Progress {
         current_label: scenario
             .steps
@@ -79,6 +89,7 @@ pub(crate) fn run_trial(
         let settings = settings.clone();
         std::thread::Builder::new()
             .name(format!("{WORKER_PREFIX}{trial}"))
+            .stack_size(TRIAL_STACK)
             .spawn(move || {
                 drive(&scenario, &factory, trial, &progress, &settings);
                 let _ = done_tx.send(());
@@ -204,19 +215,53 @@ pub(crate) fn entry(
     }
 }
 
-/// The panic payload's message, digested.
+/// The panic's location (the deployment's own file and line, which helps
+/// and quotes nothing) and its message, digested (which may quote state).
 pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-text panic payload".to_owned());
-    format!("panicked with message {}", sensitive(&message))
+    match super::quiet_panics::take_location() {
+        Some(at) => format!("panicked at {at} with message {}", sensitive(&message)),
+        None => format!("panicked with message {}", sensitive(&message)),
+    }
+}
+
+/// Why a deployment could not be built, as report-safe text.
+pub(crate) enum Unbuilt {
+    /// The constructor panicked (or the served child's did).
+    Panicked(String),
+    /// The deployment's process could not start or answer its handshake.
+    Unstarted(String),
 }
 
 /// Builds the deployment, containing a panic.
-pub(crate) fn build(factory: &Factory, context: &TargetContext) -> Result<Box<dyn Target>, String> {
-    catch_unwind(AssertUnwindSafe(|| factory(context))).map_err(|payload| panic_text(&*payload))
+pub(crate) fn build(
+    factory: &Factory,
+    context: &TargetContext,
+) -> Result<Box<dyn Target>, Unbuilt> {
+    match catch_unwind(AssertUnwindSafe(|| factory(context))) {
+        Ok(Ok(target)) => Ok(target),
+        Ok(Err(error)) if super::served_panic(&error) => Err(Unbuilt::Panicked(error.message)),
+        Ok(Err(error)) => Err(Unbuilt::Unstarted(super::judge::error_text(&error, None))),
+        Err(payload) => Err(Unbuilt::Panicked(panic_text(&*payload))),
+    }
+}
+
+impl Unbuilt {
+    /// The step error of a deployment that did not build.
+    pub(crate) fn into_step(self, expected: &str) -> (StepErrorKind, String, String) {
+        match self {
+            Self::Panicked(why) => (
+                StepErrorKind::TargetPanicked,
+                expected.to_owned(),
+                format!("constructor {why}"),
+            ),
+            Self::Unstarted(why) => (StepErrorKind::ProcessFailed, expected.to_owned(), why),
+        }
+    }
 }
 
 fn drive(
@@ -259,25 +304,22 @@ fn drive(
     };
     let target = match build(factory, &context) {
         Ok(target) => target,
-        Err(why) => {
-            return push(
-                StepErrorKind::TargetPanicked,
-                "the deployment builds",
-                &format!("constructor {why}"),
-            );
+        Err(unbuilt) => {
+            let (kind, expected, observed) = unbuilt.into_step("the deployment builds");
+            return push(kind, &expected, &observed);
         }
     };
     let mut session = Session::new(
         scenario,
         factory,
-        &context,
+        context,
         target,
         progress,
         settings.oracle,
     )
     .with_endpoint(endpoint.as_ref());
     session.run_scenario();
-    let target = session.into_target();
+    let (target, _context) = session.into_parts();
     // Marks the teardown before the deployment is dropped: the watchdog
     // then blames a slow or panicking drop on the teardown rather than on
     // the last step.

@@ -67,3 +67,20 @@ pub(super) fn oracle(evidence: &Evidence<'_>) -> Check {
         ),
     }
 }
+
+pub(super) fn crash_retried(evidence: &Evidence<'_>) -> Check {
+    let expected = "the effect the crash interrupted is retried under its idempotency key";
+    match evidence.crash {
+        None => Check::malformed(expected, "no crash was injected during the step"),
+        Some(crash) => Check::new(
+            crash.attempts >= 2,
+            expected,
+            format!(
+                "effect {} (key {}) was attempted {} time(s)",
+                crash.effect,
+                crate::redact::short_digest(crash.key.as_bytes()),
+                crash.attempts
+            ),
+        ),
+    }
+}

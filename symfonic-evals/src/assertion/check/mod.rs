@@ -106,6 +106,7 @@ impl Assertion {
                 duplicates,
             } => effects::delta(evidence, *attempts, *effects, *duplicates),
             Self::EffectsMatchOracle => effects::oracle(evidence),
+            Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),
             Self::PendingResolved { tool } => pause::pending_resolved(evidence, tool),
             Self::ProceduresBound {

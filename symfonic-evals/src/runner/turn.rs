@@ -1,0 +1,121 @@
+//! One turn through the deployment: the request a step sends (with the
+//! token and question id the harness retained, or forged), the call itself
+//! with panics contained, and the checks at the door before anything else
+//! reads what came back.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::forge::forged;
+use super::judge::TurnResult;
+use super::outcome::{StepError, StepErrorKind};
+use super::trial::panic_text;
+use crate::assertion::RetainedPause;
+use crate::evidence::{PromptRequest, ResumeRequest, TurnError};
+use crate::scenario::{QuestionSource, Step, StepInput, TokenSource};
+use crate::target::Target;
+
+/// What a step sends.
+pub(super) enum Request {
+    Prompt(PromptRequest),
+    Resume(ResumeRequest),
+}
+
+/// The request `step` sends, and the retained pause it redeems genuinely
+/// (for assertions about the pause it resolves).
+pub(super) fn request(
+    step: &Step,
+    pauses: &BTreeMap<String, RetainedPause>,
+) -> Result<(Request, Option<RetainedPause>), StepError> {
+    match &step.input {
+        StepInput::Prompt(prompt) => Ok((
+            Request::Prompt(PromptRequest {
+                role: step.role,
+                conversation: step.conversation.clone(),
+                prompt: prompt.clone(),
+                state: step.state.clone(),
+            }),
+            None,
+        )),
+        StepInput::Resume {
+            answer,
+            token,
+            question,
+        } => {
+            let source = match token {
+                TokenSource::Conversation(other) => other.as_str(),
+                TokenSource::Own | TokenSource::Forged => step.conversation.as_str(),
+            };
+            let retained = pauses.get(source).cloned().ok_or_else(|| StepError {
+                kind: StepErrorKind::NoPauseToResume,
+                expected: "a pause retained in the conversation whose token the step presents"
+                    .into(),
+                observed: "no earlier step paused there".into(),
+            })?;
+            let request = ResumeRequest {
+                conversation: step.conversation.clone(),
+                token: match token {
+                    TokenSource::Forged => forged(&retained.token),
+                    _ => retained.token.clone(),
+                },
+                question_id: match question {
+                    QuestionSource::Genuine => retained.question_id.clone(),
+                    QuestionSource::Forged => Some(
+                        retained
+                            .question_id
+                            .as_deref()
+                            .map_or_else(|| "q".to_owned(), forged),
+                    ),
+                },
+                answer: answer.clone(),
+            };
+            let genuine = matches!(token, TokenSource::Own);
+            Ok((Request::Resume(request), genuine.then_some(retained)))
+        }
+    }
+}
+
+/// The error kind the harness gives evidence nested deeper than it reads.
+pub(super) const EVIDENCE_TOO_DEEP: &str = "EvidenceTooDeep";
+
+/// Sends `request` through `target`: a panic is contained (and a served
+/// child's panic report read as one), and a record whose JSON nests too
+/// deep is refused at the door and taken apart without recursion.
+pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
+    let result = catch_unwind(AssertUnwindSafe(|| match request {
+        Request::Prompt(request) => target.run_turn(request),
+        Request::Resume(request) => target.resume(request),
+    }))
+    .map_err(|payload| panic_text(&*payload));
+    match result {
+        Ok(Err(error)) if super::served_panic(&error) => Err(error.message),
+        Ok(Ok(record)) => match record.too_deep_at() {
+            None => Ok(Ok(record)),
+            Some(at) => {
+                record.dismantle();
+                Ok(Err(TurnError::harness(
+                    EVIDENCE_TOO_DEEP,
+                    format!(
+                        "{at} nests deeper than {} levels, more than the harness reads",
+                        crate::evidence::MAX_JSON_DEPTH
+                    ),
+                )))
+            }
+        },
+        other => other,
+    }
+}
+
+/// The step error a harness-written turn error stands for, if it is one:
+/// the deployment's process failed, or its evidence was too deep to read.
+pub(super) fn harness_failure(error: &TurnError) -> Option<StepErrorKind> {
+    if !error.harness {
+        None
+    } else if error.kind == EVIDENCE_TOO_DEEP {
+        Some(StepErrorKind::MalformedEvidence)
+    } else if crate::process::kinds::is_process_kind(&error.kind) {
+        Some(StepErrorKind::ProcessFailed)
+    } else {
+        None
+    }
+}
