@@ -180,6 +180,37 @@ impl Serialize for Missing {
     }
 }
 
+/// Reads a missing item back from the form [`Serialize`] writes.
+impl<'de> Deserialize<'de> for Missing {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Form {
+            missing: String,
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            capability: String,
+            #[serde(default)]
+            tool: String,
+        }
+        let form = Form::deserialize(deserializer)?;
+        Ok(match form.missing.as_str() {
+            "capability" => Self::Capability(form.name),
+            "trait" => Self::Trait(form.name),
+            "operation" => Self::Operation(form.name),
+            "contributed_tool" => Self::ContributedTool {
+                capability: form.capability,
+                tool: form.tool,
+            },
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "unknown missing item `{other}`"
+                )))
+            }
+        })
+    }
+}
+
 impl fmt::Display for Missing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -44,8 +44,8 @@ pub use report::{
     report_dir, Failure, PackRun, ScenarioRun, Verdict, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
 };
 pub use runner::{
-    run_pack, run_scenario, AssertionRun, EffectsProbe, Isolation, RunOptions, Session, StepError,
-    StepErrorKind, StepRun, TrialRun,
+    run_pack, run_scenario, run_scenario_with, AssertionRun, EffectsProbe, Isolation, RunOptions,
+    Session, StepError, StepErrorKind, StepRun, TrialRun,
 };
 pub use scenario::{
     Continuation, ErrorMatch, Expect, QuestionSource, Restart, Scenario, ScenarioKind, Step,

@@ -8,7 +8,7 @@ use crate::capability::{CapabilityEvidence, Missing, Requirements};
 use crate::scenario::{Scenario, TrialPolicy};
 
 /// The three packs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PackKind {
     /// Learned procedures: promoted, reviewed, persisted, enforced.
     Procedural,

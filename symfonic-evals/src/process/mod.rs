@@ -12,6 +12,7 @@ mod serve;
 mod spec;
 mod target;
 
+pub use crate::runner::SERVE_HISTORY_ENV;
 pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
 pub use serve::SERVE_RUN_ENV;
 pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};

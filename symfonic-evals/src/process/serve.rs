@@ -31,6 +31,15 @@ pub const SERVE_RUN_ENV: &str = "SYMFONIC_EVALS_SERVE_RUN";
 /// Honoured only from a child the harness started to serve its own binary.
 pub(crate) const PANICKED_CODE: &str = "symfonic-evals.panicked";
 
+/// The error code a served child puts on a turn whose evidence nests too
+/// deep to send (see [`MAX_JSON_DEPTH`](crate::evidence::MAX_JSON_DEPTH)).
+pub(crate) const TOO_DEEP_CODE: &str = "symfonic-evals.too-deep";
+
+/// Codes only the harness's own serving code writes.
+pub(crate) fn is_harness_code(code: &str) -> bool {
+    code == PANICKED_CODE || code == TOO_DEEP_CODE
+}
+
 /// The pack run this process was started to serve, if it was: its name
 /// and which of the calling thread's runs under that name it is.
 pub(crate) fn requested_run() -> Option<(String, u32)> {
@@ -131,7 +140,22 @@ fn panicked(payload: &(dyn std::any::Any + Send), during: &str) -> TurnError {
 
 fn answer(id: u64, result: std::thread::Result<Result<TurnRecord, TurnError>>) -> ChildMessage {
     match result {
-        Ok(Ok(record)) => ChildMessage::TurnRecord { id, record },
+        // Measured before it is serialised: the harness would refuse it, and
+        // writing it out would walk every level.
+        Ok(Ok(record)) => match record.too_deep_at() {
+            None => ChildMessage::TurnRecord { id, record },
+            Some(at) => {
+                record.dismantle();
+                let message = format!(
+                    "{at} nests deeper than {} levels, more than the harness reads",
+                    crate::evidence::MAX_JSON_DEPTH
+                );
+                ChildMessage::TurnError {
+                    id,
+                    error: TurnError::new("EvidenceTooDeep", message).with_code(TOO_DEEP_CODE),
+                }
+            }
+        },
         Ok(Err(error)) => ChildMessage::TurnError { id, error },
         Err(payload) => ChildMessage::TurnError {
             id,

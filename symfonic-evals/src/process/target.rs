@@ -132,9 +132,15 @@ impl ProcessTarget {
         }
     }
 
-    /// A served child's panic report is the harness's own text.
+    /// A served child's reports in the harness's own codes (a panic, an
+    /// over-deep record) are the harness's own text.
     fn trusted(&self, mut error: TurnError) -> TurnError {
-        if self.spec.served && error.code.as_deref() == Some(super::serve::PANICKED_CODE) {
+        if self.spec.served
+            && error
+                .code
+                .as_deref()
+                .is_some_and(super::serve::is_harness_code)
+        {
             error.harness = true;
         }
         error

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::capability::Missing;
 use crate::packs::PackKind;
@@ -12,7 +12,7 @@ use crate::runner::TrialRun;
 use crate::scenario::ScenarioKind;
 
 /// The pack's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Verdict {
     /// Every scenario's policy was met.
     Passed,
@@ -28,7 +28,7 @@ pub enum Verdict {
 
 /// The first thing that went wrong, for tests that assert a broken
 /// deployment fails for the right reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     /// The scenario: the seed scenario's name, or a probe's.
     pub scenario: String,
@@ -49,7 +49,7 @@ pub struct Failure {
 }
 
 /// One scenario's trials within a pack run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScenarioRun {
     /// The scenario's name.
     pub name: String,
@@ -76,7 +76,7 @@ impl ScenarioRun {
 }
 
 /// Everything one pack run produced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackRun {
     pub(crate) name: String,
     pub(crate) kind: PackKind,
@@ -191,7 +191,7 @@ impl PackRun {
                     // A malformed check is reported once, as the step's error.
                     for a in step.assertions.iter().filter(|a| !a.passed && !a.malformed) {
                         out.push(failure(
-                            a.kind,
+                            &a.kind,
                             a.description.clone(),
                             &a.expected,
                             &a.observed,

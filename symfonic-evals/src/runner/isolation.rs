@@ -16,10 +16,13 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use super::boxed_factory;
+use super::history::{Recorded, SERVE_HISTORY_ENV};
 use super::trial::Factory;
 use crate::process::{serve_run_value, ProcessSpec, ProcessTarget, SERVE_RUN_ENV};
-use crate::scenario::TrialPolicy;
-use crate::target::Target;
+use crate::target::{Target, TargetContext};
 
 /// Where each trial's deployment runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -44,14 +47,6 @@ impl Isolation {
     }
 }
 
-/// Whether the caller runs on a test harness's thread (libtest names each
-/// test's thread after the test) rather than a program's main thread.
-pub(crate) fn on_a_test_thread() -> bool {
-    std::thread::current()
-        .name()
-        .is_some_and(|name| name != "main")
-}
-
 /// The libtest arguments that run exactly the test calling `run_pack`, or
 /// none when the caller is a program's own thread.
 fn test_filter() -> Vec<String> {
@@ -70,25 +65,66 @@ fn test_filter() -> Vec<String> {
 /// A factory that starts each deployment in a child running this binary,
 /// which serves pack run `run` instead of judging it; `None` where that
 /// cannot work (no Unix sockets, no path to the running executable).
-pub(crate) fn child_factory(run: &str, occurrence: u32, policy: &TrialPolicy) -> Option<Factory> {
+fn child_factory(run: &str, occurrence: u32, step_timeout: Duration) -> Option<Factory> {
     if !cfg!(unix) {
         return None;
     }
     let exe = std::env::current_exe().ok()?;
-    let spec = ProcessSpec::new(exe)
+    let mut spec = ProcessSpec::new(exe)
         .args(test_filter())
         .env(SERVE_RUN_ENV, serve_run_value(run, occurrence))
-        .request_timeout(policy.step_timeout)
-        .handshake_timeout(policy.step_timeout)
+        .request_timeout(step_timeout)
+        .handshake_timeout(step_timeout)
         .serving();
+    if let Some(history) = super::history::path() {
+        spec = spec.env(SERVE_HISTORY_ENV, history);
+    }
     Some(Arc::new(move |context| {
         ProcessTarget::spawn(context, &spec).map(|target| Box::new(target) as Box<dyn Target>)
     }))
 }
 
 /// Whether a deployment of type `T` runs in a child of its own already.
-pub(crate) fn already_a_child<T: 'static>() -> bool {
+fn already_a_child<T: 'static>() -> bool {
     std::any::TypeId::of::<T>() == std::any::TypeId::of::<ProcessTarget>()
+}
+
+/// Where a run's deployments come from.
+pub(crate) enum Placement {
+    /// Build them with this factory (one that starts a served child, or the
+    /// adopter's own on a thread); the run's `occurrence` is kept for its
+    /// history entry.
+    Build(Factory, u32),
+    /// This child serves another run; this one ended in the parent as
+    /// recorded (or, with no record, is passed over).
+    Recorded(Option<Recorded>),
+}
+
+/// Where run `name`'s deployments come from. In a child started to serve
+/// this very run, it serves and never returns.
+pub(crate) fn place<T, F>(
+    name: &str,
+    isolation: Isolation,
+    step_timeout: Duration,
+    factory: F,
+) -> Placement
+where
+    T: Target + 'static,
+    F: Fn(&TargetContext) -> T + Send + Sync + 'static,
+{
+    super::quiet_panics::reporting_thread();
+    let occurrence = next_occurrence(name);
+    if let Some((serving, served)) = crate::process::requested_run() {
+        if serving == name && served == occurrence {
+            crate::process::serve(&boxed_factory(factory));
+        }
+        return Placement::Recorded(super::history::recorded(name, occurrence));
+    }
+    let isolated = isolation == Isolation::Process && !already_a_child::<T>();
+    match isolated.then(|| child_factory(name, occurrence, step_timeout)) {
+        Some(Some(children)) => Placement::Build(children, occurrence),
+        _ => Placement::Build(boxed_factory(factory), occurrence),
+    }
 }
 
 thread_local! {

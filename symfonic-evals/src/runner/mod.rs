@@ -2,6 +2,7 @@
 //! of its own, trials of several scenarios side by side up to a limit.
 
 mod forge;
+mod history;
 mod isolation;
 mod judge;
 mod outcome;
@@ -16,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+pub use history::SERVE_HISTORY_ENV;
 pub use isolation::Isolation;
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
@@ -69,15 +71,38 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
-    quiet_panics::reporting_thread();
+    run_scenario_with(scenario, Isolation::Thread, factory)
+}
+
+/// [`run_scenario`], with the deployment placed as `isolation` says: in a
+/// child process (each restart real, crashes injectable; the child finds its
+/// run by the scenario's name), or on a thread.
+pub fn run_scenario_with<T, F>(
+    scenario: &Scenario,
+    isolation: Isolation,
+    factory: F,
+) -> Vec<TrialRun>
+where
+    T: Target + 'static,
+    F: Fn(&TargetContext) -> T + Send + Sync + 'static,
+{
+    let timeout = scenario.policy.step_timeout;
+    let (factory, occurrence) = match isolation::place(&scenario.name, isolation, timeout, factory)
+    {
+        isolation::Placement::Build(factory, occurrence) => (factory, occurrence),
+        isolation::Placement::Recorded(Some(history::Recorded::Trials(trials))) => return trials,
+        isolation::Placement::Recorded(_) => return Vec::new(),
+    };
     let scenarios = [Arc::new(scenario.clone())];
-    run_scenarios(
-        &scenarios,
-        &boxed_factory(factory),
-        &TrialSettings::default(),
-    )
-    .pop()
-    .unwrap_or_default()
+    let trials = run_scenarios(&scenarios, &factory, &TrialSettings::default())
+        .pop()
+        .unwrap_or_default();
+    history::record(
+        &scenario.name,
+        occurrence,
+        history::Recorded::Trials(trials.clone()),
+    );
+    trials
 }
 
 /// Runs the trials of every scenario, scenarios in order and each trial from

@@ -2,13 +2,13 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::assertion::Check;
 use crate::evidence::{Operation, Role};
 
 /// Why a step could not be judged on its assertions alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StepErrorKind {
     /// The step expected an error kind and the turn succeeded or failed otherwise.
     ExpectedError,
@@ -64,7 +64,7 @@ impl StepErrorKind {
 }
 
 /// A step that broke, with report-safe detail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepError {
     /// What went wrong.
     pub kind: StepErrorKind,
@@ -75,10 +75,10 @@ pub struct StepError {
 }
 
 /// One assertion's result within a step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssertionRun {
     /// The assertion kind, e.g. `ToolSucceeded`.
-    pub kind: &'static str,
+    pub kind: String,
     /// Its parameters, e.g. `ToolSucceeded(issue_refund, times=0)`.
     pub description: String,
     /// Whether it held.
@@ -88,14 +88,14 @@ pub struct AssertionRun {
     /// What the evidence showed.
     pub observed: String,
     /// The evidence was not in the contract's shape (see [`Check::malformed`]).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub malformed: bool,
 }
 
 impl AssertionRun {
-    pub(crate) fn new(kind: &'static str, description: String, check: Check) -> Self {
+    pub(crate) fn new(kind: &str, description: String, check: Check) -> Self {
         Self {
-            kind,
+            kind: kind.to_owned(),
             description,
             passed: check.passed,
             expected: check.expected,
@@ -106,7 +106,7 @@ impl AssertionRun {
 }
 
 /// One step's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepRun {
     /// Zero-based position in the scenario.
     pub index: usize,
@@ -127,7 +127,11 @@ pub struct StepRun {
     /// The error that broke the step, if any.
     pub error: Option<StepError>,
     /// Wall time of the step: the restart before it (if any) and the turn.
-    #[serde(rename = "duration_us", serialize_with = "serialize_micros")]
+    #[serde(
+        rename = "duration_us",
+        serialize_with = "serialize_micros",
+        deserialize_with = "deserialize_micros"
+    )]
     pub duration: Duration,
 }
 
@@ -142,8 +146,12 @@ fn serialize_micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S
     s.serialize_u64(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
+fn deserialize_micros<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    u64::deserialize(d).map(Duration::from_micros)
+}
+
 /// One trial's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialRun {
     /// Zero-based trial number.
     pub trial: u32,
@@ -159,7 +167,11 @@ pub struct TrialRun {
     pub notes: Vec<String>,
     /// Wall time of the whole trial: building, every step and restart, and
     /// the teardown.
-    #[serde(rename = "duration_us", serialize_with = "serialize_micros")]
+    #[serde(
+        rename = "duration_us",
+        serialize_with = "serialize_micros",
+        deserialize_with = "deserialize_micros"
+    )]
     pub duration: Duration,
 }
 

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::isolation::{already_a_child, child_factory, next_occurrence, Isolation};
+use super::history::{self, Recorded};
+use super::isolation::{place, Isolation, Placement};
 use super::session::EffectsProbe;
 use super::trial::TrialSettings;
-use super::{boxed_factory, probe_capabilities, run_scenarios};
+use super::{probe_capabilities, run_scenarios};
 use crate::packs::{PackDefinition, PackResolution};
 use crate::report::{PackRun, ScenarioRun, Verdict};
 use crate::target::{Target, TargetContext};
@@ -68,24 +69,12 @@ where
     T: Target + 'static,
     F: Fn(&TargetContext) -> T + Send + Sync + 'static,
 {
-    super::quiet_panics::reporting_thread();
-    let occurrence = next_occurrence(name);
-    let mut options = options.clone();
-    if let Some((serving, served)) = crate::process::requested_run() {
-        // This process is a child started to serve one pack run's
-        // deployment: serve it when this is that run. A test that ran
-        // other packs first runs them again here, on threads, so whatever
-        // it checks between them comes out as it did in the parent; a
-        // program's own thread passes over them.
-        if serving == name && served == occurrence {
-            crate::process::serve(&boxed_factory(factory));
-        }
-        if !super::isolation::on_a_test_thread() {
-            return PackRun::served_elsewhere(name, definition);
-        }
-        options.isolation = Isolation::Thread;
-    }
-    let options = &options;
+    let step_timeout = definition.policy().step_timeout;
+    let (factory, occurrence) = match place(name, options.isolation, step_timeout, factory) {
+        Placement::Build(factory, occurrence) => (factory, occurrence),
+        Placement::Recorded(Some(Recorded::Pack(run))) => return *run,
+        Placement::Recorded(_) => return PackRun::served_elsewhere(name, definition),
+    };
     let began = Instant::now();
     let mut run = PackRun {
         name: name.to_owned(),
@@ -105,12 +94,6 @@ where
         }
         (Ok(()), Err(problem)) => Verdict::InvalidArguments(vec![problem]),
         (Ok(()), Ok(policy)) => {
-            let isolated = options.isolation == Isolation::Process && !already_a_child::<T>();
-            let children = isolated.then(|| child_factory(name, occurrence, &policy));
-            let factory = match children.flatten() {
-                Some(children) => children,
-                None => boxed_factory(factory),
-            };
             // One model replay session per pack run.
             let replay = Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
             match probe_capabilities(&factory, policy.step_timeout, &replay) {
@@ -159,5 +142,6 @@ where
     };
     run.duration = began.elapsed();
     run.report_path = crate::report::write_report(&run);
+    history::record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
     run
 }

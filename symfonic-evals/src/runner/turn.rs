@@ -75,7 +75,8 @@ pub(super) fn request(
     }
 }
 
-/// The error kind the harness gives evidence nested deeper than it reads.
+/// The error kind the harness gives evidence nested deeper than it reads
+/// (the same a served child reports).
 pub(super) const EVIDENCE_TOO_DEEP: &str = "EvidenceTooDeep";
 
 /// Sends `request` through `target`: a panic is contained (and a served

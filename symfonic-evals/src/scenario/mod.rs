@@ -18,7 +18,9 @@ pub use step::{ErrorMatch, Expect, QuestionSource, Restart, Step, StepInput, Tok
 use crate::runner::Session;
 
 /// Whether a scenario is a pack's seed scenario or one of its probes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ScenarioKind {
     /// The scenario the pack's contract fixes, step by step.
