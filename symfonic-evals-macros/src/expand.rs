@@ -171,6 +171,7 @@ fn variant(kind: Kind) -> &'static str {
         Kind::Procedural => "Procedural",
         Kind::ApprovalResume => "ApprovalResume",
         Kind::ExtensionTool => "ExtensionTool",
+        Kind::ExactlyOnce => "ExactlyOnce",
     }
 }
 

@@ -38,3 +38,9 @@ pub fn approval_resume_pack(attr: TokenStream, item: TokenStream) -> TokenStream
 pub fn extension_tool_pack(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(Kind::ExtensionTool, attr.into(), item.into()).into()
 }
+
+#[doc = include_str!("../docs/exactly_once_pack.md")]
+#[proc_macro_attribute]
+pub fn exactly_once_pack(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(Kind::ExactlyOnce, attr.into(), item.into()).into()
+}

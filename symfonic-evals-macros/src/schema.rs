@@ -13,6 +13,19 @@ pub enum Kind {
     ApprovalResume,
     /// `#[extension_tool_pack]`.
     ExtensionTool,
+    /// `#[exactly_once_pack]`.
+    ExactlyOnce,
+}
+
+#[cfg(test)]
+impl Kind {
+    /// Every pack attribute.
+    pub const ALL: [Self; 4] = [
+        Self::Procedural,
+        Self::ApprovalResume,
+        Self::ExtensionTool,
+        Self::ExactlyOnce,
+    ];
 }
 
 impl Kind {
@@ -22,6 +35,7 @@ impl Kind {
             Self::Procedural => "procedural_pack",
             Self::ApprovalResume => "approval_resume_pack",
             Self::ExtensionTool => "extension_tool_pack",
+            Self::ExactlyOnce => "exactly_once_pack",
         }
     }
 
@@ -31,6 +45,7 @@ impl Kind {
             Self::Procedural => PROCEDURAL,
             Self::ApprovalResume => APPROVAL,
             Self::ExtensionTool => EXTENSION,
+            Self::ExactlyOnce => EXACTLY_ONCE,
         };
         own.iter().chain(COMMON)
     }
@@ -71,6 +86,7 @@ impl Kind {
                 "extension/result-reaches-model",
                 "extension/witnessed",
             ],
+            Self::ExactlyOnce => &[],
         }
     }
 
@@ -406,6 +422,26 @@ static EXTENSION: &[Field] = &[
     skip_probes(),
 ];
 
+static EXACTLY_ONCE: &[Field] = &[
+    prompt("prompt"),
+    field(
+        "state",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is the turn's explicit state; leave it out rather than give none",
+    ),
+    field(
+        "answer",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is what the person replies to the pause; redeeming with nothing to validate proves \
+         only that a token was spent",
+    ),
+    named("conversation"),
+];
+
 static COMMON: &[Field] = &[
     Field {
         name: "trials",
@@ -473,12 +509,13 @@ mod tests {
                 symfonic_evals::PackKind::ApprovalResume,
             ),
             (Kind::ExtensionTool, symfonic_evals::PackKind::ExtensionTool),
+            (Kind::ExactlyOnce, symfonic_evals::PackKind::ExactlyOnce),
         ] {
             for field in kind.fields().filter(|f| f.slot == Slot::Pack) {
                 let sample = match field.ty {
                     Ty::Str => serde_json::json!("x"),
                     Ty::StrList | Ty::StrOrList => serde_json::json!(["x"]),
-                    Ty::Probes => serde_json::json!([kind.probes()[0]]),
+                    Ty::Probes => serde_json::json!(kind.probes().first()),
                     Ty::Choice(choices) => serde_json::json!(choices[0]),
                     Ty::Object => serde_json::json!({"a": 1}),
                     Ty::Bool => serde_json::json!(true),
@@ -502,6 +539,7 @@ mod tests {
                 symfonic_evals::PackKind::ApprovalResume,
             ),
             (Kind::ExtensionTool, symfonic_evals::PackKind::ExtensionTool),
+            (Kind::ExactlyOnce, symfonic_evals::PackKind::ExactlyOnce),
         ] {
             let names: Vec<&str> = runtime.probes().iter().map(|p| p.name).collect();
             assert_eq!(kind.probes(), names.as_slice());
@@ -510,7 +548,7 @@ mod tests {
 
     #[test]
     fn every_pack_has_unique_argument_names() {
-        for kind in [Kind::Procedural, Kind::ApprovalResume, Kind::ExtensionTool] {
+        for kind in Kind::ALL {
             let names: Vec<&str> = kind.fields().map(|f| f.name).collect();
             let mut sorted = names.clone();
             sorted.sort_unstable();
@@ -521,7 +559,7 @@ mod tests {
 
     #[test]
     fn required_rules_carry_a_reason() {
-        for kind in [Kind::Procedural, Kind::ApprovalResume, Kind::ExtensionTool] {
+        for kind in Kind::ALL {
             for field in kind.fields() {
                 if field.rule != Rule::Any {
                     assert!(!field.why.is_empty(), "{}", field.name);

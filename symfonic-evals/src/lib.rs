@@ -33,7 +33,8 @@ pub use assertion::{
 };
 pub use packs::{
     procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
-    ExtensionToolPack, PackDefinition, PackKind, PackResolution, Probe, ProceduralPack, APPROVED,
+    ExactlyOncePack, ExtensionToolPack, PackDefinition, PackKind, PackResolution, Probe,
+    ProceduralPack, APPROVED, IDEMPOTENT_EFFECTS,
 };
 pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use registry::{
@@ -65,4 +66,6 @@ pub use ledger::{Applied, LedgerCounts, SideEffectLedger, Witness, WitnessOutcom
 pub use process::ProcessTarget;
 pub use target::{Target, TargetContext};
 
-pub use symfonic_evals_macros::{approval_resume_pack, extension_tool_pack, procedural_pack};
+pub use symfonic_evals_macros::{
+    approval_resume_pack, exactly_once_pack, extension_tool_pack, procedural_pack,
+};

@@ -18,6 +18,7 @@ impl Assertion {
             Self::ToolPending { .. } => "ToolPending",
             Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
             Self::SideEffectCount { .. } => "SideEffectCount",
+            Self::EffectsApplied { .. } => "EffectsApplied",
             Self::LedgerDelta { .. } => "LedgerDelta",
             Self::StageObserved { .. } => "StageObserved",
             Self::ResponseContains(_) => "ResponseContains",
@@ -78,6 +79,7 @@ impl Assertion {
             } => format!(
                 "SideEffectCount(attempts={attempts}, effects={effects}, duplicates={duplicates})"
             ),
+            Self::EffectsApplied { effects } => format!("EffectsApplied({effects})"),
             Self::LedgerDelta {
                 attempts,
                 effects,

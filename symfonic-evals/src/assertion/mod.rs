@@ -141,6 +141,12 @@ pub enum Assertion {
         /// Attempts whose key had already been applied.
         duplicates: u64,
     },
+    /// The harness ledger holds exactly this many applied effects (however
+    /// many attempts and duplicates it took to get there).
+    EffectsApplied {
+        /// Effects applied.
+        effects: u64,
+    },
     /// The harness ledger moved by exactly this much during the step.
     LedgerDelta {
         /// New attempts.
@@ -314,6 +320,7 @@ impl Assertion {
         !matches!(
             self,
             Self::SideEffectCount { .. }
+                | Self::EffectsApplied { .. }
                 | Self::LedgerDelta { .. }
                 | Self::EffectsMatchOracle
                 | Self::CrashedEffectRetried

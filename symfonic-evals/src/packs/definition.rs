@@ -3,7 +3,9 @@
 use serde_json::Value;
 
 use super::probes::Probe;
-use super::{ApprovalResumePack, ArgumentError, ExtensionToolPack, ProceduralPack};
+use super::{
+    ApprovalResumePack, ArgumentError, ExactlyOncePack, ExtensionToolPack, ProceduralPack,
+};
 use crate::capability::{CapabilityEvidence, Missing, Requirements};
 use crate::scenario::{Scenario, TrialPolicy};
 
@@ -16,6 +18,8 @@ pub enum PackKind {
     ApprovalResume,
     /// A tool an extension contributes really runs.
     ExtensionTool,
+    /// Effects applied exactly once across crashes and retries.
+    ExactlyOnce,
 }
 
 impl PackKind {
@@ -25,6 +29,7 @@ impl PackKind {
             Self::Procedural => "procedural-skills",
             Self::ApprovalResume => "approval-resume",
             Self::ExtensionTool => "extension-tools",
+            Self::ExactlyOnce => "exactly-once-effects",
         }
     }
 
@@ -34,6 +39,7 @@ impl PackKind {
             Self::Procedural => "tools",
             Self::ApprovalResume => "human",
             Self::ExtensionTool => "extensions",
+            Self::ExactlyOnce => "tools",
         }
     }
 
@@ -43,6 +49,7 @@ impl PackKind {
             Self::Procedural => super::procedural::SEED,
             Self::ApprovalResume => super::approval::SEED,
             Self::ExtensionTool => super::extension::SEED,
+            Self::ExactlyOnce => super::exactly_once::SEED,
         }
     }
 
@@ -52,6 +59,7 @@ impl PackKind {
             Self::Procedural => super::procedural::PROBES,
             Self::ApprovalResume => super::approval::PROBES,
             Self::ExtensionTool => super::extension::PROBES,
+            Self::ExactlyOnce => super::exactly_once::PROBES,
         }
     }
 }
@@ -92,6 +100,8 @@ pub enum PackDefinition {
     ApprovalResume(ApprovalResumePack),
     /// See [`ExtensionToolPack`].
     ExtensionTool(ExtensionToolPack),
+    /// See [`ExactlyOncePack`].
+    ExactlyOnce(ExactlyOncePack),
 }
 
 impl PackDefinition {
@@ -101,6 +111,7 @@ impl PackDefinition {
             Self::Procedural(_) => PackKind::Procedural,
             Self::ApprovalResume(_) => PackKind::ApprovalResume,
             Self::ExtensionTool(_) => PackKind::ExtensionTool,
+            Self::ExactlyOnce(_) => PackKind::ExactlyOnce,
         }
     }
 
@@ -114,6 +125,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.check(),
             Self::ApprovalResume(pack) => pack.check(),
             Self::ExtensionTool(pack) => pack.check(),
+            Self::ExactlyOnce(pack) => pack.check(),
         }
     }
 
@@ -123,6 +135,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.requirements(),
             Self::ApprovalResume(pack) => pack.requirements(),
             Self::ExtensionTool(pack) => pack.requirements(),
+            Self::ExactlyOnce(pack) => pack.requirements(),
         }
     }
 
@@ -132,6 +145,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.policy,
             Self::ApprovalResume(pack) => pack.policy,
             Self::ExtensionTool(pack) => pack.policy,
+            Self::ExactlyOnce(pack) => pack.policy,
         }
     }
 
@@ -165,12 +179,14 @@ impl PackDefinition {
             PackKind::Procedural => Self::Procedural(serde_json::from_value(fields)?),
             PackKind::ApprovalResume => Self::ApprovalResume(serde_json::from_value(fields)?),
             PackKind::ExtensionTool => Self::ExtensionTool(serde_json::from_value(fields)?),
+            PackKind::ExactlyOnce => Self::ExactlyOnce(serde_json::from_value(fields)?),
         };
         if let Some(policy) = policy {
             match &mut definition {
                 Self::Procedural(pack) => pack.policy = policy,
                 Self::ApprovalResume(pack) => pack.policy = policy,
                 Self::ExtensionTool(pack) => pack.policy = policy,
+                Self::ExactlyOnce(pack) => pack.policy = policy,
             }
         }
         Ok(definition)
@@ -185,6 +201,7 @@ impl PackDefinition {
             Self::Procedural(pack) => serde_json::to_value(pack),
             Self::ApprovalResume(pack) => serde_json::to_value(pack),
             Self::ExtensionTool(pack) => serde_json::to_value(pack),
+            Self::ExactlyOnce(pack) => serde_json::to_value(pack),
         }
         .map(|fields| sorted(&fields))
         .unwrap_or_default();
@@ -225,6 +242,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.scenarios(),
             Self::ApprovalResume(pack) => pack.scenarios(),
             Self::ExtensionTool(pack) => pack.scenarios(),
+            Self::ExactlyOnce(pack) => pack.scenarios(),
         }
     }
 
@@ -234,6 +252,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.seed(),
             Self::ApprovalResume(pack) => pack.seed(),
             Self::ExtensionTool(pack) => pack.seed(),
+            Self::ExactlyOnce(pack) => pack.seed(),
         }
     }
 }

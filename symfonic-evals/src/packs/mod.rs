@@ -5,6 +5,7 @@
 pub mod approval;
 mod arguments;
 mod definition;
+pub mod exactly_once;
 pub mod extension;
 pub mod probes;
 pub mod procedural;
@@ -14,6 +15,7 @@ mod serde_forms;
 pub use approval::ApprovalResumePack;
 pub use arguments::ArgumentError;
 pub use definition::{resolve_pack, PackDefinition, PackKind, PackResolution};
+pub use exactly_once::{ExactlyOncePack, IDEMPOTENT_EFFECTS};
 pub use extension::ExtensionToolPack;
 pub use probes::Probe;
 pub use procedural::{ProceduralPack, APPROVED};

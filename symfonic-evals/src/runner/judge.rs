@@ -24,6 +24,7 @@ pub(crate) fn step_run(index: usize, step: &Step, duration: Duration) -> StepRun
         restarted: step.restart.rebuilds(),
         assertions: Vec::new(),
         error: None,
+        ledger: crate::ledger::LedgerCounts::default(),
         duration,
     }
 }

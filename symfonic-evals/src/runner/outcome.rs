@@ -126,6 +126,9 @@ pub struct StepRun {
     pub assertions: Vec<AssertionRun>,
     /// The error that broke the step, if any.
     pub error: Option<StepError>,
+    /// The harness ledger's counts once the step was over.
+    #[serde(default)]
+    pub ledger: crate::ledger::LedgerCounts,
     /// Wall time of the step: the restart before it (if any) and the turn.
     #[serde(
         rename = "duration_us",

@@ -92,6 +92,11 @@ impl<'a> Session<'a> {
         self.last_record.as_ref()
     }
 
+    /// Every step the trial recorded so far, in order.
+    pub fn steps(&self) -> Vec<StepRun> {
+        lock(self.progress).steps.clone()
+    }
+
     /// The pause retained for `conversation`, if one is.
     pub fn retained(&self, conversation: &str) -> Option<&RetainedPause> {
         self.pauses.get(conversation)
@@ -253,6 +258,7 @@ impl<'a> Session<'a> {
             _ => None,
         };
         judge_step(&mut run, step, turn.result, judged);
+        run.ledger = self.context.ledger().counts();
         // A step whose model requests went unanswered fails with the
         // endpoint's named error, not with what followed from it.
         if let Some(error) = crate::replay::step_failure(self.endpoint) {

@@ -211,6 +211,7 @@ pub(crate) fn entry(
             expected: expected.to_owned(),
             observed: observed.to_owned(),
         }),
+        ledger: crate::ledger::LedgerCounts::default(),
         duration: Duration::ZERO,
     }
 }

@@ -54,6 +54,17 @@ pub(super) fn delta(
     )
 }
 
+pub(super) fn applied(evidence: &Evidence<'_>, effects: u64) -> Check {
+    Check::new(
+        evidence.ledger.effects == effects,
+        format!("{effects} effect(s) applied, each once"),
+        format!(
+            "{} applied ({} attempt(s), {} duplicate(s))",
+            evidence.ledger.effects, evidence.ledger.attempts, evidence.ledger.duplicates
+        ),
+    )
+}
+
 pub(super) fn oracle(evidence: &Evidence<'_>) -> Check {
     let applied = evidence.ledger.effects;
     let expected = format!("the effect oracle counts the ledger's {applied} applied effect(s)");

@@ -105,6 +105,7 @@ impl Assertion {
                 effects,
                 duplicates,
             } => effects::delta(evidence, *attempts, *effects, *duplicates),
+            Self::EffectsApplied { effects } => effects::applied(evidence, *effects),
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),

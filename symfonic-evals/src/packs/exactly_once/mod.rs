@@ -1,0 +1,100 @@
+//! The exactly-once effects pack: a crash between applying an effect and
+//! reporting it must not apply the effect twice when the turn is retried.
+//!
+//! The pack learns the turn's effects from one uncrashed run, then for each
+//! effect boundary starts over from fresh fixtures, crashes the deployment
+//! right after the harness grants that effect (before the deployment hears
+//! back), restarts it and retries the request as a client would. The final
+//! applied effects must equal the uncrashed run's, with the interrupted
+//! effect retried under its own idempotency key (a duplicate the ledger
+//! refuses), and the retried turn must complete. With a pause/resume pair it
+//! also crashes between the pause and the resume, and inside the resume
+//! after the token was spent: the continuation must be neither lost nor
+//! applied twice. Crashes need the deployment in a child process: run the
+//! pack isolated (the default) or against a process target.
+
+mod scenario;
+
+use serde_json::Value;
+
+use super::arguments::ArgumentChecks;
+use super::probes::Probe;
+use super::{ArgumentError, PackKind};
+use crate::capability::Requirements;
+use crate::scenario::TrialPolicy;
+
+pub use scenario::SEED;
+
+/// The trait a deployment declares when it claims its effects are applied
+/// exactly once across crashes and retries.
+pub const IDEMPOTENT_EFFECTS: &str = "idempotent-effects";
+
+/// The exactly-once pack has no probes: its one scenario already repeats
+/// the experiment at every effect boundary.
+pub const PROBES: &[Probe] = &[];
+
+/// Arguments of the exactly-once effects pack.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExactlyOncePack {
+    /// The turn whose effects go through the ledger.
+    pub prompt: String,
+    /// Explicit turn state for it, if it needs one.
+    pub state: Option<Value>,
+    /// When given, the prompt pauses and a resume with this answer
+    /// continues it (and applies the effects it still has to apply).
+    pub answer: Option<Value>,
+    /// The conversation the steps run in.
+    pub conversation: String,
+    /// Trials and passes required.
+    #[serde(skip)]
+    pub policy: TrialPolicy,
+}
+
+impl Default for ExactlyOncePack {
+    fn default() -> Self {
+        Self {
+            prompt: String::new(),
+            state: None,
+            answer: None,
+            conversation: "exactly-once".into(),
+            policy: TrialPolicy::default(),
+        }
+    }
+}
+
+impl ExactlyOncePack {
+    /// Refuses arguments that would make the pack unable to discriminate.
+    ///
+    /// # Errors
+    ///
+    /// Every offending argument.
+    pub fn check(&self) -> Result<(), Vec<ArgumentError>> {
+        let mut checks = ArgumentChecks::default();
+        checks.text("prompt", &self.prompt);
+        checks.text("conversation", &self.conversation);
+        if let Some(state) = &self.state {
+            checks.state("state", state);
+        }
+        if let Some(answer) = &self.answer {
+            checks.state("answer", answer);
+        }
+        checks.policy(&self.policy);
+        checks.finish()
+    }
+
+    /// The `tools` capability and the idempotent-effects trait (and the
+    /// `resume` operation, with a pause/resume pair).
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            capabilities: vec![PackKind::ExactlyOnce.capability().into()],
+            traits: vec![IDEMPOTENT_EFFECTS.into()],
+            operations: if self.answer.is_some() {
+                vec!["resume".into()]
+            } else {
+                Vec::new()
+            },
+            ..Requirements::default()
+        }
+    }
+}

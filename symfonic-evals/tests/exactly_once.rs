@@ -1,0 +1,212 @@
+//! The exactly-once effects pack against small deployments: a faithful one
+//! (keys derived from the request, a resume that can be retried until its
+//! continuation is done) passes; each broken variant fails where its flaw
+//! shows.
+#![cfg(unix)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use symfonic_evals::{
+    run_pack, CapabilityEvidence, ExactlyOncePack, PackDefinition, PackRun, Pause, PromptRequest,
+    ResumeRequest, RunOptions, SideEffectLedger, Target, TargetContext, TurnError, TurnRecord,
+    IDEMPOTENT_EFFECTS,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flaw {
+    /// Every attempt takes a fresh key (unique to the process and the
+    /// attempt, as a random id per call is).
+    FreshKeyPerAttempt,
+    /// The desk skips effects it remembers doing, but remembers only in
+    /// memory, and keys each attempt afresh.
+    DoneOnlyInMemory,
+    /// The token is spent durably before the continuation runs, so a crash
+    /// inside the resume loses it.
+    ResumeNotRetriable,
+}
+
+/// Pays two invoices per order: on the prompt, or on the resume when the
+/// prompt asks for approval first.
+struct Payments {
+    ledger: SideEffectLedger,
+    dir: PathBuf,
+    flaw: Option<Flaw>,
+    attempt: u32,
+    done: Vec<String>,
+}
+
+impl Payments {
+    fn open(ctx: &TargetContext, flaw: Option<Flaw>) -> Self {
+        Self {
+            ledger: ctx.ledger().clone(),
+            dir: ctx.durable_dir().to_owned(),
+            flaw,
+            attempt: 0,
+            done: Vec::new(),
+        }
+    }
+
+    fn pay(&mut self, order: &str) {
+        self.attempt += 1;
+        for invoice in 1..=2 {
+            let key = match self.flaw {
+                Some(Flaw::FreshKeyPerAttempt | Flaw::DoneOnlyInMemory) => {
+                    format!(
+                        "pay:{order}:{invoice}:{}:{}",
+                        std::process::id(),
+                        self.attempt
+                    )
+                }
+                _ => format!("pay:{order}:{invoice}"),
+            };
+            let logical = format!("{order}:{invoice}");
+            if self.flaw == Some(Flaw::DoneOnlyInMemory) && self.done.contains(&logical) {
+                continue;
+            }
+            self.ledger.record(&key);
+            self.done.push(logical);
+        }
+    }
+
+    fn marker(&self, token: &str) -> PathBuf {
+        self.dir.join(format!("{token}.state"))
+    }
+}
+
+impl Target for Payments {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+            .capability("tools")
+            .with_trait(IDEMPOTENT_EFFECTS)
+            .operation("resume")
+    }
+
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        if let Some(order) = request.prompt.strip_prefix("approve then pay ") {
+            let token = format!("tok-{order}");
+            std::fs::write(self.marker(&token), "pending").unwrap();
+            return Ok(TurnRecord::builder()
+                .paused(Pause::new("ask_user", true, token))
+                .build());
+        }
+        let order = request.prompt.trim_start_matches("pay ").to_owned();
+        self.pay(&order);
+        Ok(TurnRecord::builder().answer("paid").build())
+    }
+
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        let marker = self.marker(&request.token);
+        let state = std::fs::read_to_string(&marker)
+            .map_err(|_| TurnError::new("UnknownPauseToken", "no such pause"))?;
+        if state == "done" || (state == "spent" && self.flaw == Some(Flaw::ResumeNotRetriable)) {
+            return Err(TurnError::new("PauseTokenReplayedError", "spent"));
+        }
+        std::fs::write(&marker, "spent").unwrap();
+        let order = request.token.trim_start_matches("tok-").to_owned();
+        self.pay(&order);
+        // The continuation is done: only now is the token spent for good.
+        std::fs::write(&marker, "done").unwrap();
+        Ok(TurnRecord::builder().answer("paid").build())
+    }
+}
+
+fn judged(name: &str, pack: ExactlyOncePack, flaw: Option<Flaw>) -> PackRun {
+    run_pack(
+        name,
+        &PackDefinition::ExactlyOnce(pack),
+        &RunOptions::default(),
+        move |ctx| Payments::open(ctx, flaw),
+    )
+}
+
+fn prompt_only() -> ExactlyOncePack {
+    ExactlyOncePack {
+        prompt: "pay order 7".into(),
+        ..ExactlyOncePack::default()
+    }
+}
+
+fn with_pause() -> ExactlyOncePack {
+    ExactlyOncePack {
+        prompt: "approve then pay order 8".into(),
+        answer: Some(json!({"approved": true})),
+        ..ExactlyOncePack::default()
+    }
+}
+
+#[test]
+fn a_faithful_deployment_applies_every_effect_once_through_every_crash() {
+    let run = judged("exactly_once.faithful", prompt_only(), None);
+    run.assert_passed();
+    let labels: Vec<String> = run.seed().unwrap().trials[0]
+        .steps
+        .iter()
+        .map(|s| s.label.clone())
+        .collect();
+    assert_eq!(labels, ["learn", "crash at effect 1", "crash at effect 2"]);
+    let paused = judged("exactly_once.faithful_pause", with_pause(), None);
+    paused.assert_passed();
+    let labels: Vec<String> = paused.seed().unwrap().trials[0]
+        .steps
+        .iter()
+        .map(|s| s.label.clone())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "learn",
+            "learn resume",
+            "pause",
+            "resume after a crash",
+            "pause",
+            "crash at resume effect 1",
+            "pause",
+            "crash at resume effect 2"
+        ]
+    );
+}
+
+#[test]
+fn a_fresh_key_per_attempt_applies_the_crashed_effect_twice() {
+    let run = judged(
+        "exactly_once.fresh_key",
+        prompt_only(),
+        Some(Flaw::FreshKeyPerAttempt),
+    );
+    common::assert_fails_at(&run, "crash at effect 1", "CrashedEffectRetried");
+}
+
+#[test]
+fn effects_remembered_only_in_memory_are_applied_again_after_the_crash() {
+    let run = judged(
+        "exactly_once.in_memory",
+        prompt_only(),
+        Some(Flaw::DoneOnlyInMemory),
+    );
+    common::assert_fails_at(&run, "crash at effect 1", "CrashedEffectRetried");
+}
+
+#[test]
+fn a_resume_that_cannot_be_retried_loses_its_continuation() {
+    let run = judged(
+        "exactly_once.resume",
+        with_pause(),
+        Some(Flaw::ResumeNotRetriable),
+    );
+    let failure = common::assert_fails_at(&run, "crash at resume effect 1", "UnexpectedError");
+    assert!(
+        failure.observed.contains("PauseTokenReplayedError"),
+        "{failure:?}"
+    );
+}
+
+#[test]
+fn a_turn_with_no_effect_is_a_named_error_not_a_pass() {
+    let mut pack = prompt_only();
+    pack.prompt = "approve then pay order 9".into();
+    let run = judged("exactly_once.no_effect", pack, None);
+    common::assert_fails_at(&run, "learn", "MalformedEvidence");
+}
