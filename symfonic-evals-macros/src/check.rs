@@ -516,7 +516,7 @@ mod tests {
     fn procedural() -> TokenStream {
         quote! {
             demonstrations = ["refund order 1", "refund order 2"],
-            draft_prompt = "refund order 3", draft_state = { region: "US" },
+            draft_prompt = "refund order 3", draft_state = { region: "EU" },
             review_prompt = "approve", satisfied_prompt = "refund 4",
             satisfied_state = { region: "US" }, blocked_prompt = "refund 5",
             blocked_state = { region: "EU" }, action_tool = "issue_refund",

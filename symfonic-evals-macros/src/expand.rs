@@ -140,6 +140,7 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
         checked.get("accept_not_applicable"),
         Some(Typed::Bool(true))
     );
+    let thread = matches!(checked.get("isolation"), Some(Typed::Str(mode)) if mode == "thread");
     let (text, files) = definition(checked);
     let tracked: Vec<String> = files.iter().map(|path| format!("{path:?}")).collect();
     let effects = match checked.get("effects_probe") {
@@ -153,7 +154,7 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
         "::symfonic_evals::__private::pack! {{\
              cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, title: {title:?}, runner: {runner}, \
              factory: {mode} {build}, kind: {variant}, definition: {text:?}, \
-             tracked: [{tracked}], accept: {accept}, effects: [{effects}], \
+             tracked: [{tracked}], accept: {accept}, thread: {thread}, effects: [{effects}], \
              expected_to_pass: {expected_to_pass}\
          }}",
         tracked = tracked.join(", "),
@@ -289,6 +290,7 @@ mod tests {
             ("kind", "ExtensionTool"),
             ("tracked", "[]"),
             ("accept", "false"),
+            ("thread", "false"),
             ("effects", "[]"),
             ("expected_to_pass", "false"),
         ] {

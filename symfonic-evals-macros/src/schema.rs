@@ -476,6 +476,14 @@ static COMMON: &[Field] = &[
         why: "is how many trials may run at once, at least one",
     },
     Field {
+        name: "isolation",
+        ty: Ty::Choice(&["process", "thread"]),
+        presence: Presence::Optional,
+        rule: Rule::Any,
+        slot: Slot::Options,
+        why: "",
+    },
+    Field {
         name: "effects_probe",
         ty: Ty::Path,
         presence: Presence::Optional,
@@ -515,7 +523,9 @@ mod tests {
                 let sample = match field.ty {
                     Ty::Str => serde_json::json!("x"),
                     Ty::StrList | Ty::StrOrList => serde_json::json!(["x"]),
-                    Ty::Probes => serde_json::json!(kind.probes().first()),
+                    Ty::Probes => {
+                        serde_json::json!(kind.probes().iter().take(1).collect::<Vec<_>>())
+                    }
                     Ty::Choice(choices) => serde_json::json!(choices[0]),
                     Ty::Object => serde_json::json!({"a": 1}),
                     Ty::Bool => serde_json::json!(true),

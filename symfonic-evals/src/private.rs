@@ -47,6 +47,7 @@ macro_rules! __symfonic_evals_pack {
         definition: $definition:literal,
         tracked: [$($file:literal),*],
         accept: $accept:literal,
+        thread: $thread:literal,
         effects: [$($effects:path)?],
         expected_to_pass: $expected_to_pass:literal
     ) => {
@@ -61,6 +62,7 @@ macro_rules! __symfonic_evals_pack {
                 &$crate::__private::definition($crate::__private::PackKind::$kind, $definition),
                 &$crate::__private::options(
                     $accept,
+                    $thread,
                     $crate::__symfonic_evals_pack!(@effects $($effects)?),
                 ),
                 $crate::__symfonic_evals_pack!(@factory $mode $build),
@@ -106,12 +108,21 @@ macro_rules! __symfonic_evals_pack {
 
 pub use crate::__symfonic_evals_pack as pack;
 
-/// Run options from the attribute's `accept_not_applicable` and
-/// `effects_probe`.
-pub fn options(accept_not_applicable: bool, effects_probe: Option<EffectsProbe>) -> RunOptions {
+/// Run options from the attribute's `accept_not_applicable`, `isolation`
+/// and `effects_probe`.
+pub fn options(
+    accept_not_applicable: bool,
+    on_a_thread: bool,
+    effects_probe: Option<EffectsProbe>,
+) -> RunOptions {
     RunOptions {
         accept_not_applicable,
         effects_probe,
+        isolation: if on_a_thread {
+            crate::Isolation::Thread
+        } else {
+            crate::Isolation::Process
+        },
         ..RunOptions::default()
     }
 }

@@ -6,7 +6,7 @@ struct Deployment;
 #[procedural_pack(
     demonstrations = [],
     draft_prompt = "refund order 3",
-    draft_state = { "region": "US" },
+    draft_state = { "region": "EU" },
     review_prompt = "approve: governs issue_refund when region eq US",
     satisfied_prompt = "refund order 4",
     satisfied_state = { "region": "US" },

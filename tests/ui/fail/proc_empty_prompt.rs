@@ -6,7 +6,7 @@ struct Deployment;
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
     draft_prompt = "refund order 3",
-    draft_state = { "region": "US" },
+    draft_state = { "region": "EU" },
     review_prompt = "",
     satisfied_prompt = "",
     satisfied_state = { "region": "US" },

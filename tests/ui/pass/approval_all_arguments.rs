@@ -14,12 +14,22 @@ use symfonic_evals_e2e::Inert as Deployment;
     resume_outcome = "declined",
     continued_attribute = "continued",
     checkpoint_attribute = "checkpoint",
-    replay_error = "TokenSpent",
-    restart_before_replay = true,
+    replay_error = ["TokenSpent", "gone"],
     conversation = "manager",
+    gated_tool = "issue_refund",
+    deny_answer = { approved: false, reason: "no" },
+    unfit_answer = {},
+    skip_probes = ["approval/forged-token", "approval/two-conversations"],
+    isolation = "thread",
+    concurrency = 2,
+    effects_probe = count_refunds,
 )]
 fn declined_approval(_: &TargetContext) -> Deployment {
     Deployment
+}
+
+fn count_refunds(_: &std::path::Path) -> Result<u64, String> {
+    Ok(0)
 }
 
 fn main() {

@@ -16,6 +16,9 @@ fn minimal(_: &TargetContext) -> Deployment {
     tool_name = "weather_lookup",
     arguments = { city: "Oslo", units: ["C"] },
     expected_fragments = ["Oslo", "degrees"],
+    argument_match = "subset",
+    witnessed = true,
+    skip_probes = ["extension/result-reaches-model"],
     conversation = "weather",
 )]
 fn full(_: &TargetContext) -> Deployment {

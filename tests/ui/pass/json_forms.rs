@@ -8,7 +8,7 @@ use symfonic_evals_e2e::Inert as Deployment;
 #[procedural_pack(
     demonstrations = ["a", "b",],
     draft_prompt = "d",
-    draft_state = { region: "US", },
+    draft_state = { region: "EU", },
     review_prompt = "r",
     satisfied_prompt = "s",
     satisfied_state = {

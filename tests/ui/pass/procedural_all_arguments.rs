@@ -14,7 +14,7 @@ use symfonic_evals_e2e::Inert as Deployment;
     blocked_prompt = "refund order 6",
     satisfied_state = { "region": "US" },
     blocked_state = { "region": "EU" },
-    draft_state = { "region": "US" },
+    draft_state = { "region": "EU" },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
     promotion_attribute = "promoted",
@@ -22,11 +22,24 @@ use symfonic_evals_e2e::Inert as Deployment;
     review_identity_attribute = "review_ids",
     enforcement_identity_attribute = "enforcement_ids",
     precondition_stage = "precondition",
+    procedures_attribute = "procedures",
     restart_before_enforcement = false,
     conversation = "refunds",
+    decoy_demonstrations = ["track parcel 1", "track parcel 2"],
+    decoy_fragment = "look up the carrier",
+    control_demonstrations = ["what are your opening hours"],
+    gate_sweep = 8,
+    skip_probes = ["procedural/gate-sweep"],
+    effects_probe = crate::oracle::refunds,
 )]
 fn refund_rule(_ctx: &TargetContext) -> Deployment {
     Deployment
+}
+
+mod oracle {
+    pub fn refunds(_: &std::path::Path) -> Result<u64, String> {
+        Ok(0)
+    }
 }
 
 fn main() {

@@ -1,0 +1,28 @@
+//! A denial must be a non-empty answer, differ from the approval, and name the
+//! action it withholds.
+use symfonic_evals::{approval_resume_pack, TargetContext};
+
+struct Deployment;
+
+#[approval_resume_pack(
+    pause_prompt = "refund order 9",
+    answer = { approved: true },
+    interaction_tool = "approve_refund",
+    deny_answer = { approved: true },
+)]
+fn same_as_approval(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+#[approval_resume_pack(
+    pause_prompt = "refund order 9",
+    answer = { approved: true },
+    interaction_tool = "approve_refund",
+    gated_tool = "approve_refund",
+    deny_answer = {},
+)]
+fn empty_and_gating_itself(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+//! The unfit answer cannot be the fitting one.
+use symfonic_evals::{approval_resume_pack, TargetContext};
+
+struct Deployment;
+
+#[approval_resume_pack(
+    pause_prompt = "refund order 9",
+    answer = { approved: true },
+    interaction_tool = "approve_refund",
+    unfit_answer = { "approved": true },
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+//! A draft probe under a state the approved rule admits shows nothing.
+use symfonic_evals::{procedural_pack, TargetContext};
+
+struct Deployment;
+
+#[procedural_pack(
+    demonstrations = ["refund order 1", "refund order 2"],
+    draft_prompt = "refund order 3",
+    draft_state = { "region": "US" },
+    review_prompt = "approve: governs issue_refund when region eq US",
+    satisfied_prompt = "refund order 4",
+    satisfied_state = { "region": "US" },
+    blocked_prompt = "refund order 5",
+    blocked_state = { "region": "EU" },
+    action_tool = "issue_refund",
+    procedure_fragment = "verify the account region",
+)]
+fn pack(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+fn main() {}
