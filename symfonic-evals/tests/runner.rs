@@ -584,3 +584,118 @@ fn an_expected_error_step_still_reads_the_ledger_and_refuses_record_assertions()
         "an assertion with nothing to read never passes"
     );
 }
+
+/// Declares the extension pack's tool, answers faithfully, and hangs in
+/// every drop.
+struct HangsWhenDropped(common::extension::WeatherDesk);
+
+impl Target for HangsWhenDropped {
+    fn capabilities(&self) -> CapabilityEvidence {
+        self.0.capabilities()
+    }
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        self.0.run_turn(request)
+    }
+}
+
+impl Drop for HangsWhenDropped {
+    fn drop(&mut self) {
+        std::thread::sleep(Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn a_drop_that_always_hangs_is_blamed_on_teardown_never_on_the_constructor() {
+    let mut pack = common::extension_pack();
+    pack.skip_probes = vec![
+        "extension/repeated-and-fresh-conversation".into(),
+        "extension/result-reaches-model".into(),
+    ];
+    pack.policy.step_timeout = Duration::from_millis(300);
+    let on_a_thread = RunOptions {
+        isolation: symfonic_evals::Isolation::Thread,
+        ..RunOptions::default()
+    };
+    let run = run_pack(
+        "runner.hangs_when_dropped",
+        &common::extension(pack),
+        &on_a_thread,
+        |_| HangsWhenDropped(common::extension::WeatherDesk::with(None)),
+    );
+    assert!(
+        !matches!(run.verdict(), Verdict::Unbuildable(_)),
+        "it built and declared its capabilities: {}",
+        run.render()
+    );
+    let trial = &run.seed().expect("the seed ran").trials[0];
+    assert!(trial.steps[0].passed(), "{}", run.render());
+    assert_eq!(broke_at(trial), ("teardown", StepErrorKind::StepTimeout));
+}
+
+/// Builds only once two trials are being built at the same time: a serial
+/// runner would wait here forever (bounded by the barrier's timeout).
+struct Together;
+
+static ARRIVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Together {
+    fn meet() -> Self {
+        ARRIVED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let waited = Instant::now();
+        while ARRIVED.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(5),
+                "the other trial never started beside this one"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Self
+    }
+}
+
+impl Target for Together {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+    }
+    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        Ok(TurnRecord::builder().build())
+    }
+}
+
+#[test]
+fn trials_run_side_by_side_up_to_the_concurrency() {
+    let mut plan = scenario(vec![prompt("one")]);
+    plan.policy = TrialPolicy {
+        concurrency: 2,
+        ..TrialPolicy::all_of(2)
+    };
+    let trials = run_scenario(&plan, |_| Together::meet());
+    assert_eq!(trials.len(), 2);
+    assert!(trials.iter().all(TrialRun::passed), "{trials:#?}");
+    assert_eq!(
+        trials.iter().map(|t| t.trial).collect::<Vec<_>>(),
+        [0, 1],
+        "reported in trial order"
+    );
+}
+
+#[test]
+fn an_error_kind_that_is_free_text_is_digested_and_a_plain_one_shown() {
+    let plain = only_trial(run_scenario(
+        &scenario(vec![prompt("fail:PlainKind")]),
+        |_| Script::new(),
+    ));
+    let shown = &plain.steps[0].error.as_ref().unwrap().observed;
+    assert!(shown.starts_with("error PlainKind ("), "{shown}");
+    // A kind that is free text may carry turn state: only its digest shows.
+    let secret_kind = "card 4111 1111 1111 1111 declined";
+    let plan = scenario(vec![Step::prompt(
+        "free",
+        format!("fail:{secret_kind}"),
+        "c",
+    )]);
+    let trial = only_trial(run_scenario(&plan, |_| Script::new()));
+    let observed = &trial.steps[0].error.as_ref().unwrap().observed;
+    assert!(!observed.contains("4111"), "{observed}");
+    assert!(observed.starts_with("error sha256:"), "{observed}");
+}

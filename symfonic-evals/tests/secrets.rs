@@ -27,6 +27,8 @@ enum Leak {
     Error,
     /// Panics with the state in the message.
     Panic,
+    /// Spawns a thread of its own that panics with the state in the message.
+    SpawnedPanic,
 }
 
 /// A deployment that leaks whatever it is given.
@@ -67,6 +69,11 @@ impl Leaky {
             self.saw_secret.fetch_add(1, Ordering::SeqCst);
             match self.leak {
                 Leak::Panic => panic!("refund failed for {text}"),
+                Leak::SpawnedPanic => {
+                    let message = text.clone();
+                    let _ = std::thread::spawn(move || panic!("worker failed for {message}"))
+                        .join();
+                }
                 Leak::Error => return Err(TurnError::new("RefundDeclined", text)),
                 Leak::Echo => {}
             }
@@ -216,6 +223,8 @@ fn child_leaks_into_stderr() {
         let run = run("secrets.child", &procedural_with_secret(), leak);
         let _ = catch_unwind(AssertUnwindSafe(|| run.assert_passed()));
     }
+    let spawned = run("secrets.child", &procedural_with_secret(), Leak::SpawnedPanic);
+    let _ = catch_unwind(AssertUnwindSafe(|| spawned.assert_passed()));
     run("secrets.child", &approval_with_secret(), Leak::Echo).assert_passed();
     run("secrets.child", &procedural_with_secret(), Leak::Panic).assert_passed();
 }
@@ -245,4 +254,9 @@ fn stderr_carries_no_secret() {
     );
     assert!(!stderr.contains(SECRET), "{stderr}");
     assert!(!stdout.contains(SECRET), "{stdout}");
+    // A thread the deployment spawned panicked: where is shown, what is not.
+    assert!(
+        stderr.contains("panicked at") && stderr.contains("message withheld"),
+        "{stderr}"
+    );
 }
