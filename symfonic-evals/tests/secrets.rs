@@ -71,8 +71,8 @@ impl Leaky {
                 Leak::Panic => panic!("refund failed for {text}"),
                 Leak::SpawnedPanic => {
                     let message = text.clone();
-                    let _ = std::thread::spawn(move || panic!("worker failed for {message}"))
-                        .join();
+                    let _ =
+                        std::thread::spawn(move || panic!("worker failed for {message}")).join();
                 }
                 Leak::Error => return Err(TurnError::new("RefundDeclined", text)),
                 Leak::Echo => {}
@@ -223,7 +223,11 @@ fn child_leaks_into_stderr() {
         let run = run("secrets.child", &procedural_with_secret(), leak);
         let _ = catch_unwind(AssertUnwindSafe(|| run.assert_passed()));
     }
-    let spawned = run("secrets.child", &procedural_with_secret(), Leak::SpawnedPanic);
+    let spawned = run(
+        "secrets.child",
+        &procedural_with_secret(),
+        Leak::SpawnedPanic,
+    );
     let _ = catch_unwind(AssertUnwindSafe(|| spawned.assert_passed()));
     run("secrets.child", &approval_with_secret(), Leak::Echo).assert_passed();
     run("secrets.child", &procedural_with_secret(), Leak::Panic).assert_passed();
