@@ -163,6 +163,23 @@ fn malformed_json_and_non_protocol_lines_are_protocol_violations() {
 }
 
 #[test]
+fn fields_that_break_the_evidence_contract_are_protocol_violations() {
+    for text in [
+        "pending_completed",
+        "long_code",
+        "free_code",
+        "malformed_question",
+        "empty_question_id",
+        "unknown_role",
+    ] {
+        let context = TargetContext::fresh(0).unwrap();
+        let error = broken_turn(&context, &spec(&[]), text);
+        assert_eq!(error.kind, kinds::PROTOCOL_VIOLATION, "{text}: {error}");
+        assert!(!error.message.contains("tok-1"), "no content: {error}");
+    }
+}
+
+#[test]
 fn an_oversized_line_is_refused_without_buffering_it() {
     let context = TargetContext::fresh(0).unwrap();
     let error = broken_turn(&context, &spec(&[]), "oversized");

@@ -82,6 +82,31 @@ impl TurnRecord {
         None
     }
 
+    /// Why this record breaks the evidence contract, if it does: a call
+    /// left pending by a turn that did not pause, or a question id no
+    /// redemption could hand back. Report-safe.
+    pub(crate) fn contract_problem(&self) -> Option<String> {
+        let paused = self.pause().is_some();
+        if !paused && self.tool_calls().iter().any(super::ToolCall::is_pending) {
+            return Some("a completed turn reports a pending tool call".into());
+        }
+        if self
+            .resolved()
+            .iter()
+            .any(|r| matches!(r.outcome, ToolOutcome::Pending))
+        {
+            return Some("a resolved call is reported still pending".into());
+        }
+        if let Some(id) = self.pause().and_then(|p| p.question_id.as_deref()) {
+            if id.is_empty() || id.chars().count() > 256 {
+                return Some(
+                    "the pause's question id is empty or longer than 256 characters".into(),
+                );
+            }
+        }
+        None
+    }
+
     /// Takes the record apart without recursing (see [`dismantle`]).
     pub(crate) fn dismantle(self) {
         for value in self.into_values() {

@@ -10,7 +10,7 @@ use super::pipes::StdoutEvent;
 use super::protocol::{ChildMessage, HarnessMessage, SUPPORTED_VERSIONS};
 use super::spec::ProcessSpec;
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::evidence::{is_plain_name, PromptRequest, ResumeRequest, TurnError, TurnRecord};
 use crate::ledger::{Applied, SideEffectLedger};
 use crate::target::{Target, TargetContext};
 /// How long a child that closed stdout gets to report its exit status.
@@ -187,10 +187,24 @@ impl ProcessTarget {
                     outcome,
                 } if for_id == id => self.ledger.witness(&tool, &arguments, outcome),
                 ChildMessage::TurnRecord { id: for_id, record } if for_id == id => {
-                    return Ok(record)
+                    if let Some(problem) = record.contract_problem() {
+                        return Err(self.fail(
+                            kinds::PROTOCOL_VIOLATION,
+                            format!("the deployment's turn record breaks the protocol: {problem}"),
+                        ));
+                    }
+                    return Ok(record);
                 }
                 ChildMessage::TurnError { id: for_id, error } if for_id == id => {
-                    return Err(self.trusted(error))
+                    if error.code.as_deref().is_some_and(|c| !is_plain_name(c)) {
+                        return Err(self.fail(
+                            kinds::PROTOCOL_VIOLATION,
+                            "the deployment's error code is not a plain name of at most 64 \
+                             letters, digits and `_ : . -`"
+                                .into(),
+                        ));
+                    }
+                    return Err(self.trusted(error));
                 }
                 ChildMessage::Ready { .. } => {
                     return Err(self.fail(

@@ -79,6 +79,10 @@ pub(super) fn request(
 /// (the same a served child reports).
 pub(super) const EVIDENCE_TOO_DEEP: &str = "EvidenceTooDeep";
 
+/// The error kind the harness gives a record that breaks the evidence
+/// contract (a pending call on a completed turn, say).
+pub(super) const MALFORMED_RECORD: &str = "MalformedRecord";
+
 /// Sends `request` through `target`: a panic is contained (and a served
 /// child's panic report read as one), and a record whose JSON nests too
 /// deep is refused at the door and taken apart without recursion.
@@ -91,7 +95,10 @@ pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
     match result {
         Ok(Err(error)) if super::served_panic(&error) => Err(error.message),
         Ok(Ok(record)) => match record.too_deep_at() {
-            None => Ok(Ok(record)),
+            None => match record.contract_problem() {
+                None => Ok(Ok(record)),
+                Some(problem) => Ok(Err(TurnError::harness(MALFORMED_RECORD, problem))),
+            },
             Some(at) => {
                 record.dismantle();
                 Ok(Err(TurnError::harness(
@@ -112,7 +119,7 @@ pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
 pub(super) fn harness_failure(error: &TurnError) -> Option<StepErrorKind> {
     if !error.harness {
         None
-    } else if error.kind == EVIDENCE_TOO_DEEP {
+    } else if error.kind == EVIDENCE_TOO_DEEP || error.kind == MALFORMED_RECORD {
         Some(StepErrorKind::MalformedEvidence)
     } else if crate::process::kinds::is_process_kind(&error.kind) {
         Some(StepErrorKind::ProcessFailed)

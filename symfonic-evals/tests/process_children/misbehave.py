@@ -98,6 +98,28 @@ while True:
             sys.stderr.buffer.write(chunk)
         sys.stderr.flush()
         record(request_id, flooded=True)
+    elif prompt == "pending_completed":
+        send({"type": "turn_record", "id": request_id, "record": {
+            "answer": "done", "tool_calls": [
+                {"id": "c1", "name": "ask_user", "arguments": {}, "outcome": {"status": "pending"}}]}})
+    elif prompt == "long_code":
+        send({"type": "turn_error", "id": request_id,
+              "error": {"kind": "Gone", "message": "", "code": "g" * 65}})
+    elif prompt == "free_code":
+        send({"type": "turn_error", "id": request_id,
+              "error": {"kind": "Gone", "message": "", "code": "token tok-1 gone"}})
+    elif prompt == "malformed_question":
+        send({"type": "turn_record", "id": request_id, "record": {
+            "answer": "asked", "terminal": {"kind": "paused", "interaction": "ask_user",
+                                            "resumable": True, "token": "t", "question_id": 7}}})
+    elif prompt == "empty_question_id":
+        send({"type": "turn_record", "id": request_id, "record": {
+            "answer": "asked", "terminal": {"kind": "paused", "interaction": "ask_user",
+                                            "resumable": True, "token": "t", "question_id": ""}}})
+    elif prompt == "unknown_role":
+        send({"type": "turn_record", "id": request_id, "record": {
+            "answer": "done", "tool_calls": [
+                {"id": "c1", "name": "t", "arguments": {}, "outcome": {"status": "parked"}}]}})
     elif prompt == "wrong_id":
         record(request_id + 100)
     elif prompt == "grandchild":
