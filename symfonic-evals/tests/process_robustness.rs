@@ -317,3 +317,60 @@ fn nothing_the_child_started_outlives_it() {
     );
     assert_all_reaped(&context);
 }
+
+mod conformance_checks {
+    use symfonic_evals::process::{conformance, CheckVerdict, ConformanceInputs};
+
+    use super::spec;
+
+    fn verdicts(flags: &[&str], inputs: &ConformanceInputs) -> Vec<(&'static str, CheckVerdict)> {
+        let report = conformance(&spec(flags), inputs);
+        println!("{}", report.render());
+        report.checks.iter().map(|c| (c.name, c.verdict)).collect()
+    }
+
+    #[test]
+    fn a_conforming_child_passes_every_check_it_was_given_inputs_for() {
+        let inputs = ConformanceInputs::default().effect_prompt("ledger");
+        let report = conformance(&spec(&[]), &inputs);
+        report.assert_passed();
+        assert_eq!(report.checks.len(), 6, "{}", report.render());
+        let without = conformance(&spec(&[]), &ConformanceInputs::default());
+        assert!(without.passed());
+        let ledger = without
+            .checks
+            .iter()
+            .find(|c| c.name == "ledger round trip")
+            .unwrap();
+        assert_eq!(ledger.verdict, CheckVerdict::NotRun);
+    }
+
+    #[test]
+    fn each_breach_fails_its_own_check() {
+        let inputs = ConformanceInputs::default();
+        let wrong_version = verdicts(&["--version", "2"], &inputs);
+        assert_eq!(
+            wrong_version[0],
+            ("handshake and version choice", CheckVerdict::Failed)
+        );
+        let stubborn = verdicts(&["--ignore-shutdown"], &inputs);
+        assert!(
+            stubborn.contains(&("shutdown", CheckVerdict::Failed)),
+            "{stubborn:?}"
+        );
+        assert!(stubborn.contains(&("end of input is a shutdown", CheckVerdict::Failed)));
+        assert!(stubborn.contains(&("request id echoed", CheckVerdict::Passed)));
+        let no_effect = ConformanceInputs::default().effect_prompt("echo");
+        let report = verdicts(&[], &no_effect);
+        assert!(report.contains(&("ledger round trip", CheckVerdict::Failed)));
+        let wrong_id = ConformanceInputs {
+            prompt: "wrong_id".into(),
+            ..ConformanceInputs::default()
+        };
+        let report = verdicts(&[], &wrong_id);
+        assert!(
+            !report.contains(&("request id echoed", CheckVerdict::Passed)),
+            "{report:?}"
+        );
+    }
+}

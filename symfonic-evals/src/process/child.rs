@@ -137,6 +137,19 @@ impl Supervised {
         }
     }
 
+    /// Queues one raw line (newline included) for the child: for probing
+    /// how a child treats what the typed messages cannot say.
+    pub(crate) fn send_line(&self, line: Vec<u8>) {
+        if let Some(stdin) = &self.stdin {
+            let _ = stdin.send(line);
+        }
+    }
+
+    /// Closes the child's input without a shutdown message.
+    pub(crate) fn close_input(&mut self) {
+        self.stdin = None;
+    }
+
     /// The child's next stdout event, waiting until `deadline` at most.
     pub(crate) fn next_event(&self, deadline: Instant) -> Result<StdoutEvent, Silence> {
         let wait = deadline.saturating_duration_since(Instant::now());

@@ -6,6 +6,7 @@
 //! into a [`TurnError`](crate::TurnError) whose kind is one of [`kinds`].
 
 mod child;
+mod conformance;
 mod pipes;
 pub mod protocol;
 mod serve;
@@ -14,6 +15,9 @@ mod target;
 
 pub use crate::runner::SERVE_HISTORY_ENV;
 pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
+pub use conformance::{
+    conformance, CheckVerdict, ConformanceCheck, ConformanceInputs, ConformanceReport,
+};
 pub use serve::SERVE_RUN_ENV;
 pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};
 pub use spec::{ProcessSpec, CHANNEL_ENV};
