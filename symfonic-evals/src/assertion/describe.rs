@@ -34,6 +34,52 @@ impl Assertion {
         }
     }
 
+    /// The values the assertion names (its parameters): the pack's own, so
+    /// a report may show them wherever they turn up.
+    pub fn public_values(&self) -> Vec<serde_json::Value> {
+        use serde_json::Value;
+        let text = |s: &str| Value::String(s.to_owned());
+        match self {
+            Self::AttributeEquals { name, expected } => vec![text(name), expected.clone()],
+            Self::AttributeCount { name, .. } => vec![text(name)],
+            Self::AttributesSameNonEmpty { left, right } => vec![text(left), text(right)],
+            Self::PromptRecallContains(f) | Self::PromptRecallExcludes(f) => vec![text(f)],
+            Self::ToolCalled {
+                tool, arguments, ..
+            }
+            | Self::ToolWitnessed {
+                tool, arguments, ..
+            } => std::iter::once(text(tool)).chain(arguments.clone()).collect(),
+            Self::ToolSucceeded { tool, .. }
+            | Self::ToolPending { tool, .. }
+            | Self::PendingResolved { tool }
+            | Self::ToolResultShown { tool } => vec![text(tool)],
+            Self::StageObserved { stage, .. } => vec![text(stage)],
+            Self::ResponseContains(fragments) => fragments.iter().map(|f| text(f)).collect(),
+            Self::ProceduresBound {
+                procedures,
+                review_ids,
+                enforcement_ids,
+                tool,
+                ..
+            } => vec![text(procedures), text(review_ids), text(enforcement_ids), text(tool)],
+            Self::PreconditionVerdict {
+                procedures,
+                tool,
+                state,
+                ..
+            } => vec![text(procedures), text(tool), state.clone()],
+            Self::GateAgrees { tool, stage, .. } => vec![text(tool), text(stage)],
+            Self::ToolCallIdsUnique { .. }
+            | Self::SideEffectCount { .. }
+            | Self::EffectsApplied { .. }
+            | Self::LedgerDelta { .. }
+            | Self::PauseTokenDistinct
+            | Self::EffectsMatchOracle
+            | Self::CrashedEffectRetried => Vec::new(),
+        }
+    }
+
     /// A one-line description naming the assertion's parameters (never any
     /// observed value).
     pub fn describe(&self) -> String {

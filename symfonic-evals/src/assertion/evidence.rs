@@ -56,6 +56,8 @@ pub struct Evidence<'a> {
     pub crash: Option<&'a CrashSeen>,
     /// The effect oracle's count after the step, if one was configured.
     pub oracle: Option<&'a Result<u64, String>>,
+    /// Values public anyway (the pack's own), shown in clear in reports.
+    pub public: Option<&'a crate::redact::PublicValues>,
 }
 
 impl<'a> Evidence<'a> {
@@ -73,6 +75,7 @@ impl<'a> Evidence<'a> {
             redeemed: None,
             crash: None,
             oracle: None,
+            public: None,
         }
     }
 }

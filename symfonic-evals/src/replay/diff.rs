@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::redact::{sensitive, show_values};
+use crate::redact::{json_diff, render_path, sensitive, show_values};
 
 /// One JSON path whose value differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,35 +32,22 @@ impl fmt::Display for PathDiff {
 
 /// Every leaf path at which `recorded` and `requested` differ, in document
 /// order. Arrays compare index by index; a missing index or key is `absent`.
+/// Keys are shown as they are: in a request body they are the API's field
+/// names, not content.
 pub fn structural_diff(recorded: &Value, requested: &Value) -> Vec<PathDiff> {
-    let mut out = Vec::new();
-    walk("$", Some(recorded), Some(requested), &mut out);
-    out
+    json_diff(recorded, requested)
+        .into_iter()
+        .map(|d| PathDiff {
+            path: render_path(&d.path, |key| format!("{key:?}")),
+            recorded: shown(d.left),
+            requested: shown(d.right),
+        })
+        .collect()
 }
 
-/// How many paths differ, cheaper than building the diff.
+/// How many paths differ.
 pub(crate) fn distance(recorded: &Value, requested: &Value) -> usize {
-    fn count(a: Option<&Value>, b: Option<&Value>) -> usize {
-        match (a, b) {
-            (Some(Value::Object(x)), Some(Value::Object(y))) => {
-                let mut n = 0;
-                for (k, v) in x {
-                    n += count(Some(v), y.get(k));
-                }
-                for (k, v) in y {
-                    if !x.contains_key(k) {
-                        n += count(None, Some(v));
-                    }
-                }
-                n
-            }
-            (Some(Value::Array(x)), Some(Value::Array(y))) => (0..x.len().max(y.len()))
-                .map(|i| count(x.get(i), y.get(i)))
-                .sum(),
-            (a, b) => usize::from(a != b),
-        }
-    }
-    count(Some(recorded), Some(requested))
+    json_diff(recorded, requested).len()
 }
 
 fn shown(value: Option<&Value>) -> String {
@@ -74,41 +61,6 @@ fn shown(value: Option<&Value>) -> String {
             }
         }
         Some(other) => sensitive(&other.to_string()),
-    }
-}
-
-fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<PathDiff>) {
-    match (a, b) {
-        (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            for (k, v) in x {
-                walk(&key_path(path, k), Some(v), y.get(k), out);
-            }
-            for (k, v) in y {
-                if !x.contains_key(k) {
-                    walk(&key_path(path, k), None, Some(v), out);
-                }
-            }
-        }
-        (Some(Value::Array(x)), Some(Value::Array(y))) => {
-            for i in 0..x.len().max(y.len()) {
-                walk(&format!("{path}[{i}]"), x.get(i), y.get(i), out);
-            }
-        }
-        (a, b) if a != b => out.push(PathDiff {
-            path: path.to_owned(),
-            recorded: shown(a),
-            requested: shown(b),
-        }),
-        _ => {}
-    }
-}
-
-fn key_path(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        format!("{parent}.{key}")
-    } else {
-        format!("{parent}[{key:?}]")
     }
 }
 

@@ -250,6 +250,7 @@ impl<'a> Session<'a> {
                 redeemed: turn.redeemed.as_ref(),
                 crash: turn.crash.as_ref(),
                 oracle: oracle.as_ref(),
+                public: Some(&self.scenario.public),
             },
             extra,
         };

@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub use policy::{TrialPolicy, REQUIRED_ENV, TRIALS_ENV};
 pub use step::{ErrorMatch, Expect, QuestionSource, Restart, Step, StepInput, TokenSource};
 
+use crate::redact::PublicValues;
 use crate::runner::Session;
 
 /// Whether a scenario is a pack's seed scenario or one of its probes.
@@ -70,17 +71,22 @@ pub struct Scenario {
     pub tail: Option<Tail>,
     /// How many trials, and how many must pass.
     pub policy: TrialPolicy,
+    /// Everything the steps say (prompts, states, answers, every value an
+    /// assertion expects): public already, so reports show it in clear.
+    pub public: PublicValues,
 }
 
 impl Scenario {
     /// A seed scenario of `steps`.
     pub fn new(name: impl Into<String>, steps: Vec<Step>, policy: TrialPolicy) -> Self {
+        let public = Step::public_values(&steps);
         Self {
             name: name.into(),
             kind: ScenarioKind::Seed,
             steps,
             tail: None,
             policy,
+            public,
         }
     }
 

@@ -260,6 +260,26 @@ impl Step {
         self
     }
 
+    /// What `steps` say, as values a report may show in clear.
+    pub fn public_values(steps: &[Self]) -> crate::redact::PublicValues {
+        let mut said: Vec<Value> = Vec::new();
+        for step in steps {
+            said.push(Value::String(step.conversation.clone()));
+            said.extend(step.state.clone());
+            match &step.input {
+                StepInput::Prompt(text) => said.push(Value::String(text.clone())),
+                StepInput::Resume { answer, .. } => said.push(answer.clone()),
+            }
+            if let Expect::Error(errors) = &step.expect {
+                said.extend(errors.any_of.iter().cloned().map(Value::String));
+            }
+            for assertion in &step.assertions {
+                said.extend(assertion.public_values());
+            }
+        }
+        crate::redact::PublicValues::from_values(&said)
+    }
+
     /// The error match, when the step expects one.
     pub fn expected_error(&self) -> Option<&ErrorMatch> {
         match &self.expect {

@@ -59,15 +59,17 @@ impl Assertion {
     /// ```
     pub fn check(&self, evidence: &Evidence<'_>) -> Check {
         let record = evidence.record;
+        let no_public = crate::redact::PublicValues::default();
+        let public = evidence.public.unwrap_or(&no_public);
         match self {
             Self::AttributeEquals { name, expected } => {
-                record::attribute_equals(record, name, expected)
+                record::attribute_equals(record, name, expected, public)
             }
             Self::AttributeCount { name, minimum } => {
                 record::attribute_count(record, name, *minimum)
             }
             Self::AttributesSameNonEmpty { left, right } => {
-                record::same_non_empty(record, left, right)
+                record::same_non_empty(record, left, right, public)
             }
             Self::PromptRecallContains(fragment) => record::recall(record, fragment, true),
             Self::PromptRecallExcludes(fragment) => record::recall(record, fragment, false),
@@ -82,7 +84,7 @@ impl Assertion {
                 times,
                 arguments,
                 matching,
-            } => tools::called(record, tool, *times, arguments.as_ref(), *matching),
+            } => tools::called(record, tool, *times, arguments.as_ref(), *matching, public),
             Self::ToolSucceeded { tool, times } => tools::succeeded(record, tool, *times),
             Self::ToolPending { tool, times } => tools::pending(record, tool, *times),
             Self::ToolCallIdsUnique {
@@ -93,7 +95,7 @@ impl Assertion {
                 tool,
                 arguments,
                 matching,
-            } => tools::witnessed(evidence, tool, arguments.as_ref(), *matching),
+            } => tools::witnessed(evidence, tool, arguments.as_ref(), *matching, public),
             Self::ToolResultShown { tool } => tools::result_shown(record, tool),
             Self::SideEffectCount {
                 attempts,

@@ -7,17 +7,33 @@ use serde_json::Value;
 
 use super::Check;
 use crate::evidence::TurnRecord;
-use crate::redact::{sensitive, sensitive_json};
+use crate::redact::{sensitive, shape, PublicValues};
 
-pub(super) fn attribute_equals(record: &TurnRecord, name: &str, expected: &Value) -> Check {
+/// How many differing paths a mismatch lists before summing up the rest.
+const DIFF_LINES: usize = 6;
+
+pub(super) fn attribute_equals(
+    record: &TurnRecord,
+    name: &str,
+    expected: &Value,
+    public: &PublicValues,
+) -> Check {
     let expected_text = format!("{name} = {expected}");
     match record.fact(name) {
         None => Check::new(false, expected_text, format!("{name} absent")),
-        Some(observed) => Check::new(
-            observed == *expected,
-            expected_text,
-            format!("{name} = {}", sensitive_json(&observed)),
-        ),
+        Some(observed) if observed == *expected => {
+            Check::new(true, expected_text, format!("{name} = {expected}"))
+        }
+        Some(observed) => {
+            // The shape, and each path where it differs from what the pack
+            // expected: leaves in clear only when that hides nothing.
+            let diff = crate::redact::expected_vs_found(expected, &observed, public, DIFF_LINES);
+            Check::new(
+                false,
+                expected_text,
+                format!("{name} = {}; {}", shape(&observed, public), diff.join("; ")),
+            )
+        }
     }
 }
 
@@ -57,13 +73,18 @@ pub(super) fn is_empty(value: &Value) -> bool {
     }
 }
 
-pub(super) fn same_non_empty(record: &TurnRecord, left: &str, right: &str) -> Check {
+pub(super) fn same_non_empty(
+    record: &TurnRecord,
+    left: &str,
+    right: &str,
+    public: &PublicValues,
+) -> Check {
     let expected = format!("{left} and {right} equal and non-empty");
     let (l, r) = (record.fact(left), record.fact(right));
     let describe = |name: &str, value: &Option<Value>| match value {
         None => format!("{name} absent"),
         Some(v) if is_empty(v) => format!("{name} empty"),
-        Some(v) => format!("{name} = {}", sensitive_json(v)),
+        Some(v) => format!("{name} = {}", shape(v, public)),
     };
     let passed = matches!((&l, &r), (Some(a), Some(b)) if a == b && !is_empty(a));
     Check::new(

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::Check;
 use crate::assertion::{ArgumentMatch, Evidence};
 use crate::evidence::{ToolCall, ToolOutcome, TurnRecord};
-use crate::redact::{sensitive, sensitive_json};
+use crate::redact::{sensitive, shape, PublicValues};
 
 fn calls_of<'a>(record: &'a TurnRecord, tool: &'a str) -> impl Iterator<Item = &'a ToolCall> {
     record
@@ -24,6 +24,7 @@ pub(super) fn called(
     times: usize,
     arguments: Option<&Value>,
     matching: ArgumentMatch,
+    public: &PublicValues,
 ) -> Check {
     let calls: Vec<&ToolCall> = calls_of(record, tool).collect();
     let matches =
@@ -42,7 +43,7 @@ pub(super) fn called(
             calls.len(),
             calls
                 .iter()
-                .map(|c| sensitive_json(&c.arguments))
+                .map(|c| shape(&c.arguments, public))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
@@ -118,6 +119,7 @@ pub(super) fn witnessed(
     tool: &str,
     arguments: Option<&Value>,
     matching: ArgumentMatch,
+    public: &PublicValues,
 ) -> Check {
     let of_tool: Vec<_> = evidence
         .witnesses
@@ -143,7 +145,7 @@ pub(super) fn witnessed(
         fitting.len(),
         of_tool
             .iter()
-            .map(|w| sensitive_json(&w.arguments))
+            .map(|w| shape(&w.arguments, public))
             .collect::<Vec<_>>()
             .join(", ")
     );
