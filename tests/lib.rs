@@ -1,5 +1,11 @@
 //! Shared fixtures for the end-to-end tests.
 
+#[cfg(unix)]
+mod venv;
+
+#[cfg(unix)]
+pub use venv::venv_python;
+
 use symfonic_evals::{
     CapabilityEvidence, Failure, PackRun, PromptRequest, Target, TurnError, TurnRecord,
 };

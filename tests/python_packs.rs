@@ -2,7 +2,8 @@
 //! Python, driven as a child process over the protocol, with the restarts
 //! real process restarts and an effect oracle reading the desk's own SQLite
 //! store. Then every broken twin, each caught where it must be and failing
-//! exactly the scenarios that can see its flaw.
+//! exactly the scenarios that can see its flaw; then the asyncio desk,
+//! through the companion package installed into a virtualenv.
 #![cfg(unix)]
 
 use std::collections::BTreeSet;
@@ -14,6 +15,7 @@ use serde_json::json;
 use symfonic_evals::{
     procedure_identity, registered_packs, run_pack, PackRun, ProcessTarget, TargetContext,
 };
+use symfonic_evals_e2e::venv_python;
 
 // The faithful deployment, through the attribute macros exactly as an adopter
 // writes them: the annotated function returns the process target. Every
@@ -247,4 +249,47 @@ fn the_companion_hashes_procedures_as_the_harness_does() {
         .map(|(tool, pre, text)| procedure_identity(tool, pre, text))
         .collect();
     assert_eq!(digests, expected);
+}
+
+// The asyncio desk, run by the interpreter of a virtualenv the companion
+// package was pip-installed into.
+
+fn run_async_desk(pack: Pack) -> PackRun {
+    let python = venv_python(&["./python"]);
+    // The desk's own directory is on its path, the checkout's package is not.
+    let imported = Command::new(&python)
+        .args([
+            "-c",
+            "import symfonic_evals_protocol as p; print(p.__file__)",
+        ])
+        .current_dir(python::desk_dir())
+        .output()
+        .expect("the virtualenv's interpreter runs");
+    let location = String::from_utf8_lossy(&imported.stdout);
+    assert!(
+        location.contains("site-packages"),
+        "the companion package is imported from {location}"
+    );
+    let spec = python::async_spec(&python);
+    run_pack(
+        &format!("python.async.{}", python::definition(pack).kind().name()),
+        &python::default_probes(pack),
+        &python::run_options(),
+        move |ctx| start(ctx, &spec),
+    )
+}
+
+#[test]
+fn the_asyncio_desk_passes_the_procedural_pack() {
+    run_async_desk(Pack::Procedural).assert_passed();
+}
+
+#[test]
+fn the_asyncio_desk_passes_the_approval_pack() {
+    run_async_desk(Pack::ApprovalResume).assert_passed();
+}
+
+#[test]
+fn the_asyncio_desk_passes_the_extension_pack() {
+    run_async_desk(Pack::ExtensionTool).assert_passed();
 }

@@ -1,5 +1,6 @@
 //! The same help desk written in Python (`examples/helpdesk-py/`), judged
-//! over the process protocol: its launcher, the pack arguments it is evaluated with (every probe
+//! over the process protocol: its launchers (the blocking reference desk and
+//! the asyncio desk), the pack arguments it is evaluated with (every probe
 //! enabled), the effect oracle that reads its SQLite store, and its broken
 //! twins with where each must be caught. The main job and
 //! `tests/python_packs.rs` share these definitions.
@@ -29,6 +30,13 @@ pub fn spec(twin: Option<&str>) -> ProcessSpec {
         Some(twin) => spec.args(["--twin", twin]),
         None => spec,
     }
+}
+
+/// The command that starts the asyncio desk with `python`, an interpreter
+/// the companion package is installed in (the desk imports it from there,
+/// not from the checkout).
+pub fn async_spec(python: &Path) -> ProcessSpec {
+    ProcessSpec::new(python.as_os_str()).arg(desk_dir().join("async_desk.py"))
 }
 
 /// Starts the desk for one trial.
@@ -144,6 +152,31 @@ pub fn definition(pack: Pack) -> PackDefinition {
         Pack::Procedural => procedural(),
         Pack::ApprovalResume => approval(),
         Pack::ExtensionTool => extension(),
+    }
+}
+
+/// `pack` with only the probes that run by default: the arguments that
+/// enable the others left out.
+pub fn default_probes(pack: Pack) -> PackDefinition {
+    match definition(pack) {
+        PackDefinition::Procedural(pack) => PackDefinition::Procedural(ProceduralPack {
+            decoy_demonstrations: Vec::new(),
+            decoy_fragment: None,
+            control_demonstrations: Vec::new(),
+            ..pack
+        }),
+        PackDefinition::ApprovalResume(pack) => {
+            PackDefinition::ApprovalResume(ApprovalResumePack {
+                gated_tool: None,
+                deny_answer: None,
+                unfit_answer: None,
+                ..pack
+            })
+        }
+        PackDefinition::ExtensionTool(pack) => PackDefinition::ExtensionTool(ExtensionToolPack {
+            witnessed: false,
+            ..pack
+        }),
     }
 }
 
