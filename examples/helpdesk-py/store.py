@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from symfonic_evals_protocol import procedure_identity
 
@@ -53,7 +53,7 @@ class Procedure:
         publishes, so review and gate name the procedure by its content."""
         return procedure_identity(self.action_tool, self.precondition, self.text)
 
-    def published(self) -> dict:
+    def published(self) -> Dict[str, Any]:
         """The procedure as data, in the shape the procedural pack reads."""
         return {"tool": self.action_tool, "precondition": self.precondition, "text": self.text}
 

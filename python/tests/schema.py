@@ -53,7 +53,7 @@ class Schema:
         return self._check(self._root["$defs"][definition], value, "")
 
     def _resolve(self, reference: str) -> Dict[str, Any]:
-        node: Any = self._root
+        node: Dict[str, Any] = self._root
         for part in reference.lstrip("#/").split("/"):
             node = node[part]
         return node

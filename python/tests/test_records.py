@@ -4,6 +4,7 @@ forbids."""
 from __future__ import annotations
 
 import unittest
+from typing import Any, Dict
 
 from harness import SCHEMA
 from symfonic_evals_protocol import (
@@ -17,12 +18,12 @@ from symfonic_evals_protocol import (
 )
 
 
-def _valid_record(record: TurnRecord) -> dict:
-    message = {"type": "turn_record", "id": 1, "record": record.to_json()}
-    problem = SCHEMA.validate("child_message", message)
+def _valid_record(record: TurnRecord) -> Dict[str, Any]:
+    wire = record.to_json()
+    problem = SCHEMA.validate("child_message", {"type": "turn_record", "id": 1, "record": wire})
     if problem is not None:
         raise AssertionError(problem)
-    return message["record"]
+    return wire
 
 
 class ToolCalls(unittest.TestCase):

@@ -160,7 +160,8 @@ class Sessions(unittest.TestCase):
         self.assertEqual(out[15]["record"]["answer"], Role.USER)
         requests = [r for r in seen if isinstance(r, (PromptRequest, ResumeRequest))]
         self.assertEqual(requests[0], PromptRequest("c", "refund", {"region": "US"}, Role.USER))
-        self.assertTrue(requests[2].is_operator)
+        self.assertEqual(requests[2], PromptRequest("c", "review", None, Role.OPERATOR))
+        self.assertTrue(isinstance(requests[2], PromptRequest) and requests[2].is_operator)
         self.assertEqual(requests[4], ResumeRequest("c", "tok", {"approved": True}, "q-forged"))
         self.assertEqual(seen[0], "/tmp/t0")
         self.assertEqual(seen[-1], "closed")
