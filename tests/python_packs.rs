@@ -3,7 +3,8 @@
 //! real process restarts and an effect oracle reading the desk's own SQLite
 //! store. Then every broken twin, each caught where it must be and failing
 //! exactly the scenarios that can see its flaw; then the asyncio desk,
-//! through the companion package installed into a virtualenv.
+//! every probe again, through the companion package installed into a
+//! virtualenv.
 #![cfg(unix)]
 
 use std::collections::BTreeSet;
@@ -273,7 +274,7 @@ fn run_async_desk(pack: Pack) -> PackRun {
     let spec = python::async_spec(&python);
     run_pack(
         &format!("python.async.{}", python::definition(pack).kind().name()),
-        &python::default_probes(pack),
+        &python::definition(pack),
         &python::run_options(),
         move |ctx| start(ctx, &spec),
     )

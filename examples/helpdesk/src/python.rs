@@ -155,31 +155,6 @@ pub fn definition(pack: Pack) -> PackDefinition {
     }
 }
 
-/// `pack` with only the probes that run by default: the arguments that
-/// enable the others left out.
-pub fn default_probes(pack: Pack) -> PackDefinition {
-    match definition(pack) {
-        PackDefinition::Procedural(pack) => PackDefinition::Procedural(ProceduralPack {
-            decoy_demonstrations: Vec::new(),
-            decoy_fragment: None,
-            control_demonstrations: Vec::new(),
-            ..pack
-        }),
-        PackDefinition::ApprovalResume(pack) => {
-            PackDefinition::ApprovalResume(ApprovalResumePack {
-                gated_tool: None,
-                deny_answer: None,
-                unfit_answer: None,
-                ..pack
-            })
-        }
-        PackDefinition::ExtensionTool(pack) => PackDefinition::ExtensionTool(ExtensionToolPack {
-            witnessed: false,
-            ..pack
-        }),
-    }
-}
-
 /// A broken variant of the Python desk, selected with `--twin`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PythonTwin {
