@@ -1,6 +1,10 @@
 //! Shared fixtures for the end-to-end tests.
 
-pub mod venv;
+#[cfg(unix)]
+mod venv;
+
+#[cfg(unix)]
+pub use venv::venv_python;
 
 use symfonic_evals::{
     CapabilityEvidence, Failure, PackRun, PromptRequest, Target, TurnError, TurnRecord,

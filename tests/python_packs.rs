@@ -1,14 +1,26 @@
-//! All three packs against a deployment written in Python, driven as a child
-//! process over the protocol, with the restarts real process restarts. Needs
-//! only `python3` (standard library).
+//! All three packs, every probe enabled, against the help desk written in
+//! Python, driven as a child process over the protocol, with the restarts
+//! real process restarts and an effect oracle reading the desk's own SQLite
+//! store. Then every broken twin, each caught where it must be and failing
+//! exactly the scenarios that can see its flaw; then the asyncio desk,
+//! every probe again, through the companion package installed into a
+//! virtualenv.
 #![cfg(unix)]
 
-use helpdesk::python::{approval, extension, procedural, spec, start};
-use symfonic_evals::{run_pack, PackDefinition, PackRun, ProcessTarget, RunOptions, TargetContext};
-use symfonic_evals_e2e::fails_at;
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use helpdesk::python::{self, all_twins, spec, start, PythonTwin};
+use helpdesk::Pack;
+use serde_json::json;
+use symfonic_evals::{
+    procedure_identity, registered_packs, run_pack, PackRun, ProcessTarget, TargetContext,
+};
+use symfonic_evals_e2e::venv_python;
 
 // The faithful deployment, through the attribute macros exactly as an adopter
-// writes them: the annotated function returns the process target.
+// writes them: the annotated function returns the process target. Every
+// optional argument is given, so every probe runs.
 
 #[symfonic_evals::procedural_pack(
     demonstrations = [
@@ -16,12 +28,20 @@ use symfonic_evals_e2e::fails_at;
         "walk me through refunding order 2: verify the account region, then issue the refund",
     ],
     draft_prompt = "refund order 3", draft_state = { "region": "EU" },
-    review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
+    review_prompt = "approve the refund procedure: governs issue_refund when region neq EU",
     satisfied_prompt = "refund order 4", satisfied_state = { "region": "US" },
     blocked_prompt = "refund order 5", blocked_state = { "region": "EU" },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
-    trials = 2,
+    decoy_demonstrations = [
+        "walk me through closing ticket 11: confirm the customer's identity, then close the ticket",
+        "walk me through closing ticket 12: confirm the customer's identity, then close the ticket",
+    ],
+    decoy_fragment = "confirm the customer's identity",
+    control_demonstrations = ["thanks, that is all for today", "what are your opening hours?"],
+    gate_sweep = 16,
+    restart_before_enforcement = true,
+    effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     start(ctx, &spec(None))
@@ -31,6 +51,12 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     pause_prompt = "escalate ticket 7 to a supervisor",
     answer = { "approved": true },
     interaction_tool = "ask_user",
+    resumable = true,
+    replay_error = ["PauseTokenReplayedError", "pause.replayed"],
+    gated_tool = "escalate_ticket",
+    deny_answer = { "approved": false },
+    unfit_answer = { "approved": "yes" },
+    effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
     start(ctx, &spec(None))
@@ -40,78 +66,231 @@ fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
     prompt = "what is the weather in Lisbon",
     tool_name = "weather_lookup",
     arguments = { "city": "Lisbon" },
+    argument_match = "exact",
     expected_fragments = ["Lisbon", "sunny"],
+    witnessed = true,
+    effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_weather(ctx: &TargetContext) -> ProcessTarget {
     start(ctx, &spec(None))
 }
 
-// The broken twins, through `run_pack`, each failing on the assertion that
-// names its flaw.
-
-fn run(name: &str, pack: &PackDefinition, twin: Option<&'static str>) -> PackRun {
-    let spec = spec(twin);
-    run_pack(name, pack, &RunOptions::default(), move |ctx| {
-        start(ctx, &spec)
-    })
+/// The attributes above judge the desk with exactly the definitions the main
+/// job and the twins use, so the two cannot drift apart.
+#[test]
+fn the_attribute_packs_are_the_shared_definitions() {
+    let packs = registered_packs();
+    for (name, pack) in [
+        ("python_helpdesk_procedures", Pack::Procedural),
+        ("python_helpdesk_approvals", Pack::ApprovalResume),
+        ("python_helpdesk_weather", Pack::ExtensionTool),
+    ] {
+        let registered = packs
+            .iter()
+            .find(|p| p.name() == name)
+            .unwrap_or_else(|| panic!("{name} is registered"));
+        assert_eq!(
+            registered.fingerprint(),
+            python::definition(pack).fingerprint(),
+            "{name}"
+        );
+    }
 }
 
-#[test]
-fn tokens_spent_only_in_memory_are_replayable_after_a_restart() {
-    let run = run(
-        "python.twin.tokens_in_memory",
-        &approval(),
-        Some("tokens-in-memory"),
-    );
-    let failure = fails_at(&run, "replay", "ExpectedError");
-    // Why the placement probe exists: the seed scenario alone cannot tell.
-    assert_eq!(failure.scenario, "approval/restart-before-replay");
+// The broken twins: each run with the effect oracle, failing first at its
+// catch, and failing nowhere but where its flaw is visible.
+
+fn run_twin(twin: &PythonTwin) -> PackRun {
+    let spec = spec(Some(twin.name));
+    run_pack(
+        &format!("python.twin.{}", twin.name),
+        &python::definition(twin.pack),
+        &python::run_options(),
+        move |ctx| start(ctx, &spec),
+    )
+}
+
+fn assert_caught(name: &str) {
+    let twin = all_twins()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no twin {name} in python::TWINS or python::ORACLE_TWINS"));
+    let run = run_twin(&twin);
+    let failure = symfonic_evals_e2e::fails_at(&run, twin.catch.step, twin.catch.assertion);
     assert!(
-        run.seed().is_some_and(|seed| seed.passed()),
-        "{}",
+        twin.catch.matches(&failure),
+        "{name}: first failure {failure:?}, expected {:?}\n{}",
+        twin.catch,
+        run.render()
+    );
+    let failing: BTreeSet<&str> = run
+        .scenarios()
+        .iter()
+        .filter(|s| !s.passed())
+        .map(|s| s.name.as_str())
+        .collect();
+    let expected: BTreeSet<&str> = std::iter::once(twin.catch.scenario)
+        .chain(twin.also_fails.iter().copied())
+        .collect();
+    assert_eq!(
+        failing,
+        expected,
+        "{name}: failing scenarios\n{}",
         run.render()
     );
 }
 
-#[test]
-fn an_approval_that_never_reached_the_store_is_lost_across_the_restart() {
-    let run = run(
-        "python.twin.review_in_memory",
-        &procedural(),
-        Some("review-in-memory"),
-    );
-    let failure = fails_at(&run, "satisfied", "AttributeEquals");
-    assert_eq!(failure.description, "AttributeEquals(procedural_review)");
+/// One test per twin, and the list the desk itself declares.
+macro_rules! twins {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                assert_caught($name);
+            }
+        )*
+
+        const TESTED: &[&str] = &[$($name),*];
+    };
+}
+
+twins! {
+    checkpoint_in_memory_is_lost_across_a_restart => "checkpoint-in-memory",
+    a_spent_mark_in_memory_lets_a_replay_through_after_a_restart => "tokens-in-memory",
+    an_unchecked_token_lets_a_forgery_redeem => "token-unchecked",
+    a_token_redeemed_from_any_conversation_is_refused => "any-conversation-redeems",
+    one_pending_pause_loses_the_first_conversation => "one-pending-pause",
+    a_parked_call_reported_as_success_is_not_pending => "pending-as-success",
+    an_ignored_question_id_accepts_a_forgery => "question-id-ignored",
+    a_gated_action_before_the_answer_is_seen_at_the_pause => "gated-before-answer",
+    a_denial_read_as_approval_performs_the_action => "denial-approves",
+    an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
+    a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",
+    a_draft_shown_to_the_model_fails_the_draft_probe => "draft-in-recall",
+    an_approval_that_never_reached_the_store_is_lost_across_the_restart => "review-in-memory",
+    a_gate_that_ignores_state_does_not_refuse_the_blocked_turn => "gate-ignores-state",
+    a_policy_cached_at_start_up_is_not_enforced_until_a_restart => "policy-cached-at-start",
+    an_approval_bound_to_a_conversation_fails_from_another => "approval-per-conversation",
+    a_review_on_a_user_turn_is_caught => "reviews-user-turns",
+    constant_identity_labels_are_not_bound_to_content => "identity-labels",
+    a_gate_folding_key_case_disagrees_with_the_contract => "gate-folds-case",
+    a_gate_reading_missing_as_null_disagrees_with_the_contract => "gate-missing-is-null",
+    a_review_approving_every_draft_approves_the_decoy => "approves-every-draft",
+    a_promoted_count_of_episodes_fails_the_control_turns => "promoted-counts-episodes",
+    a_refused_call_written_to_the_store_shows_in_the_oracle => "refusal-hits-store",
+    a_ledger_entry_with_no_store_effect_shows_in_the_oracle => "ledger-without-effect",
+    a_declared_extension_with_nothing_bound_fails_to_run => "extension-unbound",
+    call_ids_restarting_each_turn_repeat_across_the_trial => "call-ids-per-turn",
+    a_bridge_dropping_arguments_is_seen_by_the_witness => "bridge-drops-arguments",
+    an_upstream_error_reported_as_success_is_seen_by_the_witness => "upstream-error-as-success",
+    a_result_never_shown_to_the_model_is_caught => "result-hidden-from-model",
 }
 
 #[test]
-fn a_gate_that_ignores_state_does_not_refuse_the_blocked_turn() {
-    let run = run(
-        "python.twin.gate_ignores_state",
-        &procedural(),
-        Some("gate-ignores-state"),
+fn every_twin_the_desk_offers_is_listed_and_tested() {
+    let output = Command::new("python3")
+        .arg(python::desk_dir().join("helpdesk.py"))
+        .arg("--list-twins")
+        .output()
+        .expect("python3 runs the desk");
+    assert!(output.status.success(), "{output:?}");
+    let offered: BTreeSet<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let listed: BTreeSet<String> = all_twins().map(|t| t.name.to_owned()).collect();
+    let tested: BTreeSet<String> = TESTED.iter().map(|&n| n.to_owned()).collect();
+    assert_eq!(offered, listed, "helpdesk.py TWINS against python.rs");
+    assert_eq!(listed, tested, "python.rs against the tests above");
+}
+
+/// The companion's procedure identity is the harness's, on preconditions
+/// with nesting, key order, non-ASCII text, control characters and numbers.
+#[test]
+fn the_companion_hashes_procedures_as_the_harness_does() {
+    let cases = [
+        (
+            "issue_refund",
+            json!([{"state": {"path": "region", "op": "neq", "value": "EU"}}]),
+            "verify the account region, then issue the refund",
+        ),
+        (
+            "tool \u{e9}",
+            json!({"z": [1, 2.5, 0.000_001, 1e16, -0.0, null, true], "a": "\u{e9}\n\u{1f}\""}),
+            "na\u{ef}ve \u{2713}",
+        ),
+        ("", json!(null), ""),
+    ];
+    let script = "import json, sys\n\
+                  from symfonic_evals_protocol import procedure_identity\n\
+                  for line in sys.stdin:\n    \
+                  tool, precondition, text = json.loads(line)\n    \
+                  print(procedure_identity(tool, precondition, text))\n";
+    let input: String = cases
+        .iter()
+        .map(|(tool, pre, text)| format!("{}\n", json!([tool, pre, text])))
+        .collect();
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../python");
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .env("PYTHONPATH", python)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), input.as_bytes())
+        .expect("the cases are written");
+    let output = child.wait_with_output().expect("python3 answers");
+    assert!(output.status.success(), "{output:?}");
+    let digests: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let expected: Vec<String> = cases
+        .iter()
+        .map(|(tool, pre, text)| procedure_identity(tool, pre, text))
+        .collect();
+    assert_eq!(digests, expected);
+}
+
+// The asyncio desk, run by the interpreter of a virtualenv the companion
+// package was pip-installed into.
+
+fn run_async_desk(pack: Pack) -> PackRun {
+    let python = venv_python(&["./python"]);
+    // The desk's own directory is on its path, the checkout's package is not.
+    let imported = Command::new(&python)
+        .args([
+            "-c",
+            "import symfonic_evals_protocol as p; print(p.__file__)",
+        ])
+        .current_dir(python::desk_dir())
+        .output()
+        .expect("the virtualenv's interpreter runs");
+    let location = String::from_utf8_lossy(&imported.stdout);
+    assert!(
+        location.contains("site-packages"),
+        "the companion package is imported from {location}"
     );
-    fails_at(&run, "blocked", "StageObserved");
-    let kinds: Vec<String> = run.failures().into_iter().map(|f| f.assertion).collect();
-    assert!(kinds.contains(&"SideEffectCount".to_owned()), "{kinds:?}");
+    let spec = python::async_spec(&python);
+    run_pack(
+        &format!("python.async.{}", python::definition(pack).kind().name()),
+        &python::definition(pack),
+        &python::run_options(),
+        move |ctx| start(ctx, &spec),
+    )
 }
 
 #[test]
-fn a_draft_shown_to_the_model_fails_the_draft_probe() {
-    let run = run(
-        "python.twin.draft_in_recall",
-        &procedural(),
-        Some("draft-in-recall"),
-    );
-    fails_at(&run, "draft probe", "PromptRecallExcludes");
+fn the_asyncio_desk_passes_the_procedural_pack() {
+    run_async_desk(Pack::Procedural).assert_passed();
 }
 
 #[test]
-fn a_declared_extension_with_nothing_bound_fails_to_run() {
-    let run = run(
-        "python.twin.extension_unbound",
-        &extension(),
-        Some("extension-unbound"),
-    );
-    fails_at(&run, "extension call", "ToolSucceeded");
+fn the_asyncio_desk_passes_the_approval_pack() {
+    run_async_desk(Pack::ApprovalResume).assert_passed();
+}
+
+#[test]
+fn the_asyncio_desk_passes_the_extension_pack() {
+    run_async_desk(Pack::ExtensionTool).assert_passed();
 }

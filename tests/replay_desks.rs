@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use helpdesk::{packs, python, upstream, Helpdesk, Pack};
 use symfonic_evals::replay::{accept_pending, Cassette, ReplayConfig, ReplayMode, RECORD_ENV};
 use symfonic_evals::{run_pack, PackDefinition, RunOptions, TargetContext, TrialPolicy};
-use symfonic_evals_e2e::venv::python_with_openai;
+use symfonic_evals_e2e::venv_python;
 
 const PACKS: [Pack; 3] = [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool];
 
@@ -79,7 +79,7 @@ fn committed_cassettes_replay_every_rust_desk_pack() {
 
 #[test]
 fn committed_cassettes_replay_every_python_desk_pack_through_the_openai_sdk() {
-    let python = python_with_openai();
+    let python = venv_python(&["openai"]);
     let upstream = recording().then(|| upstream::python_desk().expect("a scripted upstream"));
     for pack in PACKS {
         let config = ReplayConfig {
@@ -161,7 +161,7 @@ fn the_rust_desk_records_then_replays_with_no_upstream_running() {
 
 #[test]
 fn the_python_desk_records_then_replays_with_no_upstream_running() {
-    let python = python_with_openai();
+    let python = venv_python(&["openai"]);
     let dir = tempfile::tempdir().unwrap();
     let spec = python::model_spec(&python);
     record_stop_replay(

@@ -1,131 +1,113 @@
-//! A Python virtual environment the tests set up by themselves, so
-//! `cargo test --workspace` on a fresh machine (with `python3`) installs
-//! what the Python deployments need from the package registry instead of
-//! skipping the tests that need it.
-//!
-//! The environment lives under the cargo target directory, one per set of
-//! requirements, and is created once: an exclusive file lock makes parallel
-//! tests and test processes wait for the one that is installing, and a
-//! marker written last says the environment is complete.
+//! A Python virtualenv under the cargo target directory with packages
+//! installed by `pip`, for tests that must run a Python deployment against
+//! what an adopter installs rather than against the checkout.
 
-use std::fs::{self, File, OpenOptions};
+use std::collections::hash_map::DefaultHasher;
+use std::fs::{self, File};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use symfonic_evals::short_digest;
-
-/// The cargo target directory this test binary was built in
-/// (`<target>/<profile>/deps/<binary>`), or `CARGO_TARGET_DIR`.
-pub fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(dir);
+/// The interpreter of a virtualenv with `requirements` installed, creating
+/// it on first use. Requirements are `pip install` arguments; one starting
+/// with `./` is a path from the workspace root (`"./python"` installs the
+/// companion package from this checkout).
+///
+/// The virtualenv lives under the target directory, named by the
+/// requirements and the contents of the local paths among them, so an
+/// edited package is installed afresh. A file lock serialises creation
+/// across test threads (each opens the file itself) and processes; a finished virtualenv is marked and
+/// reused. Installing needs the package index for the build backend (and
+/// for any requirement that is not a local path).
+///
+/// # Panics
+///
+/// When `python3 -m venv` or `pip install` fails: the test cannot run.
+pub fn venv_python(requirements: &[&str]) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let resolved: Vec<String> = requirements
+        .iter()
+        .map(|r| match r.strip_prefix("./") {
+            Some(path) => root.join(path).to_string_lossy().into_owned(),
+            None => (*r).to_owned(),
+        })
+        .collect();
+    let mut hasher = DefaultHasher::new();
+    for requirement in &resolved {
+        requirement.hash(&mut hasher);
+        hash_tree(Path::new(requirement), &mut hasher);
     }
+    let parent = target_dir().join("python-venvs");
+    fs::create_dir_all(&parent).expect("the target directory is writable");
+    let dir = parent.join(format!("{:016x}", hasher.finish()));
+    let python = dir.join("bin").join("python");
+    let done = dir.join(".installed");
+    // Held until this function returns (the file closes); the kernel drops
+    // it if the process dies, so a killed run leaves no stale lock.
+    let lock = File::create(parent.join(format!("{:016x}.lock", hasher.finish())))
+        .expect("a lock file under the target directory");
+    lock.lock().expect("the virtualenv's lock");
+    if done.exists() {
+        return python;
+    }
+    let _ = fs::remove_dir_all(&dir);
+    run(Command::new("python3").args(["-m", "venv"]).arg(&dir));
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(&resolved));
+    File::create(&done).expect("the virtualenv can be marked finished");
+    python
+}
+
+/// `<target>/<profile>/deps/<test binary>` → `<target>`.
+fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     exe.ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "deps"))
-        .and_then(|deps| deps.parent()?.parent())
-        .map_or_else(|| PathBuf::from("target"), Path::to_path_buf)
+        .nth(3)
+        .expect("a test binary lives in <target>/<profile>/deps")
+        .to_path_buf()
 }
 
-struct Lock(File);
-
-impl Lock {
-    fn exclusive(path: &Path) -> Self {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .unwrap_or_else(|e| panic!("cannot open the lock {}: {e}", path.display()));
-        #[cfg(unix)]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: flock(2) on a descriptor we own; it blocks until the
-            // lock is ours and touches no memory.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            assert_eq!(rc, 0, "cannot lock {}", path.display());
+/// Mixes every file under `path` (if it is a local directory) into the
+/// hash: names and contents, in a stable order, caches and build output
+/// left out.
+fn hash_tree(path: &Path, hasher: &mut DefaultHasher) {
+    let Ok(entries) = fs::read_dir(path) else {
+        if let Ok(bytes) = fs::read(path) {
+            bytes.hash(hasher);
         }
-        Self(file)
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for entry in entries {
+        let name = entry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name == "__pycache__" || name == "build" || name.ends_with(".egg-info") {
+            continue;
+        }
+        name.hash(hasher);
+        hash_tree(&entry, hasher);
     }
 }
 
-impl Drop for Lock {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: as above; unlocking a lock we hold.
-            unsafe {
-                libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
-            }
-        }
-    }
-}
-
-fn run(command: &mut Command, what: &str) {
+fn run(command: &mut Command) {
     let output = command
         .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+        .unwrap_or_else(|error| panic!("{command:?}: {error}"));
     assert!(
         output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
+        "{command:?} failed ({}):\n{}{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-/// The interpreter of a virtual environment with `requirements` installed
-/// (pip requirement specifiers, e.g. `openai` or `./python`), creating it
-/// with `python3 -m venv` and `pip install` on first use.
-///
-/// # Panics
-///
-/// When `python3` is missing or the installation fails: a test that needs
-/// the environment fails saying why rather than skipping.
-pub fn python_with(requirements: &[&str]) -> PathBuf {
-    let id = short_digest(requirements.join("\n").as_bytes()).replace("sha256:", "");
-    let root = target_dir().join("symfonic-evals-venv");
-    fs::create_dir_all(&root).unwrap_or_else(|e| panic!("cannot create {}: {e}", root.display()));
-    let venv = root.join(&id);
-    let python = if cfg!(windows) {
-        venv.join("Scripts").join("python.exe")
-    } else {
-        venv.join("bin").join("python")
-    };
-    let ready = venv.join(".symfonic-evals-ready");
-    let _lock = Lock::exclusive(&root.join(format!("{id}.lock")));
-    if ready.exists() && python.exists() {
-        return python;
-    }
-    if venv.exists() {
-        // A half-made environment from an interrupted run.
-        fs::remove_dir_all(&venv)
-            .unwrap_or_else(|e| panic!("cannot remove {}: {e}", venv.display()));
-    }
-    run(
-        Command::new("python3").arg("-m").arg("venv").arg(&venv),
-        "python3 -m venv",
-    );
-    run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(requirements),
-        &format!("pip install {}", requirements.join(" ")),
-    );
-    fs::write(&ready, requirements.join("\n"))
-        .unwrap_or_else(|e| panic!("cannot write {}: {e}", ready.display()));
-    python
-}
-
-/// The interpreter with the official OpenAI SDK, for the Python desk's
-/// model mode.
-pub fn python_with_openai() -> PathBuf {
-    python_with(&["openai"])
 }

@@ -1,15 +1,22 @@
 """A help desk agent in Python that earns all three symfonic-evals packs.
 
-The "model" is a deterministic router over the prompt, so the evidence is
-reproducible; everything else is what a real deployment does: procedures are
-learned from demonstrations, reviewed, persisted in SQLite and enforced by a
-tool gate that evaluates their state predicates; ``ask_user`` pauses with a
-single-use token persisted in SQLite; ``weather_lookup`` is a tool the
-``extensions`` capability contributes. Refunds apply through the harness's
-side-effect ledger.
+The model is a deterministic router over the prompt (``model.py``), so the
+evidence is reproducible; everything around it is what a real deployment
+does. Every user turn is kept as an episode and a consolidation cycle
+promotes repeated lessons into draft procedures; an operator's review
+(an operator turn, never a user's) approves the draft it names, with the
+tool it governs and a state predicate; the precondition gate evaluates that
+predicate before every call the procedure governs. ``ask_user`` parks its
+call and pauses with a single-use token, a question id and a checkpoint
+holding the rest of the plan; the gated action runs only after an approving
+answer. ``weather_lookup`` is a tool the ``extensions`` capability
+contributes, whose body witnesses every execution. Effects apply through the
+harness's ledger and are recorded in the desk's SQLite store, which the
+harness's effect oracle counts.
 
 ``--twin NAME`` starts a deliberately broken variant (see ``TWINS``), which
-the packs must catch.
+the packs must catch; each switch sits on the line where its flaw lives
+(search for ``self.has(``).
 """
 
 from __future__ import annotations
@@ -17,22 +24,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import secrets
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from predicates import applies  # noqa: E402
+from model import INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
+from predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
+from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import Procedure, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
     Capabilities,
     Deployment,
     Pause,
     PromptRequest,
+    ResolvedCall,
     ResumeRequest,
-    Stage,
+    Role,
     ToolCall,
     Turn,
     TurnFailure,
@@ -40,42 +49,88 @@ from symfonic_evals_protocol import (  # noqa: E402
     serve,
 )
 
-PRECONDITION_STAGE = "procedural_precondition"
-WEATHER = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+SYSTEM = "system: help desk agent"
+HOME_CITY = "Lisbon"
+"""Where a weather lookup without a city forecasts."""
+FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+CONTRIBUTED = ("weather_lookup",)
+"""Tools the ``extensions`` capability contributes, called through its bridge."""
 
 TWINS = {
+    # approval
+    "checkpoint-in-memory": "the pause's checkpoint is kept in process memory, not in the store",
     "tokens-in-memory": "spent pause tokens are remembered only in process memory",
+    "token-unchecked": "a resume redeems the conversation's latest pause whatever token it presents",
+    "any-conversation-redeems": "a token is redeemed from any conversation, not only its own",
+    "one-pending-pause": "the desk holds one pending pause: a new pause drops every other",
+    "pending-as-success": "the parked ask_user call is reported as a call that succeeded",
+    "question-id-ignored": "a resume never compares the question id it is handed with the one published",
+    "gated-before-answer": "the gated action runs when the turn pauses, before anyone answered",
+    "denial-approves": "the answer is never read: a denial escalates like an approval",
+    "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
+    "replay-wrong-kind": "a replayed token is refused as an unknown token, with no code",
+    # procedural
     "review-in-memory": "approvals are kept in process memory, never written to the store",
     "gate-ignores-state": "the tool gate reads procedures but never evaluates their predicates",
-    "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "draft-in-recall": "unreviewed drafts are shown to the model as if approved",
+    "policy-cached-at-start": "the gate reads approved procedures loaded once at start-up",
+    "approval-per-conversation": "the review door approves only drafts its own conversation learned",
+    "reviews-user-turns": "a user's turn that reads like a review is reviewed as if an operator spoke",
+    "identity-labels": "procedures are named by constant labels, not by digests of their content",
+    "gate-folds-case": "the gate matches state keys in any casing, not UPPER then lower",
+    "gate-missing-is-null": "the gate reads a missing state key as null",
+    "approves-every-draft": "a review approves every draft on file, not the one it names",
+    "promoted-counts-episodes": "the promoted count published is the number of episodes kept",
+    "refusal-hits-store": "a call the gate refused still writes its effect to the store, outside the ledger",
+    "ledger-without-effect": "a refund is applied on the ledger but never written to the store",
+    # extension
+    "extension-unbound": "weather_lookup is declared but no implementation is bound",
+    "call-ids-per-turn": "call ids restart at call-1 every turn",
+    "bridge-drops-arguments": "the tool bridge hands the body no arguments",
+    "upstream-error-as-success": "the forecast service is down and the bridge serves a stale forecast as a success",
+    "result-hidden-from-model": "tool results are reported but never shown to the model",
 }
 
-_DEMONSTRATION = re.compile(r"^walk me through refunding order \d+: (?P<lesson>.+)$")
-_REVIEW = re.compile(r"governs (?P<tool>\w+) when (?P<path>\S+) (?P<op>eq|neq|in|exists)\s*(?P<value>.*)$")
-_REFUND = re.compile(r"refund order (?P<order>\d+)")
-_ESCALATE = re.compile(r"escalate ticket (?P<ticket>\d+)")
-_WEATHER = re.compile(r"weather in (?P<city>[A-Z][a-z]+)")
+
+class ToolError(Exception):
+    """A tool body (or the service behind it) failed; the text is the error."""
 
 
-def _parse_value(text: str) -> Any:
-    """A reviewer's value: JSON when it parses (lists for ``in``), else text."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+def _folded_lookup(mapping: Dict[str, Any], segment: str) -> Any:
+    for key, value in mapping.items():
+        if key.lower() == segment.lower():
+            return value
+    return ABSENT
+
+
+def _null_lookup(mapping: Dict[str, Any], segment: str) -> Any:
+    found = contract_lookup(mapping, segment)
+    return None if found is ABSENT else found
 
 
 class HelpDesk(Deployment):
     """The deployment; ``twin`` names a broken variant or is ``None``."""
 
-    def __init__(self, durable_dir: str, twin: Optional[str] = None) -> None:
+    def __init__(self, durable_dir: str, twin: Optional[str] = None, model: Optional[ScriptedModel] = None) -> None:
         super().__init__(durable_dir)
         self.store = Store(durable_dir)
         self.twin = twin
-        self._spent_in_memory: set[str] = set()
+        self.model = model or ScriptedModel()
+        self._spent_in_memory: Set[str] = set()
         self._approved_in_memory: Dict[int, Procedure] = {}
-        self._calls = 0
+        self._checkpoints_in_memory: Dict[str, Any] = {}
+        self._policy_at_start = self._approved() if self.has("policy-cached-at-start") else []
+        self._calls_this_turn = 0
+        self._bodies: Dict[str, Callable[[Dict[str, Any], Turn], Any]] = {
+            "issue_refund": self._issue_refund,
+            "escalate_ticket": self._escalate_ticket,
+        }
+        if not self.has("extension-unbound"):
+            self._bodies["weather_lookup"] = self._weather_lookup
+
+    def has(self, twin: str) -> bool:
+        """Whether this desk is the named broken twin."""
+        return self.twin == twin
 
     def capabilities(self) -> Capabilities:
         return (
@@ -85,174 +140,345 @@ class HelpDesk(Deployment):
             .with_trait("procedural-precondition")
             .with_trait("procedural-review")
             .operation("resume")
-            .contributes("extensions", "weather_lookup")
+            .contributes("extensions", CONTRIBUTED[0])
         )
 
     def close(self) -> None:
         self.store.close()
 
-    # -- the review door ---------------------------------------------------
+    # -- what the review door and the gate read --------------------------------
 
     def _procedures(self) -> List[Procedure]:
-        stored = self.store.procedures()
-        return [self._approved_in_memory.get(p.id, p) for p in stored]
+        return [self._approved_in_memory.get(p.id, p) for p in self.store.procedures()]
 
     def _approved(self) -> List[Procedure]:
-        if self.twin == "draft-in-recall":
-            return self._procedures()
         return [p for p in self._procedures() if p.status == "approved"]
 
-    def _review_evidence(self) -> Dict[str, Any]:
-        rows = sorted(
-            (p.status, "" if p.status == "draft" else p.action_tool) for p in self._procedures()
-        )
-        return {
-            "procedural_review": [list(row) for row in rows],
-            "procedural_review_ids": sorted(
-                p.identity() for p in self._procedures() if p.status == "approved"
-            ),
-        }
+    def _policy(self) -> List[Procedure]:
+        """The approved procedures the gate enforces, read at each call."""
+        if self.has("policy-cached-at-start"):
+            return self._policy_at_start
+        return self._approved()
+
+    def _recall(self) -> List[str]:
+        if self.has("draft-in-recall"):
+            return [p.text for p in self._procedures()]
+        return [p.text for p in self._approved()]
+
+    def _identity(self, procedure: Procedure) -> str:
+        if self.has("identity-labels"):
+            return f"procedure-{procedure.id}"
+        return procedure.identity()
+
+    def _lookup(self) -> Lookup:
+        if self.has("gate-folds-case"):
+            return _folded_lookup
+        if self.has("gate-missing-is-null"):
+            return _null_lookup
+        return contract_lookup
+
+    def _evidence(self) -> Dict[str, Any]:
+        return review_evidence(self._procedures(), self._identity)
+
+    def _call_id(self) -> str:
+        if self.has("call-ids-per-turn"):
+            self._calls_this_turn += 1
+            return f"call-{self._calls_this_turn}"
+        return f"call-{self.store.next_call_number()}"
 
     # -- turns ---------------------------------------------------------------
 
     def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
-        self._calls = 0
-        prompt = request.prompt
-        recall = "".join(f"\n- {p.text}" for p in self._approved())
-        record = TurnRecord(model_input=f"system: help desk agent\nrecall:{recall}\nuser: {prompt}")
-        record.attributes["procedural_enforcement_ids"] = []
-        if (match := _DEMONSTRATION.match(prompt)) is not None:
-            self.store.record_episode(match["lesson"])
-            record.attributes["procedural_promoted"] = self.store.consolidate()
-            record.answer = "noted how this is done"
-        elif prompt.startswith("approve") and (match := _REVIEW.search(prompt)) is not None:
-            record.answer = self._review(match)
-        elif (match := _REFUND.search(prompt)) is not None:
-            self._refund(int(match["order"]), request.state or {}, record, turn)
-        elif (match := _ESCALATE.search(prompt)) is not None:
-            self._ask_user(request.conversation, int(match["ticket"]), record)
-        elif (match := _WEATHER.search(prompt)) is not None:
-            self._weather(match["city"], record)
-        else:
-            record.answer = "how can I help?"
-        record.attributes.update(self._review_evidence())
+        self._calls_this_turn = 0
+        if request.role == Role.OPERATOR:
+            return self._operator_turn(request)
+        if self.has("reviews-user-turns") and parse_review(request.prompt) is not None:
+            return self._operator_turn(request)
+        return self._user_turn(request, turn)
+
+    def _operator_turn(self, request: PromptRequest) -> TurnRecord:
+        """The operator door: a review, never seen by the model."""
+        review = parse_review(request.prompt)
+        record = TurnRecord(answer="not a review this desk understands")
+        if review is not None:
+            procedures = self._procedures()
+            if self.has("approves-every-draft"):
+                chosen = [p for p in procedures if p.status == "draft"]
+            elif self.has("approval-per-conversation"):
+                draft = named_draft([p for p in procedures if p.conversation == request.conversation], review)
+                chosen = [] if draft is None else [draft]
+            else:
+                draft = named_draft(procedures, review)
+                chosen = [] if draft is None else [draft]
+            for draft in chosen:
+                if self.has("review-in-memory"):
+                    self._approved_in_memory[draft.id] = Procedure(
+                        draft.id, draft.text, "approved", review.tool, review.precondition, draft.conversation
+                    )
+                else:
+                    self.store.approve(draft.id, review.tool, review.precondition)
+            record.answer = f"{len(chosen)} procedure(s) approved" if chosen else "nothing to approve"
+        record.attributes.update(self._evidence())
         return record
 
-    def _call_id(self) -> str:
-        self._calls += 1
-        return f"call-{self._calls}"
+    def _user_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+        recall = "".join(f"\n- {text}" for text in self._recall())
+        transcript = [SYSTEM, f"recall:{recall}", f"user: {request.prompt}"]
+        plan = self.model.plan(request.prompt, "\n".join(transcript))
+        record = TurnRecord()
+        outcomes: List[Outcome] = []
+        enforced: Set[str] = set()
+        for index, call in enumerate(plan.calls):
+            if call.name == INTERACTION:
+                outcomes.append(self._ask(call, plan.calls[index + 1 :], request, record, turn, transcript))
+                break
+            outcome = self._execute(call, request.state, record, turn, transcript, enforced)
+            outcomes.append(outcome)
+            if outcome.status != "succeeded":
+                break
+        record.answer = self.model.reply(plan, outcomes, "\n".join(transcript))
+        record.model_input = "\n".join(transcript)
+        # The consolidation cycle runs after every user turn; what it
+        # promoted is its own count, not anything the turn claims.
+        self.store.record_episode(request.conversation, plan.lesson)
+        promoted = self.store.consolidate(request.conversation)
+        if self.has("promoted-counts-episodes"):
+            promoted = self.store.episode_count()
+        record.attributes["procedural_promoted"] = promoted
+        record.attributes["procedural_enforcement_ids"] = sorted(enforced)
+        record.attributes.update(self._evidence())
+        return record
 
-    def _review(self, match: "re.Match[str]") -> str:
-        drafts = [p for p in self._procedures() if p.status == "draft"]
-        if not drafts:
-            return "nothing to review"
-        draft = drafts[0]
-        predicate: Dict[str, Any] = {"path": match["path"], "op": match["op"]}
-        if match["op"] != "exists":
-            predicate["value"] = _parse_value(match["value"].strip())
-        precondition = [{"state": predicate}]
-        if self.twin == "review-in-memory":
-            self._approved_in_memory[draft.id] = Procedure(
-                draft.id, draft.text, "approved", match["tool"], precondition
-            )
-        else:
-            self.store.approve(draft.id, match["tool"], precondition)
-        return "procedure approved"
+    # -- calls ---------------------------------------------------------------
 
-    def _refund(self, order: int, state: Dict[str, Any], record: TurnRecord, turn: Turn) -> None:
-        arguments = {"order": order}
-        governing = [p for p in self._approved() if p.action_tool == "issue_refund"]
-        record.attributes["procedural_enforcement_ids"] = sorted(p.identity() for p in governing)
-        if governing:
-            refused = 0
-            for procedure in governing:
-                holds = True if self.twin == "gate-ignores-state" else applies(state, procedure.precondition)[0]
-                refused += 0 if holds else 1
-            outcome = "rejected" if refused else "passed"
-            counts = {"checked": len(governing), "refused": refused}
-            record.governance.append(Stage(PRECONDITION_STAGE, outcome, counts))
-            if refused:
-                record.tool_calls.append(ToolCall.refused(self._call_id(), "issue_refund", arguments, PRECONDITION_STAGE))
-                record.answer = "I cannot issue that refund here"
-                return
-        else:
-            record.governance.append(Stage(PRECONDITION_STAGE, "abstained", {"checked": 0}))
-        if turn.ledger_apply(f"refund:{order}"):
-            self.store.record_refund(order)
-        record.tool_calls.append(ToolCall.succeeded(self._call_id(), "issue_refund", arguments, {"refunded": order}))
-        record.answer = f"refund for order {order} issued"
+    def _execute(
+        self,
+        call: ToolRequest,
+        state: Any,
+        record: TurnRecord,
+        turn: Turn,
+        transcript: List[str],
+        enforced: Set[str],
+    ) -> Outcome:
+        """One call through the gate, the bridge and the tool body."""
+        call_id = self._call_id()
+        governing = [p for p in self._policy() if p.action_tool == call.name]
+        stage, admitted, ids = judge(
+            governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
+        )
+        record.governance.append(stage)
+        enforced.update(ids)
+        if not admitted:
+            record.tool_calls.append(ToolCall.refused(call_id, call.name, call.arguments, PRECONDITION_STAGE))
+            transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")
+            if self.has("refusal-hits-store") and call.name == "issue_refund":
+                self.store.record_refund(call.arguments["order"])
+            return Outcome(call.name, "refused")
+        status, detail = self._bridge(call, turn)
+        if status == "failed":
+            record.tool_calls.append(ToolCall.failed(call_id, call.name, call.arguments, detail))
+            transcript.append(f"tool {call.name} failed: {detail}")
+            return Outcome(call.name, "failed")
+        record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, detail))
+        if not self.has("result-hidden-from-model"):
+            transcript.append(f"tool {call.name} -> {json.dumps(detail, ensure_ascii=False)}")
+        return Outcome(call.name, "succeeded", detail)
 
-    def _ask_user(self, conversation: str, ticket: int, record: TurnRecord) -> None:
+    def _bridge(self, call: ToolRequest, turn: Turn) -> Tuple[str, Any]:
+        """Hands the model's call to the bound body: ``(status, result or error)``."""
+        body = self._bodies.get(call.name)
+        if body is None:
+            return "failed", "no implementation is bound"
+        contributed = call.name in CONTRIBUTED
+        arguments = {} if self.has("bridge-drops-arguments") and contributed else dict(call.arguments)
+        try:
+            result = body(arguments, turn)
+        except ToolError as error:
+            if self.has("upstream-error-as-success") and contributed:
+                city = arguments.get("city", HOME_CITY)
+                return "succeeded", {"city": city, "forecast": FORECASTS.get(city, "unknown")}
+            return "failed", str(error)
+        return "succeeded", result
+
+    def _witnessed(self, name: str, arguments: Dict[str, Any], turn: Turn, run: Callable[[], Any]) -> Any:
+        """Runs a body and tells the harness what it received and how it
+        ended, from where it ran."""
+        try:
+            result = run()
+        except ToolError as error:
+            turn.witness(name, arguments, error=str(error))
+            raise
+        turn.witness(name, arguments, result=result)
+        return result
+
+    def _issue_refund(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        def run() -> Any:
+            order = arguments.get("order")
+            if not isinstance(order, int):
+                raise ToolError("a refund needs an order number")
+            if turn.ledger_apply(f"refund:{order}") and not self.has("ledger-without-effect"):
+                self.store.record_refund(order)
+            return {"refunded": order}
+
+        return self._witnessed("issue_refund", arguments, turn, run)
+
+    def _escalate_ticket(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        def run() -> Any:
+            ticket = arguments.get("ticket")
+            if not isinstance(ticket, int):
+                raise ToolError("an escalation needs a ticket number")
+            if turn.ledger_apply(f"escalate:{ticket}"):
+                self.store.record_escalation(ticket)
+            return {"escalated": ticket}
+
+        return self._witnessed("escalate_ticket", arguments, turn, run)
+
+    def _weather_lookup(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        def run() -> Any:
+            city = arguments.get("city", HOME_CITY)
+            if self.has("upstream-error-as-success"):
+                raise ToolError("forecast service unavailable (503)")
+            if city not in FORECASTS:
+                raise ToolError("no forecast for that city")
+            return {"city": city, "forecast": FORECASTS[city]}
+
+        return self._witnessed("weather_lookup", arguments, turn, run)
+
+    # -- pausing for a person ----------------------------------------------------
+
+    def _ask(
+        self,
+        call: ToolRequest,
+        rest: List[ToolRequest],
+        request: PromptRequest,
+        record: TurnRecord,
+        turn: Turn,
+        transcript: List[str],
+    ) -> Outcome:
+        """Parks the interaction's call and pauses; the checkpoint holds the
+        calls the plan makes after the answer."""
+        call_id = self._call_id()
         token = secrets.token_urlsafe(16)
-        checkpoint = {"ticket": ticket, "next": "escalate_ticket"}
-        self.store.save_pause(token, conversation, "ask_user", checkpoint)
-        question = {"question": f"may I escalate ticket {ticket}?"}
-        record.tool_calls.append(ToolCall.succeeded(self._call_id(), "ask_user", question, {"paused": True}))
-        # Measured, not assumed: resumable when the stored pause carries the
-        # checkpoint its redemption continues from.
+        question_id = f"q-{secrets.token_hex(8)}"
+        if self.has("pending-as-success"):
+            record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, {"asked": True}))
+        else:
+            record.tool_calls.append(ToolCall.pending(call_id, call.name, call.arguments))
+        transcript.append(f"tool {call.name} waits for a person")
+        if self.has("gated-before-answer"):
+            for early in rest:
+                self._execute(early, request.state, record, turn, transcript, set())
+            rest = []
+        checkpoint = {"next": [later.to_json() for later in rest]}
+        if self.has("one-pending-pause"):
+            self.store.forget_pauses()
+        conversation = request.conversation
+        if self.has("checkpoint-in-memory"):
+            self._checkpoints_in_memory[token] = checkpoint
+            self.store.save_pause(token, conversation, call.name, call_id, question_id, None)
+        else:
+            self.store.save_pause(token, conversation, call.name, call_id, question_id, checkpoint)
+        # Measured, not assumed: resumable when the pause kept a checkpoint.
+        resumable = self._checkpoint(token) is not None
+        record.pause = Pause(call.name, resumable, token, call.arguments, question_id)
+        return Outcome(call.name, "pending")
+
+    def _checkpoint(self, token: str) -> Any:
+        if self.has("checkpoint-in-memory"):
+            return self._checkpoints_in_memory.get(token)
         stored = self.store.pause(token)
-        record.pause = Pause("ask_user", stored is not None and stored.checkpoint is not None, token)
-        record.answer = "waiting for a supervisor"
+        return None if stored is None else stored.checkpoint
 
-    def _weather(self, city: str, record: TurnRecord) -> None:
-        arguments = {"city": city}
-        if self.twin == "extension-unbound" or city not in WEATHER:
-            record.tool_calls.append(ToolCall.failed(self._call_id(), "weather_lookup", arguments, "no forecast"))
-            record.answer = "I could not look that up"
-            return
-        forecast = WEATHER[city]
-        record.tool_calls.append(ToolCall.succeeded(self._call_id(), "weather_lookup", arguments, forecast))
-        record.answer = f"{city}: {forecast}"
+    def _spent(self, token: str, consumed: bool) -> bool:
+        if self.has("tokens-in-memory"):
+            return token in self._spent_in_memory
+        return consumed
 
-    # -- redemption ----------------------------------------------------------
+    def _spend(self, token: str) -> bool:
+        if self.has("tokens-in-memory"):
+            self._spent_in_memory.add(token)
+            return True
+        return self.store.consume(token)
+
+    def _approval(self, answer: Any) -> bool:
+        """Whether the answer approves; :class:`TurnFailure` when it is unfit."""
+        if self.has("unfit-answer-accepted"):
+            fits = isinstance(answer, dict) and "approved" in answer
+        else:
+            fits = isinstance(answer, dict) and set(answer) == {"approved"} and isinstance(answer["approved"], bool)
+        if not fits:
+            raise TurnFailure("InvalidAnswer", "the answer says only whether it is approved", code="answer.invalid")
+        return True if self.has("denial-approves") else bool(answer["approved"])
 
     def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
-        self._calls = 0
-        pause = self.store.pause(request.token)
-        if pause is None or pause.conversation != request.conversation:
-            raise TurnFailure("UnknownPauseToken", "no pause was issued with this token here")
-        answer = request.answer
-        if not isinstance(answer, dict) or not isinstance(answer.get("approved"), bool):
-            raise TurnFailure("InvalidAnswer", "the answer must say whether it is approved")
-        if self.twin == "tokens-in-memory":
-            spent = request.token in self._spent_in_memory
-            self._spent_in_memory.add(request.token)
+        self._calls_this_turn = 0
+        if self.has("token-unchecked"):
+            pause = self.store.latest_pause(request.conversation)
         else:
-            spent = not self.store.consume(request.token)
-        if spent:
-            raise TurnFailure("PauseTokenReplayedError", "this pause was already redeemed")
-        checkpoint = pause.checkpoint
-        record = TurnRecord(model_input=f"system: help desk agent\nresume: {pause.interaction}")
-        continued = isinstance(checkpoint, dict) and checkpoint.get("next") == "escalate_ticket"
-        if continued and answer["approved"]:
-            ticket = checkpoint["ticket"]
-            record.tool_calls.append(
-                ToolCall.succeeded(self._call_id(), "escalate_ticket", {"ticket": ticket}, {"escalated": ticket})
-            )
-            record.answer = f"ticket {ticket} escalated"
-        else:
-            record.answer = "left as it was"
+            pause = self.store.pause(request.token)
+        if pause is None:
+            raise TurnFailure("UnknownPauseToken", "no pause was issued with this token", code="pause.unknown")
+        if pause.conversation != request.conversation and not self.has("any-conversation-redeems"):
+            raise TurnFailure("ForeignPauseToken", "this pause belongs to another conversation", code="pause.foreign")
+        if request.question_id != pause.question_id and not self.has("question-id-ignored"):
+            raise TurnFailure("QuestionMismatch", "the answer addresses another question", code="question.mismatch")
+        if self._spent(pause.token, pause.consumed):
+            self._replayed()
+        # Validated before the token is spent: an unfit answer leaves the
+        # pause redeemable by a fitting one.
+        approved = self._approval(request.answer)
+        if not self._spend(pause.token):
+            self._replayed()
+        checkpoint = self._checkpoint(pause.token)
+        later = checkpoint.get("next") if isinstance(checkpoint, dict) else None
+        continued = isinstance(later, list)
+        recall = "".join(f"\n- {text}" for text in self._recall())
+        transcript = [SYSTEM, f"recall:{recall}", f"resume: {pause.interaction} answered {json.dumps(request.answer)}"]
+        record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, request.answer)])
+        outcomes: List[Outcome] = []
+        if continued and approved:
+            for value in later or []:
+                call = ToolRequest.from_json(value)
+                if call is None:
+                    continue
+                outcome = self._execute(call, None, record, turn, transcript, set())
+                outcomes.append(outcome)
+                if outcome.status != "succeeded":
+                    break
+        record.answer = self.model.resumed(approved, outcomes, "\n".join(transcript))
+        record.model_input = "\n".join(transcript)
         record.attributes.update(
             resume_outcome="resumed",
             resume_name=pause.interaction,
-            resume_checkpoint=isinstance(checkpoint, dict),
+            resume_checkpoint=checkpoint is not None,
             resume_continued=continued,
         )
         return record
 
+    def _replayed(self) -> None:
+        if self.has("replay-wrong-kind"):
+            raise TurnFailure("UnknownPauseToken", "no such pause")
+        raise TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
+
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Serves the protocol; ``--twin`` picks a broken variant."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Serves the protocol; ``--twin`` picks a broken variant, ``--list-twins``
+    prints their names."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--twin", choices=sorted(TWINS))
-    # ``--model openai``: decisions by a model through the official OpenAI SDK
-    # (openai_desk.py), pointed at the harness's model endpoint.
+    # ``--model openai``: plans and replies by a model through the official
+    # OpenAI SDK (openai_desk.py), pointed at the harness's model endpoint.
     parser.add_argument("--model", choices=["scripted", "openai"], default="scripted")
+    parser.add_argument("--list-twins", action="store_true")
     known, _ = parser.parse_known_args(argv)
-    desk = HelpDesk
+    if known.list_twins:
+        print("\n".join(sorted(TWINS)))
+        return 0
     if known.model == "openai":
-        from openai_desk import ModelHelpDesk as desk
-    return serve(lambda durable_dir: desk(durable_dir, known.twin), argv=argv)
+        from openai_desk import OpenAIModel
+
+        return serve(lambda durable_dir: HelpDesk(durable_dir, known.twin, model=OpenAIModel()), argv=argv)
+    return serve(lambda durable_dir: HelpDesk(durable_dir, known.twin), argv=argv)
 
 
 if __name__ == "__main__":

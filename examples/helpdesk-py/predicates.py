@@ -4,7 +4,9 @@ The same semantics the Rust library's ``contracts`` module implements, so a
 Python gate and a Rust gate agree on every rule:
 
 * a predicate is ``{"path": "a.b", "op": "eq"|"neq"|"in"|"exists", "value": ...}``;
-* each path segment is looked up UPPER-case first, then lower-case;
+* each path segment is looked up UPPER-case first, then lower-case (a
+  gate may pass another ``Lookup``, which is how a broken twin gets keys
+  wrong);
 * anything malformed fails closed (the rule does not admit);
 * an absent key fails every operator that takes a value, ``neq`` included;
 * ``in`` needs a list, never a string (which would substring-match);
@@ -16,10 +18,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 OPERATORS = ("eq", "neq", "in", "exists")
-_ABSENT = object()
+
+ABSENT: Any = object()
+"""What a lookup returns for a key the state does not hold."""
+
+Lookup = Callable[[Dict[str, Any], str], Any]
+"""How one path segment is looked up in an object: its value, or ``ABSENT``."""
 
 
 @dataclass(frozen=True)
@@ -30,20 +37,26 @@ class Outcome:
     reason: str
 
 
-def resolve_path(state: Any, path: str) -> Any:
-    """Walk ``state`` along a dotted path; ``_ABSENT`` when any step fails."""
+def contract_lookup(mapping: Dict[str, Any], segment: str) -> Any:
+    """The contract's key casing: the segment in UPPER case, then lower case;
+    any other spelling is absent."""
+    for key in (segment.upper(), segment.lower()):
+        if key in mapping:
+            return mapping[key]
+    return ABSENT
+
+
+def resolve_path(state: Any, path: str, lookup: Lookup = contract_lookup) -> Any:
+    """Walk ``state`` along a dotted path; ``ABSENT`` when any step fails."""
     if not isinstance(path, str) or not path:
-        return _ABSENT
+        return ABSENT
     cursor = state
     for segment in path.split("."):
         if not segment or not isinstance(cursor, dict):
-            return _ABSENT
-        if segment.upper() in cursor:
-            cursor = cursor[segment.upper()]
-        elif segment.lower() in cursor:
-            cursor = cursor[segment.lower()]
-        else:
-            return _ABSENT
+            return ABSENT
+        cursor = lookup(cursor, segment)
+        if cursor is ABSENT:
+            return ABSENT
     return cursor
 
 
@@ -60,7 +73,7 @@ def json_equal(left: Any, right: Any) -> bool:
     return type(left) is type(right) and left == right
 
 
-def evaluate(state: Any, predicate: Any) -> Outcome:
+def evaluate(state: Any, predicate: Any, lookup: Lookup = contract_lookup) -> Outcome:
     """Answer one predicate against ``state``, failing closed on anything odd."""
     if not isinstance(predicate, dict):
         return Outcome(False, "predicate must be an object")
@@ -69,9 +82,9 @@ def evaluate(state: Any, predicate: Any) -> Outcome:
         return Outcome(False, "missing or empty `path`")
     if op not in OPERATORS:
         return Outcome(False, f"unknown operator (allowed: {', '.join(OPERATORS)})")
-    resolved = resolve_path(state, path)
+    resolved = resolve_path(state, path, lookup)
     if op == "exists":
-        present = resolved is not _ABSENT
+        present = resolved is not ABSENT
         return Outcome(present, f"`{path}` exists -> {present}")
     if "value" not in predicate:
         return Outcome(False, f"operator `{op}` requires `value`")
@@ -79,7 +92,7 @@ def evaluate(state: Any, predicate: Any) -> Outcome:
     shown = json.dumps(declared)
     if op == "in" and not isinstance(declared, list):
         return Outcome(False, "`in` requires an array value")
-    if resolved is _ABSENT:
+    if resolved is ABSENT:
         return Outcome(False, f"`{path}` {op} {shown} -> false (state: absent)")
     if op == "in":
         same = any(json_equal(member, resolved) for member in declared)
@@ -112,7 +125,7 @@ def _entries(precondition: Any) -> Optional[List[Any]]:
     return None
 
 
-def applies(state: Any, precondition: Any) -> Tuple[bool, Optional[str]]:
+def applies(state: Any, precondition: Any, lookup: Lookup = contract_lookup) -> Tuple[bool, Optional[str]]:
     """Whether every state predicate holds, and the first failing reason.
 
     An entry that is neither a bare tool name nor a ``{"state": ...}`` rule
@@ -125,7 +138,7 @@ def applies(state: Any, precondition: Any) -> Tuple[bool, Optional[str]]:
     ):
         return False, "precondition holds an entry that is not a rule"
     for predicate in state_predicates_in(precondition):
-        outcome = evaluate(state, predicate)
+        outcome = evaluate(state, predicate, lookup)
         if not outcome.matched:
             return False, outcome.reason
     return True, None

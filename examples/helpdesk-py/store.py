@@ -1,28 +1,39 @@
 """The help desk's durable store: one SQLite file in the trial's durable dir.
 
-Everything a restart must not lose lives here: demonstration episodes, the
-procedures promoted from them and their review status, pauses with their
-single-use tokens and checkpoints, and the refunds actually issued.
+Everything a restart must not lose lives here: the episodes every user turn
+leaves, the procedures promoted from them and their review status, pauses
+with their single-use tokens, question ids and checkpoints, the counter call
+ids are drawn from, and the effects actually performed (refunds issued,
+tickets escalated), which the harness's effect oracle counts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
+
+from symfonic_evals_protocol import procedure_identity
+
+STORE_FILE = "helpdesk.sqlite3"
+"""The store's file name in the durable directory (the effect oracle opens it)."""
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS episodes (id INTEGER PRIMARY KEY, lesson TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (
+    id INTEGER PRIMARY KEY, conversation TEXT NOT NULL, lesson TEXT);
 CREATE TABLE IF NOT EXISTS procedures (
     id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
-    action_tool TEXT NOT NULL DEFAULT '', precondition TEXT NOT NULL DEFAULT 'null');
+    action_tool TEXT NOT NULL DEFAULT '', precondition TEXT NOT NULL DEFAULT 'null',
+    conversation TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS pauses (
     token TEXT PRIMARY KEY, conversation TEXT NOT NULL, interaction TEXT NOT NULL,
-    checkpoint TEXT NOT NULL, consumed INTEGER NOT NULL DEFAULT 0);
+    call_id TEXT NOT NULL, question_id TEXT NOT NULL, checkpoint TEXT,
+    consumed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refunds (ord INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS escalations (ticket INTEGER PRIMARY KEY);
 """
 
 
@@ -35,61 +46,76 @@ class Procedure:
     status: str
     action_tool: str
     precondition: Any
+    conversation: str
 
     def identity(self) -> str:
-        """A digest of what the procedure says, so two reads can be compared
-        without either quoting it."""
-        digest = hashlib.sha256()
-        for part in (self.action_tool, json.dumps(self.precondition, sort_keys=True), self.text):
-            data = part.encode("utf-8")
-            digest.update(len(data).to_bytes(8, "little"))
-            digest.update(data)
-        return digest.hexdigest()[:16]
+        """The digest the harness recomputes from what the review door
+        publishes, so review and gate name the procedure by its content."""
+        return procedure_identity(self.action_tool, self.precondition, self.text)
+
+    def published(self) -> Dict[str, Any]:
+        """The procedure as data, in the shape the procedural pack reads."""
+        return {"tool": self.action_tool, "precondition": self.precondition, "text": self.text}
 
 
 @dataclass(frozen=True)
 class PauseRow:
-    """A pause as stored: whom it asked, where to continue, whether spent."""
+    """A pause as stored: its token, whom it asked, the parked call, the
+    question's id, where to continue, and whether the token is spent."""
 
+    token: str
     conversation: str
     interaction: str
+    call_id: str
+    question_id: str
     checkpoint: Any
     consumed: bool
 
 
 class Store:
-    """Thin, explicit SQL over one connection."""
+    """Thin, explicit SQL over one connection; every write commits before
+    the turn answers."""
 
     def __init__(self, durable_dir: str) -> None:
-        self._db = sqlite3.connect(os.path.join(durable_dir, "helpdesk.sqlite3"))
+        self._db = sqlite3.connect(os.path.join(durable_dir, STORE_FILE))
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
-        """Closes the connection (every write is already committed)."""
+        """Closes the connection."""
         self._db.close()
 
-    def record_episode(self, lesson: str) -> None:
-        """Keeps one demonstration for the consolidation cycle."""
-        with self._db:
-            self._db.execute("INSERT INTO episodes (lesson) VALUES (?)", (lesson,))
+    # -- memory: episodes and consolidation ---------------------------------
 
-    def consolidate(self, minimum: int = 2) -> int:
-        """Promotes every lesson seen ``minimum`` times into a draft procedure;
-        returns how many this cycle promoted."""
+    def record_episode(self, conversation: str, lesson: Optional[str]) -> None:
+        """Keeps one user turn; ``lesson`` is what it taught, if anything."""
+        with self._db:
+            self._db.execute(
+                "INSERT INTO episodes (conversation, lesson) VALUES (?, ?)", (conversation, lesson)
+            )
+
+    def episode_count(self) -> int:
+        """How many user turns the desk has kept."""
+        return int(self._db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
+
+    def consolidate(self, conversation: str, minimum: int = 2) -> int:
+        """Promotes every lesson seen ``minimum`` times into a draft procedure
+        learned in ``conversation``; returns how many this cycle promoted."""
         with self._db:
             cursor = self._db.execute(
-                "INSERT OR IGNORE INTO procedures (text, status) "
-                "SELECT lesson, 'draft' FROM episodes GROUP BY lesson HAVING COUNT(*) >= ?",
-                (minimum,),
+                "INSERT OR IGNORE INTO procedures (text, status, conversation) "
+                "SELECT lesson, 'draft', ? FROM episodes WHERE lesson IS NOT NULL "
+                "GROUP BY lesson HAVING COUNT(*) >= ? ORDER BY MIN(id)",
+                (conversation, minimum),
             )
             return max(cursor.rowcount, 0)
 
     def procedures(self) -> List[Procedure]:
         """Every procedure, oldest first (the review door's listing)."""
         rows = self._db.execute(
-            "SELECT id, text, status, action_tool, precondition FROM procedures ORDER BY id"
+            "SELECT id, text, status, action_tool, precondition, conversation "
+            "FROM procedures ORDER BY id"
         )
-        return [Procedure(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+        return [Procedure(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
 
     def approve(self, procedure_id: int, tool: str, precondition: Any) -> None:
         """Marks a draft approved, naming the tool it governs and its precondition."""
@@ -100,29 +126,72 @@ class Store:
                 (tool, json.dumps(precondition), procedure_id),
             )
 
+    # -- call ids ------------------------------------------------------------
+
+    def next_call_number(self) -> int:
+        """A number no earlier call of this trial drew, across restarts."""
+        with self._db:
+            self._db.execute(
+                "INSERT INTO counters (name, value) VALUES ('calls', 1) "
+                "ON CONFLICT(name) DO UPDATE SET value = value + 1"
+            )
+            return int(self._db.execute("SELECT value FROM counters WHERE name = 'calls'").fetchone()[0])
+
+    # -- effects the ledger admitted ------------------------------------------
+
     def record_refund(self, order: int) -> None:
-        """Remembers a refund the ledger admitted."""
+        """Issues a refund (once per order)."""
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO refunds (ord) VALUES (?)", (order,))
 
-    def save_pause(self, token: str, conversation: str, interaction: str, checkpoint: Any) -> None:
-        """Stores a pause and the checkpoint its redemption continues from."""
+    def record_escalation(self, ticket: int) -> None:
+        """Escalates a ticket (once per ticket)."""
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO escalations (ticket) VALUES (?)", (ticket,))
+
+    # -- pauses ----------------------------------------------------------------
+
+    def save_pause(
+        self,
+        token: str,
+        conversation: str,
+        interaction: str,
+        call_id: str,
+        question_id: str,
+        checkpoint: Any,
+    ) -> None:
+        """Stores a pause; ``checkpoint`` ``None`` stores none."""
+        stored = None if checkpoint is None else json.dumps(checkpoint)
         with self._db:
             self._db.execute(
-                "INSERT INTO pauses (token, conversation, interaction, checkpoint) "
-                "VALUES (?, ?, ?, ?)",
-                (token, conversation, interaction, json.dumps(checkpoint)),
+                "INSERT INTO pauses (token, conversation, interaction, call_id, question_id, checkpoint) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (token, conversation, interaction, call_id, question_id, stored),
             )
 
-    def pause(self, token: str) -> Optional[PauseRow]:
-        """The pause a token was issued for, if any."""
+    def forget_pauses(self) -> None:
+        """Drops every stored pause."""
+        with self._db:
+            self._db.execute("DELETE FROM pauses")
+
+    def _pause(self, where: str, key: str) -> Optional[PauseRow]:
         row = self._db.execute(
-            "SELECT conversation, interaction, checkpoint, consumed FROM pauses WHERE token = ?",
-            (token,),
+            "SELECT token, conversation, interaction, call_id, question_id, checkpoint, consumed "
+            f"FROM pauses WHERE {where} = ? ORDER BY rowid DESC LIMIT 1",
+            (key,),
         ).fetchone()
         if row is None:
             return None
-        return PauseRow(row[0], row[1], json.loads(row[2]), bool(row[3]))
+        checkpoint = None if row[5] is None else json.loads(row[5])
+        return PauseRow(row[0], row[1], row[2], row[3], row[4], checkpoint, bool(row[6]))
+
+    def pause(self, token: str) -> Optional[PauseRow]:
+        """The pause a token was issued for, if any."""
+        return self._pause("token", token)
+
+    def latest_pause(self, conversation: str) -> Optional[PauseRow]:
+        """The latest pause of a conversation, if any."""
+        return self._pause("conversation", conversation)
 
     def consume(self, token: str) -> bool:
         """Spends a token; ``False`` when it was already spent. Atomic, so two

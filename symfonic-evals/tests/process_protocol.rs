@@ -290,6 +290,9 @@ fn live_traffic_with_the_python_companion_validates_in_both_directions() {
     let mut target = ProcessTarget::spawn(&ctx, &spec).unwrap();
     let request = PromptRequest::new("c", "refund order 3").with_state(json!({"region": "US"}));
     symfonic_evals::Target::run_turn(&mut target, &request).unwrap();
+    // An operator turn carries its role.
+    let review = PromptRequest::new("c", "approve the refund procedure").by(Role::Operator);
+    symfonic_evals::Target::run_turn(&mut target, &review).unwrap();
     drop(target);
 
     let schema = Schema::load();
@@ -311,15 +314,20 @@ fn live_traffic_with_the_python_companion_validates_in_both_directions() {
             decode(body.as_bytes()).unwrap();
         }
         seen.insert(format!("{direction}{}", value["type"].as_str().unwrap()));
+        if value["request"]["role"] == "operator" {
+            seen.insert("> operator prompt".into());
+        }
     }
     let expected: BTreeSet<String> = [
         "> hello",
         "> prompt",
+        "> operator prompt",
         "> resume",
         "> ledger_result",
         "> shutdown",
         "< ready",
         "< ledger_apply",
+        "< witness",
         "< turn_record",
         "< turn_error",
     ]

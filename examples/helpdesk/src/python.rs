@@ -1,23 +1,31 @@
 //! The same help desk written in Python (`examples/helpdesk-py/`), judged
-//! over the process protocol: its launcher, the pack arguments it is
-//! evaluated with, and its broken twins with where each must be caught.
-//! The main job and `tests/python_packs.rs` share these definitions.
+//! over the process protocol: its launchers (the blocking reference desk and
+//! the asyncio desk), the pack arguments it is evaluated with (every probe
+//! enabled), the effect oracle that reads its SQLite store, and its broken
+//! twins with where each must be caught. The main job and
+//! `tests/python_packs.rs` share these definitions.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
 use symfonic_evals::process::ProcessSpec;
 use symfonic_evals::{
-    ApprovalResumePack, ExtensionToolPack, PackDefinition, ProceduralPack, ProcessTarget,
-    TargetContext,
+    ApprovalResumePack, ArgumentMatch, ExtensionToolPack, PackDefinition, ProceduralPack,
+    ProcessTarget, RunOptions, TargetContext,
 };
 
 use crate::twins::{Catch, Pack};
 
+/// The directory of the Python desks.
+pub fn desk_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../helpdesk-py")
+}
+
 /// The command that starts the Python desk, or one of its twins.
 pub fn spec(twin: Option<&str>) -> ProcessSpec {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../helpdesk-py/helpdesk.py");
-    let spec = ProcessSpec::new("python3").arg(script);
+    let spec = ProcessSpec::new("python3").arg(desk_dir().join("helpdesk.py"));
     match twin {
         Some(twin) => spec.args(["--twin", twin]),
         None => spec,
@@ -29,10 +37,16 @@ pub fn spec(twin: Option<&str>) -> ProcessSpec {
 /// interpreter that has the SDK installed. The harness points the SDK at the
 /// trial's model endpoint through `OPENAI_BASE_URL`.
 pub fn model_spec(python: impl Into<std::ffi::OsString>) -> ProcessSpec {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../helpdesk-py/helpdesk.py");
     ProcessSpec::new(python)
-        .arg(script)
+        .arg(desk_dir().join("helpdesk.py"))
         .args(["--model", "openai"])
+}
+
+/// The command that starts the asyncio desk with `python`, an interpreter
+/// the companion package is installed in (the desk imports it from there,
+/// not from the checkout).
+pub fn async_spec(python: &Path) -> ProcessSpec {
+    ProcessSpec::new(python.as_os_str()).arg(desk_dir().join("async_desk.py"))
 }
 
 /// Starts the desk for one trial.
@@ -45,16 +59,53 @@ pub fn start(ctx: &TargetContext, spec: &ProcessSpec) -> ProcessTarget {
     ProcessTarget::spawn(ctx, spec).unwrap_or_else(|error| panic!("{error}"))
 }
 
-/// The procedural pack as the Python desk is evaluated with it.
+/// The effect oracle: how many effects the desk's own store holds (refunds
+/// issued and tickets escalated), read from its SQLite file in the durable
+/// directory. After every step the harness requires this to equal the
+/// ledger's applied effects, so an effect written outside the ledger, or a
+/// ledger entry with nothing behind it, shows.
+///
+/// # Errors
+///
+/// When the store cannot be opened or read.
+pub fn effects(durable_dir: &Path) -> Result<u64, String> {
+    let path = durable_dir.join("helpdesk.sqlite3");
+    let db = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|error| format!("cannot open the desk's store: {error}"))?;
+    db.busy_timeout(Duration::from_secs(2))
+        .map_err(|error| error.to_string())?;
+    let count: i64 = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM refunds) + (SELECT COUNT(*) FROM escalations)",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(|error| format!("cannot count the desk's effects: {error}"))?;
+    u64::try_from(count).map_err(|error| error.to_string())
+}
+
+/// Run options with the effect oracle over the desk's store.
+pub fn run_options() -> RunOptions {
+    RunOptions {
+        effects_probe: Some(effects),
+        ..RunOptions::default()
+    }
+}
+
+/// The procedural pack as the Python desk is evaluated with it, decoy and
+/// control probes included. The rule refuses one region rather than
+/// admitting one, so the gate sweep's missing-key state separates a gate
+/// that reads a missing key as null from one that fails it closed.
 pub fn procedural() -> PackDefinition {
     let lesson = "verify the account region, then issue the refund";
+    let decoy = "confirm the customer's identity, then close the ticket";
     PackDefinition::Procedural(ProceduralPack {
         demonstrations: (1..=2)
             .map(|n| format!("walk me through refunding order {n}: {lesson}"))
             .collect(),
         draft_prompt: "refund order 3".into(),
-        draft_state: json!({"region": "US"}),
-        review_prompt: "approve the refund procedure: governs issue_refund when region eq US"
+        draft_state: json!({"region": "EU"}),
+        review_prompt: "approve the refund procedure: governs issue_refund when region neq EU"
             .into(),
         satisfied_prompt: "refund order 4".into(),
         satisfied_state: json!({"region": "US"}),
@@ -62,27 +113,45 @@ pub fn procedural() -> PackDefinition {
         blocked_state: json!({"region": "EU"}),
         action_tool: "issue_refund".into(),
         procedure_fragment: "verify the account region".into(),
+        decoy_demonstrations: (11..=12)
+            .map(|n| format!("walk me through closing ticket {n}: {decoy}"))
+            .collect(),
+        decoy_fragment: Some("confirm the customer's identity".into()),
+        control_demonstrations: vec![
+            "thanks, that is all for today".into(),
+            "what are your opening hours?".into(),
+        ],
+        gate_sweep: 16,
+        restart_before_enforcement: true,
         ..ProceduralPack::default()
     })
 }
 
-/// The approval pack.
+/// The approval pack, with the gated action, a denial and an unfit answer,
+/// and a replay judged by kind or code.
 pub fn approval() -> PackDefinition {
     PackDefinition::ApprovalResume(ApprovalResumePack {
         pause_prompt: "escalate ticket 7 to a supervisor".into(),
         answer: json!({"approved": true}),
         interaction_tool: "ask_user".into(),
+        resumable: true,
+        replay_error: vec!["PauseTokenReplayedError".into(), "pause.replayed".into()],
+        gated_tool: Some("escalate_ticket".into()),
+        deny_answer: Some(json!({"approved": false})),
+        unfit_answer: Some(json!({"approved": "yes"})),
         ..ApprovalResumePack::default()
     })
 }
 
-/// The extension pack.
+/// The extension pack, with the tool body's witness required.
 pub fn extension() -> PackDefinition {
     PackDefinition::ExtensionTool(ExtensionToolPack {
         prompt: "what is the weather in Lisbon".into(),
         tool_name: "weather_lookup".into(),
         arguments: Some(json!({"city": "Lisbon"})),
+        argument_match: ArgumentMatch::Exact,
         expected_fragments: vec!["Lisbon".into(), "sunny".into()],
+        witnessed: true,
         ..ExtensionToolPack::default()
     })
 }
@@ -103,60 +172,414 @@ pub struct PythonTwin {
     pub name: &'static str,
     /// The pack that must catch it.
     pub pack: Pack,
-    /// Where.
+    /// Where: the first failure of the run.
     pub catch: Catch,
+    /// The other scenarios that fail with it: empty for a flaw only its
+    /// probe can see; for a flaw the seed scenario catches, the probes that
+    /// repeat the seed's failing step. Every other scenario passes.
+    pub also_fails: &'static [&'static str],
 }
 
-/// Every Python twin and where its pack must catch it.
-pub const TWINS: [PythonTwin; 5] = [
+const fn twin(
+    name: &'static str,
+    pack: Pack,
+    (scenario, step, assertion, detail): (&'static str, &'static str, &'static str, &'static str),
+    also_fails: &'static [&'static str],
+) -> PythonTwin {
     PythonTwin {
-        name: "draft-in-recall",
-        pack: Pack::Procedural,
+        name,
+        pack,
         catch: Catch {
-            scenario: "procedural-review-and-enforcement",
-            step: "draft probe",
-            assertion: "PromptRecallExcludes",
-            detail: "PromptRecallExcludes(fragment)",
+            scenario,
+            step,
+            assertion,
+            detail,
         },
-    },
-    PythonTwin {
-        name: "review-in-memory",
-        pack: Pack::Procedural,
-        catch: Catch {
-            scenario: "procedural-review-and-enforcement",
-            step: "satisfied",
-            assertion: "AttributeEquals",
-            detail: "AttributeEquals(procedural_review)",
-        },
-    },
-    PythonTwin {
-        name: "gate-ignores-state",
-        pack: Pack::Procedural,
-        catch: Catch {
-            scenario: "procedural-review-and-enforcement",
-            step: "blocked",
-            assertion: "StageObserved",
-            detail: "outcome=rejected",
-        },
-    },
-    PythonTwin {
-        name: "tokens-in-memory",
-        pack: Pack::ApprovalResume,
-        catch: Catch {
-            scenario: "approval/restart-before-replay",
-            step: "replay",
-            assertion: "ExpectedError",
-            detail: "PauseTokenReplayedError",
-        },
-    },
-    PythonTwin {
-        name: "extension-unbound",
-        pack: Pack::ExtensionTool,
-        catch: Catch {
-            scenario: "extension-tool-execution",
-            step: "extension call",
-            assertion: "ToolSucceeded",
-            detail: "ToolSucceeded(weather_lookup, times=1)",
-        },
-    },
+        also_fails,
+    }
+}
+
+const PROCEDURAL_SEED: &str = "procedural-review-and-enforcement";
+const APPROVAL_SEED: &str = "approval-pause-resume-and-replay-refusal";
+const EXTENSION_SEED: &str = "extension-tool-execution";
+
+/// Every procedural probe with a draft probe step.
+const WITH_DRAFT_PROBE: &[&str] = &[
+    "procedural/enforcement-without-restart",
+    "procedural/separate-conversations",
+    "procedural/review-needs-operator",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
 ];
+/// Every procedural probe with a blocked step.
+const WITH_BLOCKED: &[&str] = &[
+    "procedural/enforcement-without-restart",
+    "procedural/separate-conversations",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+];
+/// Every procedural probe that restarts before its satisfied step.
+const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
+    "procedural/separate-conversations",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+];
+/// Every approval probe with a replay step.
+const WITH_REPLAY: &[&str] = &[
+    "approval/restart-between-pause-and-resume",
+    "approval/restart-before-replay",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/deny-answer",
+    "approval/unfit-answer",
+];
+/// Every extension probe that needs the tool to succeed.
+const EXTENSION_PROBES: &[&str] = &[
+    "extension/repeated-and-fresh-conversation",
+    "extension/result-reaches-model",
+    "extension/witnessed",
+];
+
+/// Every Python twin the main job runs, and where its pack must catch it.
+pub const TWINS: [PythonTwin; 27] = [
+    // approval
+    twin(
+        "checkpoint-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "AttributeEquals",
+            "AttributeEquals(resume_checkpoint)",
+        ),
+        &[],
+    ),
+    twin(
+        "tokens-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-before-replay",
+            "replay",
+            "ExpectedError",
+            "PauseTokenReplayedError",
+        ),
+        &[],
+    ),
+    twin(
+        "token-unchecked",
+        Pack::ApprovalResume,
+        (
+            "approval/forged-token",
+            "forged token",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &[],
+    ),
+    twin(
+        "any-conversation-redeems",
+        Pack::ApprovalResume,
+        (
+            "approval/token-bound-to-conversation",
+            "foreign conversation",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &[],
+    ),
+    twin(
+        "one-pending-pause",
+        Pack::ApprovalResume,
+        (
+            "approval/two-conversations",
+            "resume a",
+            "UnexpectedError",
+            "UnexpectedError",
+        ),
+        &[],
+    ),
+    twin(
+        "pending-as-success",
+        Pack::ApprovalResume,
+        (
+            "approval/pending-call-resolved",
+            "pause",
+            "ToolPending",
+            "ToolPending(ask_user, times=1)",
+        ),
+        &[],
+    ),
+    twin(
+        "question-id-ignored",
+        Pack::ApprovalResume,
+        (
+            "approval/question-id-checked",
+            "forged question id",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &[],
+    ),
+    twin(
+        "gated-before-answer",
+        Pack::ApprovalResume,
+        (
+            "approval/gated-action",
+            "pause",
+            "ToolSucceeded",
+            "ToolSucceeded(escalate_ticket, times=0)",
+        ),
+        &[],
+    ),
+    twin(
+        "denial-approves",
+        Pack::ApprovalResume,
+        (
+            "approval/deny-answer",
+            "deny",
+            "ToolSucceeded",
+            "ToolSucceeded(escalate_ticket, times=0)",
+        ),
+        &[],
+    ),
+    twin(
+        "unfit-answer-accepted",
+        Pack::ApprovalResume,
+        (
+            "approval/unfit-answer",
+            "unfit answer",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &[],
+    ),
+    twin(
+        "replay-wrong-kind",
+        Pack::ApprovalResume,
+        (
+            APPROVAL_SEED,
+            "replay",
+            "ExpectedError",
+            "PauseTokenReplayedError or pause.replayed",
+        ),
+        WITH_REPLAY,
+    ),
+    // procedural
+    twin(
+        "draft-in-recall",
+        Pack::Procedural,
+        (
+            PROCEDURAL_SEED,
+            "draft probe",
+            "PromptRecallExcludes",
+            "PromptRecallExcludes(fragment)",
+        ),
+        WITH_DRAFT_PROBE,
+    ),
+    twin(
+        "review-in-memory",
+        Pack::Procedural,
+        (
+            PROCEDURAL_SEED,
+            "satisfied",
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
+        ),
+        RESTARTED_BEFORE_ENFORCING,
+    ),
+    twin(
+        "gate-ignores-state",
+        Pack::Procedural,
+        (
+            PROCEDURAL_SEED,
+            "blocked",
+            "StageObserved",
+            "outcome=rejected",
+        ),
+        WITH_BLOCKED,
+    ),
+    twin(
+        "policy-cached-at-start",
+        Pack::Procedural,
+        (
+            "procedural/enforcement-without-restart",
+            "satisfied",
+            "AttributesSameNonEmpty",
+            "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
+        ),
+        &[],
+    ),
+    twin(
+        "approval-per-conversation",
+        Pack::Procedural,
+        (
+            "procedural/separate-conversations",
+            "review",
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "reviews-user-turns",
+        Pack::Procedural,
+        (
+            "procedural/review-needs-operator",
+            "review as a user",
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "identity-labels",
+        Pack::Procedural,
+        (
+            "procedural/identity-bound",
+            "review",
+            "ProceduresBound",
+            "ProceduresBound",
+        ),
+        &[],
+    ),
+    twin(
+        "gate-folds-case",
+        Pack::Procedural,
+        (
+            "procedural/gate-sweep",
+            "sweep 4: `region` neq: key in capitalised case",
+            "GateAgrees",
+            "GateAgrees",
+        ),
+        &[],
+    ),
+    twin(
+        "gate-missing-is-null",
+        Pack::Procedural,
+        (
+            "procedural/gate-sweep",
+            // A capitalised key is missing to the contract, and null to it.
+            "sweep 4: `region` neq: key in capitalised case",
+            "GateAgrees",
+            "GateAgrees",
+        ),
+        &[],
+    ),
+    twin(
+        "approves-every-draft",
+        Pack::Procedural,
+        (
+            "procedural/decoy-stays-draft",
+            "review",
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "promoted-counts-episodes",
+        Pack::Procedural,
+        (
+            "procedural/control-promotes-nothing",
+            "control 1",
+            "AttributeEquals",
+            "AttributeEquals(procedural_promoted)",
+        ),
+        &[],
+    ),
+    // extension
+    twin(
+        "extension-unbound",
+        Pack::ExtensionTool,
+        (
+            EXTENSION_SEED,
+            "extension call",
+            "ToolSucceeded",
+            "ToolSucceeded(weather_lookup, times=1)",
+        ),
+        EXTENSION_PROBES,
+    ),
+    twin(
+        "call-ids-per-turn",
+        Pack::ExtensionTool,
+        (
+            "extension/repeated-and-fresh-conversation",
+            "second call",
+            "ToolCallIdsUnique",
+            "ToolCallIdsUnique",
+        ),
+        &[],
+    ),
+    twin(
+        "bridge-drops-arguments",
+        Pack::ExtensionTool,
+        (
+            "extension/witnessed",
+            "extension call",
+            "ToolWitnessed",
+            "ToolWitnessed(weather_lookup",
+        ),
+        &[],
+    ),
+    twin(
+        "upstream-error-as-success",
+        Pack::ExtensionTool,
+        (
+            "extension/witnessed",
+            "extension call",
+            "ToolWitnessed",
+            "ToolWitnessed(weather_lookup",
+        ),
+        &[],
+    ),
+    twin(
+        "result-hidden-from-model",
+        Pack::ExtensionTool,
+        (
+            "extension/result-reaches-model",
+            "extension call",
+            "ToolResultShown",
+            "ToolResultShown(weather_lookup)",
+        ),
+        &[],
+    ),
+];
+
+/// The twins only the effect oracle sees: their records and the ledger say
+/// exactly what a faithful desk's say, and only the store disagrees. They
+/// are caught when the pack runs with [`run_options`].
+pub const ORACLE_TWINS: [PythonTwin; 2] = [
+    twin(
+        "refusal-hits-store",
+        Pack::Procedural,
+        (
+            PROCEDURAL_SEED,
+            "blocked",
+            "EffectsMatchOracle",
+            "EffectsMatchOracle",
+        ),
+        WITH_BLOCKED,
+    ),
+    twin(
+        "ledger-without-effect",
+        Pack::Procedural,
+        (
+            PROCEDURAL_SEED,
+            "draft probe",
+            "EffectsMatchOracle",
+            "EffectsMatchOracle",
+        ),
+        WITH_DRAFT_PROBE,
+    ),
+];
+
+/// Every twin: those the main job runs, then those only the oracle sees.
+pub fn all_twins() -> impl Iterator<Item = PythonTwin> {
+    TWINS.into_iter().chain(ORACLE_TWINS)
+}

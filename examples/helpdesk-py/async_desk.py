@@ -1,0 +1,228 @@
+"""The help desk as an asyncio deployment, written against the companion
+package's asyncio API the way a team on an async agent framework writes one.
+
+Turns are coroutines; tool bodies await their services, the harness's ledger
+(``await turn.ledger_apply``) and their witness (``await turn.witness``). It
+shares the store, the predicates, the review door and the scripted model with
+the blocking desk (``helpdesk.py``) and passes the same packs. It imports the
+companion package as installed (``pip install ./python``), never from the
+checkout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import sys
+from typing import Any, Dict, List, Optional
+
+from model import INTERACTION, Outcome, Plan, ScriptedModel, ToolRequest
+from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence
+from store import Procedure, Store
+from symfonic_evals_protocol import (
+    AsyncDeployment,
+    AsyncTurn,
+    Capabilities,
+    Pause,
+    PromptRequest,
+    ResolvedCall,
+    ResumeRequest,
+    ToolCall,
+    TurnFailure,
+    TurnRecord,
+    serve,
+)
+
+SYSTEM = "system: help desk agent"
+FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+
+
+class ToolError(Exception):
+    """A tool body (or the service behind it) failed."""
+
+
+async def forecast_service(city: str) -> str:
+    """The forecast upstream; an async client's call in a real desk."""
+    await asyncio.sleep(0)
+    if city not in FORECASTS:
+        raise ToolError("no forecast for that city")
+    return FORECASTS[city]
+
+
+class AsyncHelpDesk(AsyncDeployment):
+    """Everything durable is in the SQLite store under the durable dir."""
+
+    store: Store
+
+    def capabilities(self) -> Capabilities:
+        return (
+            Capabilities()
+            .capability("tools")
+            .capability("human")
+            .with_trait("procedural-precondition")
+            .with_trait("procedural-review")
+            .operation("resume")
+            .contributes("extensions", "weather_lookup")
+        )
+
+    async def start(self) -> None:
+        self.store = Store(self.durable_dir)
+        self.model = ScriptedModel()
+
+    async def close(self) -> None:
+        self.store.close()
+
+    def _approved(self) -> List[Procedure]:
+        return [p for p in self.store.procedures() if p.status == "approved"]
+
+    def _evidence(self) -> Dict[str, Any]:
+        return review_evidence(self.store.procedures(), Procedure.identity)
+
+    def _transcript(self, last: str) -> List[str]:
+        recall = "".join(f"\n- {p.text}" for p in self._approved())
+        return [SYSTEM, f"recall:{recall}", last]
+
+    # -- turns -----------------------------------------------------------------
+
+    async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
+        if request.is_operator:
+            return self._review(request)
+        transcript = self._transcript(f"user: {request.prompt}")
+        plan: Plan = self.model.plan(request.prompt, "\n".join(transcript))
+        record = TurnRecord()
+        enforced: List[str] = []
+        outcomes: List[Outcome] = []
+        for index, call in enumerate(plan.calls):
+            if call.name == INTERACTION:
+                outcomes.append(self._ask(call, plan.calls[index + 1 :], request.conversation, record))
+                break
+            outcome = await self._execute(call, request.state, record, turn, transcript, enforced)
+            outcomes.append(outcome)
+            if outcome.status != "succeeded":
+                break
+        record.answer = self.model.reply(plan, outcomes, "\n".join(transcript))
+        record.model_input = "\n".join(transcript)
+        self.store.record_episode(request.conversation, plan.lesson)
+        record.attributes["procedural_promoted"] = self.store.consolidate(request.conversation)
+        record.attributes["procedural_enforcement_ids"] = sorted(set(enforced))
+        record.attributes.update(self._evidence())
+        return record
+
+    def _review(self, request: PromptRequest) -> TurnRecord:
+        """The operator door: approves the one draft the review names."""
+        review = parse_review(request.prompt)
+        draft = None if review is None else named_draft(self.store.procedures(), review)
+        if review is not None and draft is not None:
+            self.store.approve(draft.id, review.tool, review.precondition)
+        record = TurnRecord(answer="approved" if draft is not None else "nothing to approve")
+        record.attributes.update(self._evidence())
+        return record
+
+    # -- calls -----------------------------------------------------------------
+
+    async def _execute(
+        self,
+        call: ToolRequest,
+        state: Any,
+        record: TurnRecord,
+        turn: AsyncTurn,
+        transcript: List[str],
+        enforced: List[str],
+    ) -> Outcome:
+        call_id = f"call-{self.store.next_call_number()}"
+        governing = [p for p in self._approved() if p.action_tool == call.name]
+        stage, admitted, ids = judge(governing, state, Procedure.identity)
+        record.governance.append(stage)
+        enforced.extend(ids)
+        if not admitted:
+            record.tool_calls.append(ToolCall.refused(call_id, call.name, call.arguments, PRECONDITION_STAGE))
+            transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")
+            return Outcome(call.name, "refused")
+        try:
+            result = await self._body(call.name, dict(call.arguments), turn)
+        except ToolError as error:
+            record.tool_calls.append(ToolCall.failed(call_id, call.name, call.arguments, str(error)))
+            transcript.append(f"tool {call.name} failed: {error}")
+            return Outcome(call.name, "failed")
+        record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, result))
+        transcript.append(f"tool {call.name} -> {json.dumps(result, ensure_ascii=False)}")
+        return Outcome(call.name, "succeeded", result)
+
+    async def _body(self, name: str, arguments: Dict[str, Any], turn: AsyncTurn) -> Any:
+        """Runs a tool body and witnesses it from where it ran."""
+        try:
+            if name == "issue_refund":
+                order = int(arguments["order"])
+                if await turn.ledger_apply(f"refund:{order}"):
+                    self.store.record_refund(order)
+                result: Any = {"refunded": order}
+            elif name == "escalate_ticket":
+                ticket = int(arguments["ticket"])
+                if await turn.ledger_apply(f"escalate:{ticket}"):
+                    self.store.record_escalation(ticket)
+                result = {"escalated": ticket}
+            elif name == "weather_lookup":
+                city = str(arguments["city"])
+                result = {"city": city, "forecast": await forecast_service(city)}
+            else:
+                raise ToolError("no such tool")
+        except (KeyError, ValueError) as error:
+            await turn.witness(name, arguments, error=f"bad arguments ({type(error).__name__})")
+            raise ToolError("bad arguments") from error
+        except ToolError as error:
+            await turn.witness(name, arguments, error=str(error))
+            raise
+        await turn.witness(name, arguments, result=result)
+        return result
+
+    # -- pausing and resuming ----------------------------------------------------
+
+    def _ask(self, call: ToolRequest, rest: List[ToolRequest], conversation: str, record: TurnRecord) -> Outcome:
+        call_id = f"call-{self.store.next_call_number()}"
+        token, question_id = secrets.token_urlsafe(16), f"q-{secrets.token_hex(8)}"
+        checkpoint = {"next": [later.to_json() for later in rest]}
+        self.store.save_pause(token, conversation, call.name, call_id, question_id, checkpoint)
+        record.tool_calls.append(ToolCall.pending(call_id, call.name, call.arguments))
+        stored = self.store.pause(token)
+        resumable = stored is not None and stored.checkpoint is not None
+        record.pause = Pause(call.name, resumable, token, call.arguments, question_id)
+        return Outcome(call.name, "pending")
+
+    async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
+        pause = self.store.pause(request.token)
+        if pause is None:
+            raise TurnFailure("UnknownPauseToken", "no pause was issued with this token", code="pause.unknown")
+        if pause.conversation != request.conversation:
+            raise TurnFailure("ForeignPauseToken", "this pause belongs to another conversation", code="pause.foreign")
+        if request.question_id != pause.question_id:
+            raise TurnFailure("QuestionMismatch", "the answer addresses another question", code="question.mismatch")
+        answer = request.answer
+        if pause.consumed:
+            raise TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
+        if not (isinstance(answer, dict) and set(answer) == {"approved"} and isinstance(answer["approved"], bool)):
+            raise TurnFailure("InvalidAnswer", "the answer says only whether it is approved", code="answer.invalid")
+        if not self.store.consume(pause.token):
+            raise TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
+        later: Optional[List[Any]] = None
+        if isinstance(pause.checkpoint, dict) and isinstance(pause.checkpoint.get("next"), list):
+            later = pause.checkpoint["next"]
+        transcript = self._transcript(f"resume: {pause.interaction} answered {json.dumps(answer)}")
+        record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, answer)])
+        outcomes: List[Outcome] = []
+        if answer["approved"]:
+            for call in filter(None, map(ToolRequest.from_json, later or [])):
+                outcomes.append(await self._execute(call, None, record, turn, transcript, []))
+        record.answer = self.model.resumed(answer["approved"], outcomes, "\n".join(transcript))
+        record.model_input = "\n".join(transcript)
+        record.attributes.update(
+            resume_outcome="resumed",
+            resume_name=pause.interaction,
+            resume_checkpoint=pause.checkpoint is not None,
+            resume_continued=later is not None,
+        )
+        return record
+
+
+if __name__ == "__main__":
+    sys.exit(serve(AsyncHelpDesk))

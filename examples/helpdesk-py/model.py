@@ -1,0 +1,105 @@
+"""The desk's model: a deterministic router over the prompt, so the evidence
+is reproducible. A real model goes behind the same two calls: ``plan`` reads
+the model input and says what to do (what the turn taught, which tools to
+call in order), ``reply`` writes the answer from how the calls ended.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+INTERACTION = "ask_user"
+"""The tool that pauses the turn for a person."""
+
+_DEMONSTRATION = re.compile(r"^walk me through (?P<task>[^:]+): (?P<lesson>.+)$")
+_REFUND = re.compile(r"refund order (?P<order>\d+)")
+_ESCALATE = re.compile(r"escalate ticket (?P<ticket>\d+)")
+_WEATHER = re.compile(r"weather in (?P<city>[A-Z][a-z]+)")
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """One call the model asks for."""
+
+    name: str
+    arguments: Dict[str, Any]
+
+    def to_json(self) -> Dict[str, Any]:
+        """As a checkpoint stores it."""
+        return {"name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Optional["ToolRequest"]:
+        """Back from a checkpoint; ``None`` when it is not one."""
+        if isinstance(value, dict) and isinstance(value.get("name"), str) and isinstance(value.get("arguments"), dict):
+            return cls(value["name"], value["arguments"])
+        return None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one turn does: a lesson it taught, and the calls to make. A call
+    to :data:`INTERACTION` pauses; the calls after it wait for the answer."""
+
+    lesson: Optional[str] = None
+    calls: List[ToolRequest] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one call ended, as the model reads it."""
+
+    name: str
+    status: str
+    result: Any = None
+
+
+class ScriptedModel:
+    """Reads the prompt; never guesses."""
+
+    def plan(self, prompt: str, model_input: str) -> Plan:
+        """The lesson and calls for a user's prompt."""
+        if (match := _DEMONSTRATION.match(prompt)) is not None:
+            return Plan(lesson=match["lesson"])
+        if (match := _REFUND.search(prompt)) is not None:
+            return Plan(calls=[ToolRequest("issue_refund", {"order": int(match["order"])})])
+        if (match := _ESCALATE.search(prompt)) is not None:
+            ticket = int(match["ticket"])
+            return Plan(
+                calls=[
+                    ToolRequest(INTERACTION, {"question": f"may I escalate ticket {ticket}?"}),
+                    ToolRequest("escalate_ticket", {"ticket": ticket}),
+                ]
+            )
+        if (match := _WEATHER.search(prompt)) is not None:
+            return Plan(calls=[ToolRequest("weather_lookup", {"city": match["city"]})])
+        return Plan()
+
+    def reply(self, plan: Plan, outcomes: List[Outcome], model_input: str) -> str:
+        """The answer, written from the calls' outcomes."""
+        if plan.lesson is not None:
+            return "noted how this is done"
+        if not outcomes:
+            return "how can I help?"
+        last = outcomes[-1]
+        if last.status == "pending":
+            return "waiting for a supervisor"
+        if last.status == "refused":
+            return "I cannot do that here"
+        if last.status == "failed":
+            return f"{last.name} did not work"
+        if last.name == "issue_refund":
+            return f"refund for order {last.result['refunded']} issued"
+        if last.name == "escalate_ticket":
+            return f"ticket {last.result['escalated']} escalated"
+        if last.name == "weather_lookup":
+            return f"{last.result['city']}: {last.result['forecast']}"
+        return "done"
+
+    def resumed(self, approved: bool, outcomes: List[Outcome], model_input: str) -> str:
+        """The answer after a person answered the pause."""
+        if not approved:
+            return "left as it was"
+        return self.reply(Plan(), outcomes, model_input) if outcomes else "carried on"

@@ -1,0 +1,94 @@
+"""The operator's review door and the precondition gate, as pure functions
+over the store's procedures, shared by the blocking and the asyncio desk.
+
+A review names the procedure by subject, the tool it governs and one state
+predicate: ``approve the refund procedure: governs issue_refund when region
+neq EU``. Only the draft that review names is approved; any other draft stays
+a draft, out of the model's input and inert at the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from predicates import Lookup, applies, contract_lookup
+from store import Procedure
+from symfonic_evals_protocol import Stage
+
+PRECONDITION_STAGE = "procedural_precondition"
+
+_REVIEW = re.compile(
+    r"^approve the (?P<subject>\w+) procedure: governs (?P<tool>\w+) "
+    r"when (?P<path>\S+) (?P<op>eq|neq|in|exists)\s*(?P<value>.*)$"
+)
+
+Identity = Callable[[Procedure], str]
+
+
+@dataclass(frozen=True)
+class Review:
+    """What an operator approved: which procedure, the tool it governs, and
+    the precondition under which that tool may run."""
+
+    subject: str
+    tool: str
+    precondition: List[Dict[str, Any]]
+
+
+def _value(text: str) -> Any:
+    """A reviewer's value: JSON when it parses (lists for ``in``), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_review(prompt: str) -> Optional[Review]:
+    """The review an operator's words state, if they state one."""
+    match = _REVIEW.match(prompt)
+    if match is None:
+        return None
+    predicate: Dict[str, Any] = {"path": match["path"], "op": match["op"]}
+    if match["op"] != "exists":
+        predicate["value"] = _value(match["value"].strip())
+    return Review(match["subject"], match["tool"], [{"state": predicate}])
+
+
+def named_draft(procedures: List[Procedure], review: Review) -> Optional[Procedure]:
+    """The oldest draft whose text is about the review's subject."""
+    return next(
+        (p for p in procedures if p.status == "draft" and review.subject in p.text),
+        None,
+    )
+
+
+def review_evidence(procedures: List[Procedure], identity: Identity) -> Dict[str, Any]:
+    """What the review door shows, published on every turn: the sorted
+    (status, governed tool) rows, the approved procedures as data, and their
+    identity digests."""
+    approved = [p for p in procedures if p.status == "approved"]
+    return {
+        "procedural_review": [list(row) for row in sorted((p.status, p.action_tool) for p in procedures)],
+        "procedural_review_procedures": [p.published() for p in approved],
+        "procedural_review_ids": sorted(identity(p) for p in approved),
+    }
+
+
+def judge(
+    governing: List[Procedure],
+    state: Any,
+    identity: Identity,
+    lookup: Lookup = contract_lookup,
+    evaluate: bool = True,
+) -> Tuple[Stage, bool, List[str]]:
+    """The precondition stage's answer for one call: its trace record,
+    whether the call is admitted, and the identities of what it read."""
+    ids = sorted(identity(p) for p in governing)
+    if not governing:
+        return Stage(PRECONDITION_STAGE, "abstained", {"checked": 0}), True, ids
+    refused = sum(0 if (not evaluate or applies(state, p.precondition, lookup)[0]) else 1 for p in governing)
+    outcome = "rejected" if refused else "passed"
+    return Stage(PRECONDITION_STAGE, outcome, {"checked": len(governing), "refused": refused}), refused == 0, ids

@@ -1,0 +1,71 @@
+"""Speak the symfonic-evals process protocol from a Python deployment.
+
+The Rust harness starts the deployment as a child process and exchanges one
+JSON object per line over its stdin and stdout (``protocol/README.md`` in the
+symfonic-evals repository). This package is that conversation, so a
+deployment only describes what it did:
+
+    class HelpDesk(Deployment):
+        def capabilities(self) -> Capabilities:
+            return Capabilities().capability("tools")
+
+        def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+            if turn.ledger_apply("refund:3"):
+                ...  # perform the effect exactly once
+            return TurnRecord(answer="done")
+
+    if __name__ == "__main__":
+        sys.exit(serve(HelpDesk))
+
+Deployments built on asyncio subclass :class:`AsyncDeployment` instead and
+write ``async def run_turn(...)`` with ``await turn.ledger_apply(key)`` and
+``await turn.witness(...)``; :func:`serve` runs them on an event loop.
+
+Standard library only. While :func:`serve` runs, ``sys.stdout`` points at
+stderr, so a stray ``print`` cannot corrupt the protocol stream.
+"""
+
+from ._async import AsyncDeployment, AsyncTurn, serve_async
+from ._identity import canonical_json, procedure_identity
+from ._records import (
+    Capabilities,
+    Pause,
+    PromptRequest,
+    ProtocolError,
+    ResolvedCall,
+    ResumeRequest,
+    Role,
+    Stage,
+    ToolCall,
+    TurnFailure,
+    TurnRecord,
+)
+from ._sync import Deployment, Turn, serve
+from ._wire import DURABLE_DIR_ENV, PROTOCOL_VERSION, durable_dir
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "DURABLE_DIR_ENV",
+    "Role",
+    "Capabilities",
+    "Pause",
+    "ToolCall",
+    "ResolvedCall",
+    "Stage",
+    "TurnRecord",
+    "TurnFailure",
+    "PromptRequest",
+    "ResumeRequest",
+    "Turn",
+    "Deployment",
+    "AsyncTurn",
+    "AsyncDeployment",
+    "ProtocolError",
+    "canonical_json",
+    "procedure_identity",
+    "durable_dir",
+    "serve",
+    "serve_async",
+]

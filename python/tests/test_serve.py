@@ -1,0 +1,267 @@
+"""Whole sessions through the blocking and the asyncio servers: the same
+scripted harness drives a sync and an async deployment that do the same
+things, and both must write the same lines."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+import unittest
+from typing import Any, Dict, List
+
+from harness import HELLO, SHUTDOWN, async_session, ledger_result, prompt, resume, session
+from symfonic_evals_protocol import (
+    AsyncDeployment,
+    AsyncTurn,
+    Capabilities,
+    Deployment,
+    Pause,
+    PromptRequest,
+    ProtocolError,
+    ResolvedCall,
+    ResumeRequest,
+    Role,
+    ToolCall,
+    Turn,
+    TurnFailure,
+    TurnRecord,
+    serve,
+)
+
+Seen = List[Any]
+
+
+class Desk(Deployment):
+    """Answers by prompt; records every request it was handed."""
+
+    def __init__(self, durable_dir: str, seen: Seen) -> None:
+        super().__init__(durable_dir)
+        self.seen = seen
+        seen.append(durable_dir)
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities().capability("human").operation("resume")
+
+    def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+        self.seen.append(request)
+        if request.prompt == "refund":
+            applied = turn.ledger_apply("refund:3")
+            turn.witness("issue_refund", {"order": 3}, result={"applied": applied})
+            return TurnRecord(answer=str(applied))
+        if request.prompt == "ask":
+            return TurnRecord(
+                tool_calls=[ToolCall.pending("c1", "ask_user", {"q": "ok?"})],
+                pause=Pause("ask_user", True, "tok", {"q": "ok?"}, "q-1"),
+            )
+        if request.prompt == "upstream":
+            turn.witness("weather", {"city": "Oslo"}, error="upstream 503")
+            return TurnRecord()
+        if request.prompt == "crash":
+            raise KeyError("secret account 1234")
+        if request.prompt == "pending without a pause":
+            return TurnRecord(tool_calls=[ToolCall.pending("c1", "ask_user", {})])
+        return TurnRecord(answer=request.role)
+
+    def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
+        self.seen.append(request)
+        if request.question_id != "q-1":
+            raise TurnFailure("QuestionMismatch", "not the question asked", code="question.mismatch")
+        return TurnRecord(answer="resumed", resolved=[ResolvedCall.succeeded("c1", request.answer)])
+
+    def close(self) -> None:
+        self.seen.append("closed")
+
+
+class AsyncDesk(AsyncDeployment):
+    """The same desk with coroutine turns."""
+
+    def __init__(self, durable_dir: str, seen: Seen) -> None:
+        super().__init__(durable_dir)
+        self.sync = Desk(durable_dir, seen)
+        self.seen = seen
+
+    def capabilities(self) -> Capabilities:
+        return self.sync.capabilities()
+
+    async def start(self) -> None:
+        self.seen.append("started")
+
+    async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
+        if request.prompt == "refund":
+            self.seen.append(request)
+            await asyncio.sleep(0)
+            applied = await turn.ledger_apply("refund:3")
+            await turn.witness("issue_refund", {"order": 3}, result={"applied": applied})
+            return TurnRecord(answer=str(applied))
+        if request.prompt == "upstream":
+            self.seen.append(request)
+            await turn.witness("weather", {"city": "Oslo"}, error="upstream 503")
+            return TurnRecord()
+        return self.sync.run_turn(request, turn)  # type: ignore[arg-type]
+
+    async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
+        return self.sync.resume(request, turn)  # type: ignore[arg-type]
+
+    async def close(self) -> None:
+        self.seen.append("closed")
+
+
+SCRIPT: List[Dict[str, Any]] = [
+    HELLO,
+    prompt(1, "refund", state={"region": "US"}),
+    ledger_result(1, "refund:3", True),
+    prompt(2, "refund"),
+    ledger_result(2, "refund:3", False),
+    prompt(3, "review", role="operator"),
+    prompt(4, "ask"),
+    resume(5, "tok", {"approved": True}, question_id="q-forged"),
+    resume(6, "tok", {"approved": True}, question_id="q-1"),
+    prompt(7, "upstream"),
+    prompt(8, "crash"),
+    prompt(9, "pending without a pause"),
+    prompt(10, "hello"),
+    SHUTDOWN,
+]
+
+
+class Sessions(unittest.TestCase):
+    def check_script(self, out: List[Dict[str, Any]], seen: Seen) -> None:
+        types = [(m["type"], m.get("id")) for m in out]
+        self.assertEqual(
+            types,
+            [
+                ("ready", None),
+                ("ledger_apply", 1), ("witness", 1), ("turn_record", 1),
+                ("ledger_apply", 2), ("witness", 2), ("turn_record", 2),
+                ("turn_record", 3), ("turn_record", 4),
+                ("turn_error", 5), ("turn_record", 6),
+                ("witness", 7), ("turn_record", 7),
+                ("turn_error", 8), ("turn_error", 9), ("turn_record", 10),
+            ],
+        )
+        self.assertEqual(out[0]["capabilities"]["operations"], ["resume"])
+        self.assertEqual(out[1], {"type": "ledger_apply", "id": 1, "key": "refund:3"})
+        self.assertEqual(out[2]["outcome"], {"status": "succeeded", "result": {"applied": True}})
+        self.assertEqual(out[3]["record"]["answer"], "True")
+        self.assertEqual(out[6]["record"]["answer"], "False")
+        self.assertEqual(out[7]["record"]["answer"], Role.OPERATOR)
+        self.assertEqual(out[8]["record"]["terminal"]["question_id"], "q-1")
+        self.assertEqual(out[8]["record"]["tool_calls"][0]["outcome"], {"status": "pending"})
+        self.assertEqual(
+            out[9]["error"], {"kind": "QuestionMismatch", "message": "not the question asked", "code": "question.mismatch"}
+        )
+        self.assertEqual(out[10]["record"]["resolved"][0]["id"], "c1")
+        self.assertEqual(out[11]["outcome"], {"status": "failed", "error": "upstream 503"})
+        # Only the exception's type: its message may quote turn content.
+        self.assertEqual(out[13]["error"], {"kind": "UnhandledException", "message": "KeyError"})
+        self.assertEqual(out[14]["error"]["message"], "ValueError")
+        self.assertEqual(out[15]["record"]["answer"], Role.USER)
+        requests = [r for r in seen if isinstance(r, (PromptRequest, ResumeRequest))]
+        self.assertEqual(requests[0], PromptRequest("c", "refund", {"region": "US"}, Role.USER))
+        self.assertEqual(requests[2], PromptRequest("c", "review", None, Role.OPERATOR))
+        self.assertTrue(isinstance(requests[2], PromptRequest) and requests[2].is_operator)
+        self.assertEqual(requests[4], ResumeRequest("c", "tok", {"approved": True}, "q-forged"))
+        self.assertEqual(seen[0], "/tmp/t0")
+        self.assertEqual(seen[-1], "closed")
+
+    def test_the_blocking_server(self) -> None:
+        seen: Seen = []
+        self.check_script(session(lambda d: Desk(d, seen), SCRIPT), seen)
+
+    def test_the_asyncio_server(self) -> None:
+        seen: Seen = []
+        self.check_script(async_session(lambda d: AsyncDesk(d, seen), SCRIPT), seen)
+        self.assertIn("started", seen)
+
+    def test_serve_runs_an_async_deployment_on_its_own_loop(self) -> None:
+        seen: Seen = []
+        self.check_script(session(lambda d: AsyncDesk(d, seen), SCRIPT), seen)
+
+    def test_both_servers_write_the_same_lines(self) -> None:
+        self.assertEqual(
+            session(lambda d: Desk(d, []), SCRIPT),
+            async_session(lambda d: AsyncDesk(d, []), SCRIPT),
+        )
+
+    def test_end_of_input_is_a_shutdown(self) -> None:
+        seen: Seen = []
+        out = session(lambda d: Desk(d, seen), [HELLO, prompt(1, "hello")])
+        self.assertEqual([m["type"] for m in out], ["ready", "turn_record"])
+        self.assertEqual(seen[-1], "closed")
+        self.assertEqual(session(lambda d: Desk(d, []), []), [])
+
+
+class AsyncConcurrency(unittest.TestCase):
+    def test_concurrent_ledger_operations_take_turns(self) -> None:
+        class Gathering(AsyncDeployment):
+            async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
+                first, second = await asyncio.gather(turn.ledger_apply("a"), turn.ledger_apply("b"))
+                return TurnRecord(answer=f"{first} {second}")
+
+        script = [HELLO, prompt(1, "x"), ledger_result(1, "a", True), ledger_result(1, "b", False), SHUTDOWN]
+        out = async_session(Gathering, script)
+        self.assertEqual([m.get("key") for m in out[1:3]], ["a", "b"])
+        self.assertEqual(out[3]["record"]["answer"], "True False")
+
+    def test_a_turn_is_closed_once_answered(self) -> None:
+        kept: List[AsyncTurn] = []
+
+        class Leaky(AsyncDeployment):
+            async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
+                if kept:
+                    await kept[0].ledger_apply("late")
+                kept.append(turn)
+                return TurnRecord()
+
+        out = async_session(Leaky, [HELLO, prompt(1, "x"), prompt(2, "y"), SHUTDOWN])
+        # The stale turn refuses; the handler's error is the second turn's answer.
+        self.assertEqual(out[2]["error"]["kind"], "UnhandledException")
+
+
+class Breaches(unittest.TestCase):
+    def run_raw(self, lines: List[bytes]) -> None:
+        serve(lambda d: Desk(d, []), reader=io.BytesIO(b"".join(lines)), writer=io.BytesIO())
+
+    def test_a_protocol_breach_ends_the_session(self) -> None:
+        hello = json.dumps(HELLO).encode() + b"\n"
+        for lines in (
+            [json.dumps({**HELLO, "protocol_versions": [2]}).encode() + b"\n"],
+            [hello, b"not json\n"],
+            [hello, b"[1, 2]\n"],
+            [hello, json.dumps({"type": "gossip", "id": 1}).encode() + b"\n"],
+            [hello, json.dumps({"type": "prompt", "id": 1, "request": {"prompt": "x"}}).encode() + b"\n"],
+            [hello, json.dumps(prompt(1, "refund")).encode() + b"\n", json.dumps(ledger_result(1, "other", True)).encode() + b"\n"],
+            [hello, json.dumps(prompt(1, "refund")).encode() + b"\n"],
+        ):
+            with self.assertRaises(ProtocolError, msg=lines):
+                self.run_raw(lines)
+
+    def test_stdout_is_kept_for_the_protocol(self) -> None:
+        class Chatty(Deployment):
+            def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+                print("debugging output")
+                return TurnRecord()
+
+        real = sys.stdout
+        try:
+            out = io.BytesIO()
+            fake_stdout = io.TextIOWrapper(out, encoding="utf-8")
+            sys.stdout = fake_stdout
+            captured = io.StringIO()
+            sys.stderr, real_err = captured, sys.stderr
+            try:
+                data = b"".join(json.dumps(m).encode() + b"\n" for m in (HELLO, prompt(1, "x"), SHUTDOWN))
+                serve(Chatty, reader=io.BytesIO(data))
+            finally:
+                sys.stderr = real_err
+            lines = out.getvalue().splitlines()
+            self.assertEqual([json.loads(line)["type"] for line in lines], ["ready", "turn_record"])
+            self.assertIn("debugging output", captured.getvalue())
+        finally:
+            sys.stdout = real
+
+
+if __name__ == "__main__":
+    unittest.main()
