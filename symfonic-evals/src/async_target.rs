@@ -8,7 +8,9 @@ use std::future::Future;
 
 use crate::capability::CapabilityEvidence;
 use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+#[cfg(feature = "tokio")]
 use crate::runner::WORKER_PREFIX;
+#[cfg(feature = "tokio")]
 use crate::target::{Target, TargetContext};
 
 /// An async deployment. Mirrors [`Target`] with `async fn`s.
@@ -33,12 +35,15 @@ pub trait AsyncTarget {
 }
 
 /// Adapts an [`AsyncTarget`] to [`Target`] by owning a tokio runtime
-/// (current-thread, with timers and I/O enabled).
+/// (current-thread, with timers and I/O enabled). Needs the `tokio`
+/// feature (on by default).
+#[cfg(feature = "tokio")]
 pub struct TokioTarget<T> {
     runtime: tokio::runtime::Runtime,
     inner: T,
 }
 
+#[cfg(feature = "tokio")]
 impl<T: AsyncTarget> TokioTarget<T> {
     /// Builds the deployment with an async constructor (an `async fn` or
     /// async closure that may borrow the context) inside a new runtime.
@@ -74,6 +79,7 @@ impl<T: AsyncTarget> TokioTarget<T> {
     }
 }
 
+#[cfg(feature = "tokio")]
 /// A current-thread runtime with timers and I/O. Its blocking-pool threads
 /// carry the trial-thread prefix, so a panic there stays as quiet as one on
 /// the trial thread (its message may quote turn state).
@@ -85,6 +91,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime for the async target")
 }
 
+#[cfg(feature = "tokio")]
 impl<T: AsyncTarget> Target for TokioTarget<T> {
     fn capabilities(&self) -> CapabilityEvidence {
         self.inner.capabilities()

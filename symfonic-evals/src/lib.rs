@@ -53,7 +53,9 @@ pub use scenario::{
     StepInput, Tail, TokenSource, TrialPolicy, REQUIRED_ENV, TRIALS_ENV,
 };
 
-pub use async_target::{AsyncTarget, TokioTarget};
+pub use async_target::AsyncTarget;
+#[cfg(feature = "tokio")]
+pub use async_target::TokioTarget;
 pub use capability::{
     CapabilityEvidence, Missing, Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
 };

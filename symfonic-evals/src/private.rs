@@ -139,7 +139,9 @@ where
 }
 
 /// Ends an expanded test: prints the report table (shown by `cargo test` on
-/// failure or with `--nocapture`) and panics unless the pack passed.
+/// failure or with `--nocapture`) and panics unless the pack passed, at the
+/// attribute that wrote the test.
+#[track_caller]
 pub fn finish(run: &PackRun) {
     if run.passed() {
         println!("{}", run.render());

@@ -253,7 +253,7 @@ fn stderr_carries_no_secret() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "the child's last run must fail");
     assert!(
-        stderr.contains("FAILED"),
+        stderr.contains("[FAIL]"),
         "the child's account was captured: {stderr}"
     );
     assert!(!stderr.contains(SECRET), "{stderr}");

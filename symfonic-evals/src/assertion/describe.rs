@@ -34,8 +34,9 @@ impl Assertion {
         }
     }
 
-    /// The values the assertion names (its parameters): the pack's own, so
-    /// a report may show them wherever they turn up.
+    /// The values the assertion names (its parameters, but never a turn's
+    /// state): the pack's own, so a report may show them wherever they
+    /// turn up.
     pub fn public_values(&self) -> Vec<serde_json::Value> {
         use serde_json::Value;
         let text = |s: &str| Value::String(s.to_owned());
@@ -49,7 +50,9 @@ impl Assertion {
             }
             | Self::ToolWitnessed {
                 tool, arguments, ..
-            } => std::iter::once(text(tool)).chain(arguments.clone()).collect(),
+            } => std::iter::once(text(tool))
+                .chain(arguments.clone())
+                .collect(),
             Self::ToolSucceeded { tool, .. }
             | Self::ToolPending { tool, .. }
             | Self::PendingResolved { tool }
@@ -62,13 +65,16 @@ impl Assertion {
                 enforcement_ids,
                 tool,
                 ..
-            } => vec![text(procedures), text(review_ids), text(enforcement_ids), text(tool)],
+            } => vec![
+                text(procedures),
+                text(review_ids),
+                text(enforcement_ids),
+                text(tool),
+            ],
+            // The state is turn content: never public.
             Self::PreconditionVerdict {
-                procedures,
-                tool,
-                state,
-                ..
-            } => vec![text(procedures), text(tool), state.clone()],
+                procedures, tool, ..
+            } => vec![text(procedures), text(tool)],
             Self::GateAgrees { tool, stage, .. } => vec![text(tool), text(stage)],
             Self::ToolCallIdsUnique { .. }
             | Self::SideEffectCount { .. }

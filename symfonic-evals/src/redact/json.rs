@@ -50,7 +50,8 @@ impl PublicValues {
     }
 
     fn key(&self, key: &str) -> bool {
-        self.leaves.contains(&Value::String(key.to_owned()).to_string())
+        self.leaves
+            .contains(&Value::String(key.to_owned()).to_string())
     }
 }
 
@@ -205,8 +206,11 @@ pub(crate) fn expected_vs_found(
         .take(limit)
         .map(|d| {
             let path = render_path(&d.path, |k| key(k, public));
-            let side = |v: Option<&Value>| v.map_or_else(|| "nothing".to_owned(), |v| shape(v, public));
-            let wanted = d.left.map_or_else(|| "nothing".to_owned(), Value::to_string);
+            let side =
+                |v: Option<&Value>| v.map_or_else(|| "nothing".to_owned(), |v| shape(v, public));
+            let wanted = d
+                .left
+                .map_or_else(|| "nothing".to_owned(), Value::to_string);
             format!("{path}: expected {wanted}, found {}", side(d.right))
         })
         .collect();
@@ -248,8 +252,7 @@ mod tests {
         let found = json!([["draft", ""], ["approved", "secret_tool"]]);
         let lines = expected_vs_found(&expected, &found, &public, 5);
         assert_eq!(
-            lines[0],
-            "$[0][0]: expected \"approved\", found \"draft\"",
+            lines[0], "$[0][0]: expected \"approved\", found \"draft\"",
             "{lines:?}"
         );
         assert_eq!(lines[1], "$[0][1]: expected \"issue_refund\", found \"\"");

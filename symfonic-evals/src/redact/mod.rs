@@ -94,13 +94,6 @@ pub fn sensitive(text: &str) -> String {
     }
 }
 
-/// An evidence value the deployment reported: its shape, with booleans,
-/// null and public values as they are and every other leaf digested,
-/// unless the adopter opted in to evidence values.
-pub fn sensitive_json(value: &serde_json::Value) -> String {
-    shape(value, &PublicValues::default())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

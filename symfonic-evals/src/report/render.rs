@@ -1,27 +1,61 @@
-//! The readable account of a pack run: one line per step and assertion,
-//! expected against observed for each failure, the first failure marked.
+//! The readable account of a pack run.
+//!
+//! Its first line says, on its own, what failed first: a JUnit report and a
+//! terminal both show it as the failure's message. Then one line per
+//! scenario, then the failing scenarios step by step, expected against
+//! observed for each failure, the first failure marked, and a last line on
+//! how to see the digested values locally.
 
 use std::fmt::Write as _;
 
 use super::run::{PackRun, ScenarioRun, Verdict};
-use crate::runner::TrialRun;
+use crate::evidence::Role;
+use crate::runner::{StepRun, TrialRun};
 use crate::scenario::ScenarioKind;
 
 impl PackRun {
-    /// The run as a table of steps and assertions with pass/fail.
+    /// The verdict as a table heading.
+    fn headline(&self) -> &'static str {
+        match &self.verdict {
+            Verdict::Passed => "PASSED",
+            Verdict::Failed => "FAILED",
+            Verdict::NotApplicable(_) if self.accept_not_applicable => "NOT APPLICABLE (accepted)",
+            Verdict::NotApplicable(_) => "NOT APPLICABLE",
+            Verdict::InvalidArguments(_) => "INVALID ARGUMENTS",
+            Verdict::Unbuildable(_) => "DEPLOYMENT DID NOT BUILD",
+        }
+    }
+
+    /// The first line: the verdict, and for a failure where it first failed,
+    /// in one sentence.
+    pub fn summary(&self) -> String {
+        let pack = self.kind.name();
+        match (&self.verdict, self.first_failure()) {
+            (Verdict::Failed, Some(f)) => format!(
+                "pack {pack} `{}` failed: {} {}, trial {}, step {} `{}`: {}: expected {}, observed {}",
+                self.name,
+                scenario_kind(self.scenario_kind_of(&f.scenario)),
+                f.scenario,
+                f.trial + 1,
+                f.step + 1,
+                f.step_label,
+                f.description,
+                f.expected,
+                f.observed
+            ),
+            _ => format!("pack {pack} `{}`: {}", self.name, self.headline()),
+        }
+    }
+
+    fn scenario_kind_of(&self, name: &str) -> ScenarioKind {
+        self.scenario(name).map_or(ScenarioKind::Seed, |s| s.kind)
+    }
+
+    /// The run as a table: one line per scenario, the failing ones step by
+    /// step with expected against observed.
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        let headline = match &self.verdict {
-            Verdict::Passed => "PASSED".to_owned(),
-            Verdict::Failed => "FAILED".to_owned(),
-            Verdict::NotApplicable(_) if self.accept_not_applicable => {
-                "NOT APPLICABLE (accepted)".to_owned()
-            }
-            Verdict::NotApplicable(_) => "NOT APPLICABLE".to_owned(),
-            Verdict::InvalidArguments(_) => "INVALID ARGUMENTS".to_owned(),
-            Verdict::Unbuildable(_) => "DEPLOYMENT DID NOT BUILD".to_owned(),
-        };
-        let _ = writeln!(out, "pack {} `{}`: {headline}", self.kind.name(), self.name);
+        let mut out = self.summary();
+        out.push('\n');
         match &self.verdict {
             Verdict::NotApplicable(missing) => {
                 let _ = writeln!(out, "  the deployment cannot be judged by this pack:");
@@ -48,6 +82,9 @@ impl PackRun {
         if let Some(path) = &self.report_path {
             let _ = writeln!(out, "  report: {}", path.display());
         }
+        if self.verdict == Verdict::Failed {
+            let _ = writeln!(out, "  {}", crate::redact::how_to_see_values());
+        }
         out
     }
 
@@ -62,9 +99,9 @@ impl PackRun {
             let _ = writeln!(out, "  {}", scenario.headline());
         }
         let mut marked = false;
-        for scenario in &self.scenarios {
+        for scenario in self.scenarios.iter().filter(|s| !s.passed()) {
             let _ = writeln!(out, "  {} {}:", scenario_kind(scenario.kind), scenario.name);
-            for trial in &scenario.trials {
+            for trial in scenario.trials.iter().filter(|t| !t.passed()) {
                 render_trial(out, trial, &mut marked);
             }
         }
@@ -93,6 +130,29 @@ impl ScenarioRun {
     }
 }
 
+fn step_line(step: &StepRun) -> String {
+    let status = if step.passed() { "pass" } else { "FAIL" };
+    let role = match step.role {
+        Role::User => "",
+        Role::Operator => " by the operator",
+    };
+    let restart = if step.restarted {
+        ", after restart"
+    } else {
+        ""
+    };
+    format!(
+        "    step {} {} [{status}] ({} {}{role}{restart}; ledger {}/{}/{})",
+        step.index + 1,
+        step.label,
+        step.operation.as_str(),
+        step.input_digest,
+        step.ledger.attempts,
+        step.ledger.effects,
+        step.ledger.duplicates,
+    )
+}
+
 fn render_trial(out: &mut String, trial: &TrialRun, marked: &mut bool) {
     let mut mark = |failed: bool| {
         if failed && !*marked {
@@ -102,35 +162,17 @@ fn render_trial(out: &mut String, trial: &TrialRun, marked: &mut bool) {
             ""
         }
     };
-    let status = if trial.passed() { "pass" } else { "FAIL" };
-    let _ = writeln!(out, "  trial {} [{status}]", trial.trial + 1);
+    let _ = writeln!(out, "  trial {} [FAIL]", trial.trial + 1);
     for step in &trial.steps {
-        let status = if step.passed() { "pass" } else { "FAIL" };
-        let restart = if step.restarted {
-            ", after restart"
-        } else {
-            ""
-        };
-        let role = match step.role {
-            crate::evidence::Role::User => "",
-            crate::evidence::Role::Operator => " by the operator",
-        };
-        let _ = writeln!(
-            out,
-            "    step {} {} [{status}] ({} {}{role}{restart})",
-            step.index + 1,
-            step.label,
-            step.operation.as_str(),
-            step.input_digest,
-        );
-        for assertion in &step.assertions {
-            let tick = if assertion.passed { "ok  " } else { "FAIL" };
-            let marker = mark(!assertion.passed && !assertion.malformed);
-            let _ = writeln!(out, "      {tick} {}{marker}", assertion.description);
-            if !assertion.passed {
-                let _ = writeln!(out, "           expected: {}", assertion.expected);
-                let _ = writeln!(out, "           observed: {}", assertion.observed);
-            }
+        let _ = writeln!(out, "{}", step_line(step));
+        if step.passed() {
+            continue;
+        }
+        for assertion in step.assertions.iter().filter(|a| !a.passed) {
+            let marker = mark(!assertion.malformed);
+            let _ = writeln!(out, "      FAIL {}{marker}", assertion.description);
+            let _ = writeln!(out, "           expected: {}", assertion.expected);
+            let _ = writeln!(out, "           observed: {}", assertion.observed);
         }
         if let Some(error) = &step.error {
             let marker = mark(true);

@@ -216,7 +216,10 @@ impl PackRun {
     ///
     /// # Panics
     ///
-    /// On any verdict but a pass.
+    /// On any verdict but a pass. The panic's first line says where the run
+    /// first failed, and the panic is located at the caller (the adopter's
+    /// test), not in the harness.
+    #[track_caller]
     pub fn assert_passed(&self) {
         match &self.verdict {
             Verdict::Passed => {}

@@ -260,16 +260,14 @@ impl Step {
         self
     }
 
-    /// What `steps` say, as values a report may show in clear.
+    /// What `steps` expect, as values a report may show in clear: the
+    /// values their assertions name and the errors they accept. Never what
+    /// a step sends (a prompt, a state, an answer): that is turn content,
+    /// and a secret an adopter puts there must stay out of every report.
     pub fn public_values(steps: &[Self]) -> crate::redact::PublicValues {
         let mut said: Vec<Value> = Vec::new();
         for step in steps {
             said.push(Value::String(step.conversation.clone()));
-            said.extend(step.state.clone());
-            match &step.input {
-                StepInput::Prompt(text) => said.push(Value::String(text.clone())),
-                StepInput::Resume { answer, .. } => said.push(answer.clone()),
-            }
             if let Expect::Error(errors) = &step.expect {
                 said.extend(errors.any_of.iter().cloned().map(Value::String));
             }

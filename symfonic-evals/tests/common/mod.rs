@@ -104,6 +104,13 @@ pub fn assert_fails_at(run: &PackRun, step_label: &str, assertion: &str) -> Fail
 pub fn private_report_dir(binary: &str) -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
+        // A child serving an isolated pack inherits its parent's directory,
+        // so the runs it passes over report where the parent's did.
+        if std::env::var_os(symfonic_evals::process::SERVE_RUN_ENV).is_some() {
+            if let Some(dir) = std::env::var_os(symfonic_evals::REPORT_DIR_ENV) {
+                return dir.into();
+            }
+        }
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("{binary}-reports-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
