@@ -46,7 +46,7 @@ pub use report::{
 };
 pub use runner::{
     run_pack, run_scenario, run_scenario_with, AssertionRun, EffectsProbe, Isolation, RunOptions,
-    Session, StepError, StepErrorKind, StepRun, TrialRun,
+    Session, StepError, StepErrorKind, StepRun, TrialRun, PROGRESS_AFTER_ENV,
 };
 pub use scenario::{
     Continuation, ErrorMatch, Expect, QuestionSource, Restart, Scenario, ScenarioKind, Step,

@@ -699,3 +699,51 @@ fn an_error_kind_that_is_free_text_is_digested_and_a_plain_one_shown() {
     assert!(!observed.contains("4111"), "{observed}");
     assert!(observed.starts_with("error sha256:"), "{observed}");
 }
+
+/// Run by [`a_slow_step_says_it_is_still_running`] in a child process.
+#[test]
+#[ignore = "run as a child process by a_slow_step_says_it_is_still_running"]
+fn slow_step_in_a_child() {
+    let plan = Scenario::new(
+        "runner.slow_step",
+        vec![Step::prompt("slow", "slow", "c")],
+        TrialPolicy::default(),
+    );
+    let trials = run_scenario(&plan, |_| Sleeps(Duration::from_millis(600)));
+    assert!(trials[0].passed());
+}
+
+/// Sleeps through every turn.
+struct Sleeps(Duration);
+
+impl Target for Sleeps {
+    fn capabilities(&self) -> CapabilityEvidence {
+        CapabilityEvidence::new()
+    }
+    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        std::thread::sleep(self.0);
+        Ok(TurnRecord::builder().build())
+    }
+}
+
+#[test]
+fn a_slow_step_says_it_is_still_running() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "slow_step_in_a_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(symfonic_evals::PROGRESS_AFTER_ENV, "100")
+        .output()
+        .expect("the child runs");
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.matches("still running after").count(),
+        1,
+        "one line per slow step: {stderr}"
+    );
+    assert!(stderr.contains("step `slow`"), "{stderr}");
+}

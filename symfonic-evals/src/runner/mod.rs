@@ -22,6 +22,7 @@ pub use isolation::Isolation;
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
 pub use session::{EffectsProbe, Session};
+pub use trial::PROGRESS_AFTER_ENV;
 pub(crate) use trial::{panic_text, Factory, TrialSettings, TRIAL_STACK, WORKER_PREFIX};
 
 use crate::capability::CapabilityEvidence;
@@ -94,7 +95,11 @@ where
         isolation::Placement::Recorded(_) => return Vec::new(),
     };
     let scenarios = [Arc::new(scenario.clone())];
-    let trials = run_scenarios(&scenarios, &factory, &TrialSettings::default())
+    let settings = TrialSettings {
+        run: scenario.name.as_str().into(),
+        ..TrialSettings::default()
+    };
+    let trials = run_scenarios(&scenarios, &factory, &settings)
         .pop()
         .unwrap_or_default();
     history::record(

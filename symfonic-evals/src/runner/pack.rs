@@ -115,6 +115,7 @@ where
                             })
                             .collect();
                         let settings = TrialSettings {
+                            run: name.into(),
                             oracle: options.effects_probe,
                             replay,
                         };

@@ -54,9 +54,25 @@ pub(crate) fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Prog
     progress.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How long a step runs before the watchdog says it is still running, in
+/// milliseconds (5 s when unset).
+pub const PROGRESS_AFTER_ENV: &str = "SYMFONIC_EVALS_PROGRESS_AFTER_MS";
+
+fn progress_after() -> Duration {
+    static AFTER: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *AFTER.get_or_init(|| {
+        std::env::var(PROGRESS_AFTER_ENV)
+            .ok()
+            .and_then(|ms| ms.trim().parse().ok())
+            .map_or(Duration::from_secs(5), Duration::from_millis)
+    })
+}
+
 /// What a trial needs besides its scenario and factory.
 #[derive(Clone, Default)]
 pub(crate) struct TrialSettings {
+    /// The pack run's name, for progress lines.
+    pub(crate) run: Arc<str>,
     pub(crate) oracle: Option<EffectsProbe>,
     /// The pack run's model replay: each trial starts its own endpoint.
     pub(crate) replay: Arc<ReplayPlan>,
@@ -119,10 +135,32 @@ pub(crate) fn run_trial(
         return finish(&mut lock(&progress), Some(step));
     }
     let limit = scenario.policy.step_timeout;
+    // One line on stderr for a step still running after a while, so a slow
+    // run is not mistaken for a hung one (or the other way round).
+    let mut told = None;
+    let progress_after = progress_after();
     loop {
         let wait = {
             let p = lock(&progress);
-            limit.saturating_sub(p.started.elapsed())
+            let elapsed = p.started.elapsed();
+            if elapsed >= progress_after && told != Some(p.started) && elapsed < limit {
+                told = Some(p.started);
+                eprintln!(
+                    "symfonic-evals: {} `{}` trial {}: step `{}` still running after {} ms (limit {} ms)",
+                    settings.run,
+                    scenario.name,
+                    trial + 1,
+                    p.current_label,
+                    elapsed.as_millis(),
+                    limit.as_millis()
+                );
+            }
+            let next = if told == Some(p.started) {
+                limit
+            } else {
+                progress_after.min(limit)
+            };
+            next.saturating_sub(elapsed)
         };
         match done_rx.recv_timeout(wait.max(Duration::from_millis(1))) {
             Ok(()) => return finish(&mut lock(&progress), None),
