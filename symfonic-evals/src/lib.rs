@@ -32,9 +32,9 @@ pub use assertion::{
     ArgumentMatch, Assertion, Check, CrashSeen, Evidence, GateVerdict, RetainedPause,
 };
 pub use packs::{
-    procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack, ArgumentError,
-    ExactlyOncePack, ExtensionToolPack, PackDefinition, PackKind, PackResolution, Probe,
-    ProceduralPack, APPROVED, IDEMPOTENT_EFFECTS,
+    explain_scenario, procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack,
+    ArgumentError, ExactlyOncePack, ExtensionToolPack, PackDefinition, PackKind, PackResolution,
+    Probe, ProceduralPack, APPROVED, EXPLAIN_ENV, IDEMPOTENT_EFFECTS,
 };
 pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use registry::{
@@ -42,7 +42,8 @@ pub use registry::{
     UncoveredCapabilities,
 };
 pub use report::{
-    report_dir, Failure, PackRun, ScenarioRun, Verdict, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
+    report_dir, Failure, PackRun, ScenarioRun, Verdict, INDEX_FILE, REPORT_DIR_ENV,
+    REPORT_SCHEMA_VERSION,
 };
 pub use runner::{
     run_pack, run_scenario, run_scenario_with, AssertionRun, EffectsProbe, Isolation, RunOptions,

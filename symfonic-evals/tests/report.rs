@@ -90,6 +90,39 @@ fn a_passing_run_reports_every_step_and_assertion() {
         ]
     );
     assert_eq!(blocked[4]["observed"], "attempts=2 effects=2 duplicates=0");
+    // The run is listed in the directory's index, by binary and report.
+    let index = std::fs::read_to_string(path.with_file_name(symfonic_evals::INDEX_FILE))
+        .expect("an index beside the reports");
+    let listed: Vec<Value> = index
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .filter(|line: &Value| line["name"] == "report.procedural")
+        .collect();
+    assert!(!listed.is_empty(), "{index}");
+    assert_eq!(listed[0]["verdict"], "passed");
+    assert_eq!(listed[0]["report"], "symfonic-evals.report.procedural.json");
+    assert!(listed[0]["binary"].as_str().unwrap().starts_with("report-"));
+}
+
+#[test]
+fn an_accepted_not_applicable_run_is_a_verdict_of_its_own() {
+    common::private_report_dir("report");
+    let run = run_pack(
+        "report.accepted",
+        &common::extension(common::extension_pack()),
+        &RunOptions {
+            accept_not_applicable: true,
+            ..RunOptions::default()
+        },
+        |_| Bare,
+    );
+    assert!(!run.passed());
+    assert!(run.accepted_not_applicable());
+    run.assert_passed();
+    assert_eq!(report_of(&run)["verdict"], "accepted_not_applicable");
+    assert!(run
+        .render()
+        .starts_with("pack extension-tools `report.accepted`: NOT APPLICABLE (accepted)"));
 }
 
 #[test]

@@ -10,4 +10,4 @@ mod write;
 pub use document::REPORT_SCHEMA_VERSION;
 pub use run::{Failure, PackRun, ScenarioRun, Verdict};
 pub(crate) use write::write_report;
-pub use write::{report_dir, REPORT_DIR_ENV};
+pub use write::{report_dir, INDEX_FILE, REPORT_DIR_ENV};

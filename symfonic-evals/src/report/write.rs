@@ -57,7 +57,10 @@ fn file_name(run_name: &str) -> String {
 pub(crate) fn write_report(run: &PackRun) -> Option<PathBuf> {
     let path = report_dir().join(file_name(&run.name));
     match try_write(run, &path) {
-        Ok(()) => Some(path),
+        Ok(()) => {
+            append_to_index(run, &path);
+            Some(path)
+        }
         Err(error) => {
             eprintln!(
                 "symfonic-evals: report {} not written: {error}",
@@ -65,6 +68,42 @@ pub(crate) fn write_report(run: &PackRun) -> Option<PathBuf> {
             );
             None
         }
+    }
+}
+
+/// The file in the report directory listing every run, one JSON line each.
+pub const INDEX_FILE: &str = "index.jsonl";
+
+/// Appends one line for `run` to the report directory's index: which binary
+/// (so the runs of one build can be told from an earlier build's), the
+/// report's file, the pack, the verdict, when and how long. Appends of one
+/// short line are atomic, so concurrent test binaries interleave whole
+/// lines.
+fn append_to_index(run: &PackRun, report: &Path) {
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let document = super::document::document(run);
+    let line = serde_json::json!({
+        "binary": binary,
+        "package": document["package"],
+        "name": run.name(),
+        "pack": run.kind().name(),
+        "verdict": document["verdict"],
+        "fingerprint": run.fingerprint(),
+        "started_unix_ms": document["started_unix_ms"],
+        "duration_us": document["duration_us"],
+        "report": report.file_name().map(|n| n.to_string_lossy().into_owned()),
+    });
+    let mut bytes = line.to_string().into_bytes();
+    bytes.push(b'\n');
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(report.with_file_name(INDEX_FILE))
+        .and_then(|mut file| file.write_all(&bytes));
+    if let Err(error) = appended {
+        eprintln!("symfonic-evals: report index not updated: {error}");
     }
 }
 

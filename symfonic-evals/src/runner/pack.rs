@@ -75,6 +75,9 @@ where
         Placement::Recorded(Some(Recorded::Pack(run))) => return *run,
         Placement::Recorded(_) => return PackRun::served_elsewhere(name, definition),
     };
+    if crate::packs::explaining() {
+        eprintln!("{name}:\n{}", definition.explain());
+    }
     let began = Instant::now();
     let mut run = PackRun {
         name: name.to_owned(),

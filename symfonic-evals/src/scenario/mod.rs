@@ -38,6 +38,12 @@ pub trait Continuation: Send + Sync {
     /// Runs further steps through `session` (and reads what earlier steps
     /// showed from it). Returning ends the trial's steps.
     fn run(&self, session: &mut Session<'_>);
+
+    /// What the continuation will do, in a sentence, for a pack's
+    /// explanation of its scenarios.
+    fn describe(&self) -> String {
+        "further steps decided from what the trial showed".into()
+    }
 }
 
 /// A shared [`Continuation`]. Two tails are equal when they are the same

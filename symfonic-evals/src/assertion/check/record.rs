@@ -97,9 +97,9 @@ pub(super) fn same_non_empty(
 pub(super) fn recall(record: &TurnRecord, fragment: &str, present: bool) -> Check {
     let found = record.model_input().contains(fragment);
     let expected = if present {
-        "fragment present in model input"
+        format!("the model input contains {fragment:?}")
     } else {
-        "fragment absent from model input"
+        format!("the model input does not contain {fragment:?}")
     };
     let observed = format!(
         "fragment {} model input {}",

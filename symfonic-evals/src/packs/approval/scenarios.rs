@@ -195,6 +195,12 @@ struct ForgedQuestion {
 }
 
 impl Continuation for ForgedQuestion {
+    fn describe(&self) -> String {
+        "when the pause published a question id: a resume passing a forged id must fail with an \
+         error; then the seed's resume and replay"
+            .into()
+    }
+
     fn run(&self, session: &mut Session<'_>) {
         let c = self.pack.conversation.as_str();
         let published = session

@@ -73,6 +73,15 @@ impl CrashEverywhere {
 }
 
 impl Continuation for CrashEverywhere {
+    fn describe(&self) -> String {
+        "for each effect the uncrashed run applied: fresh fixtures, the same request with the \
+         deployment killed right after the harness grants that effect, a restart and a retry; \
+         the retry completes, the interrupted effect retried under its key (CrashedEffectRetried), \
+         and exactly the uncrashed run's effects applied (EffectsApplied); with a pause, also a \
+         crash between pause and resume and at each of the resume's effects"
+            .into()
+    }
+
     fn run(&self, session: &mut Session<'_>) {
         let pack = &self.pack;
         let learned = session.steps();

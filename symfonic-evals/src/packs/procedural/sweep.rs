@@ -184,6 +184,18 @@ impl GateSweep {
 }
 
 impl Continuation for GateSweep {
+    fn describe(&self) -> String {
+        format!(
+            "up to {} turns of the satisfied prompt, each in a fresh conversation, under states \
+             generated from the preconditions published in `{}` (key casing, missing keys, null, \
+             wrong types, neighbouring values, list membership): each GateAgrees with the \
+             contract's evaluator (admitted: `{}` not rejected, `{}` succeeds, a ledger attempt; \
+             refused: rejected, no success, the ledger unmoved); the first disagreement is shrunk \
+             in up to {SHRINK_BUDGET} more turns",
+            self.states, self.procedures, self.stage, self.tool
+        )
+    }
+
     fn run(&self, session: &mut Session<'_>) {
         let Some(preconditions) = self.preconditions(session) else {
             return;
