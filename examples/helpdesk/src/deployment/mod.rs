@@ -1,7 +1,7 @@
 //! The help desk itself: what it is built from, the doors a turn comes in
 //! through (a user's prompt, an operator's command, a person's answer to a
 //! pause), and the `Target` implementation the packs drive. The agent loop
-//! is in [`turn`]; pausing and resuming in [`resume`].
+//! is in `turn`; pausing and resuming in `resume`.
 
 mod resume;
 mod turn;

@@ -5,11 +5,13 @@
 //! calls per turn, and the library's procedural precondition stage reading
 //! approved procedures through the review door at the moment it judges a
 //! call (some twins carry a stage of their own instead, see
-//! [`own_evaluator`]). The
-//! pipeline is cut into rungs with `for_phase`, the scrubber carried onto
-//! every rung, so a secret is scrubbed from the request before the model
-//! reads it, from tool arguments before a call is admitted, from tool
-//! results before the model sees them, and from the answer.
+//! [`own_evaluator`]). The pipeline is cut into rungs with `for_phase`, the
+//! scrubber carried onto every rung, so a secret is scrubbed from the
+//! request before the model reads it, from tool arguments before a call is
+//! admitted, from tool results before the model sees them, and from the
+//! answer.
+
+pub mod own_evaluator;
 
 use serde_json::{json, Value};
 use symfonic_evals::contracts::{
@@ -21,9 +23,6 @@ use symfonic_evals::contracts::{
 use crate::review::ReviewDoor;
 use crate::store::Status;
 use crate::twins::Flaw;
-
-pub mod own_evaluator;
-
 use own_evaluator::{Judge, Lookup, OwnPrecondition};
 
 /// Tool calls one turn may make before the budget ceiling refuses.
