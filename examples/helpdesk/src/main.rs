@@ -71,13 +71,21 @@ impl Outcome {
 /// What the run has found so far.
 #[derive(Default)]
 struct Tally {
-    references: Vec<Outcome>,
-    twins: Vec<Outcome>,
+    references: Vec<(String, Outcome)>,
+    twins: Vec<(String, Outcome)>,
     summary: Vec<Value>,
 }
 
 fn count(outcomes: &[Outcome], which: Outcome) -> usize {
     outcomes.iter().filter(|o| **o == which).count()
+}
+
+/// The outcomes of `desk` (every desk when `None`).
+fn of(runs: &[(String, Outcome)], desk: Option<&str>) -> Vec<Outcome> {
+    runs.iter()
+        .filter(|(d, _)| desk.is_none_or(|desk| d == desk))
+        .map(|(_, outcome)| *outcome)
+        .collect()
 }
 
 /// Every scenario's verdict, one line each.
@@ -124,7 +132,7 @@ impl Tally {
         if outcome == Outcome::Bad {
             println!("{}", run.render());
         }
-        self.references.push(outcome);
+        self.references.push((desk.to_owned(), outcome));
         self.summary.push(json!({
             "desk": desk,
             "pack": pack,
@@ -179,14 +187,15 @@ impl Tally {
             },
         };
         println!("  twin {twin:<38} {at}");
-        self.twins.push(outcome);
+        self.twins.push((desk.to_owned(), outcome));
         self.summary
             .push(json!({ "desk": desk, "twin": twin, "outcome": outcome.name(), "at": at }));
     }
 
-    fn totals(&self) -> String {
-        let refs = &self.references;
-        let twins = &self.twins;
+    /// The totals line of `desk` (every desk when `None`).
+    fn totals(&self, desk: Option<&str>) -> String {
+        let refs = of(&self.references, desk);
+        let twins = of(&self.twins, desk);
         let mut problems = Vec::new();
         for (outcome, label) in [
             (Outcome::Bad, "escaped"),
@@ -195,7 +204,7 @@ impl Tally {
             (Outcome::Invalid, "invalid"),
             (Outcome::NotApplicable, "not applicable"),
         ] {
-            let n = count(twins, outcome);
+            let n = count(&twins, outcome);
             if n > 0 {
                 problems.push(format!("{n} {label}"));
             }
@@ -207,9 +216,9 @@ impl Tally {
         };
         format!(
             "{} of {} references passed; {} of {} twins caught{problems}",
-            count(refs, Outcome::Good),
+            count(&refs, Outcome::Good),
             refs.len(),
-            count(twins, Outcome::Good),
+            count(&twins, Outcome::Good),
             twins.len(),
         )
     }
@@ -218,7 +227,7 @@ impl Tally {
         self.references
             .iter()
             .chain(&self.twins)
-            .all(|o| *o == Outcome::Good)
+            .all(|(_, outcome)| *outcome == Outcome::Good)
     }
 }
 
@@ -280,9 +289,12 @@ fn main() -> ExitCode {
         }
         println!();
     }
+    for desk in ["helpdesk", "helpdesk-py"] {
+        println!("{desk}: {}", tally.totals(Some(desk)));
+    }
     println!(
         "{} ({:.1} s)",
-        tally.totals(),
+        tally.totals(None),
         started.elapsed().as_secs_f64()
     );
     let path = report_dir().join("helpdesk-summary.json");
