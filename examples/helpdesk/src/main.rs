@@ -349,3 +349,39 @@ fn main() -> ExitCode {
 fn pack_name(pack: Pack) -> &'static str {
     packs::definition(pack).kind().name()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_never_judged_anything_is_neither_passed_nor_escaped() {
+        let (built, _) = Outcome::of_verdict(&Verdict::Unbuildable("panicked".into())).unwrap();
+        assert_eq!(built, Outcome::NotBuilt);
+        let (invalid, text) =
+            Outcome::of_verdict(&Verdict::InvalidArguments(vec!["`x`: empty".into()])).unwrap();
+        assert_eq!(invalid, Outcome::Invalid);
+        assert!(text.starts_with("INVALID"), "{text}");
+        assert_eq!(Outcome::of_verdict(&Verdict::Passed), None);
+        assert_eq!(Outcome::of_verdict(&Verdict::Failed), None);
+    }
+
+    #[test]
+    fn the_totals_name_every_twin_not_caught_and_only_all_good_succeeds() {
+        let mut tally = Tally::default();
+        tally.references.push(("a".into(), Outcome::Good));
+        tally.twins.push(("a".into(), Outcome::Good));
+        assert!(tally.all_good());
+        tally.twins.push(("b".into(), Outcome::NotBuilt));
+        tally.twins.push(("b".into(), Outcome::Bad));
+        assert!(!tally.all_good());
+        assert_eq!(
+            tally.totals(None),
+            "1 of 1 references passed; 1 of 3 twins caught (1 escaped, 1 not built)"
+        );
+        assert_eq!(
+            tally.totals(Some("a")),
+            "1 of 1 references passed; 1 of 1 twins caught"
+        );
+    }
+}
