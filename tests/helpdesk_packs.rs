@@ -1,27 +1,33 @@
 //! The reference help desk earns all three packs, applied the way an
-//! adopter applies them: with the attribute macros, restarts on. Plus the
-//! pause/resume properties a pack run alone does not stress: a restart
-//! between pause and resume, concurrent redemption of one token, and an
-//! answer that does not fit the question.
+//! adopter applies them: with the attribute macros, every optional argument
+//! that turns a probe on, and the desk's effect oracle. Plus the pause and
+//! resume properties a pack run alone does not stress: a restart between
+//! pause and resume, concurrent redemption of one token, an answer that
+//! does not fit the question, a question id that is not the one asked, and
+//! call ids across a restart.
 
 use std::sync::Barrier;
 
 use helpdesk::Helpdesk;
 use serde_json::json;
 use symfonic_evals::{
-    approval_resume_pack, extension_tool_pack, procedural_pack, PromptRequest, ResumeRequest,
-    Target, TargetContext, ToolOutcome, TurnRecord,
+    approval_resume_pack, extension_tool_pack, procedural_pack, Pause, PromptRequest,
+    ResumeRequest, Target, TargetContext, ToolOutcome, TurnRecord,
 };
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
     draft_prompt = "refund order 3", draft_state = { "region": "EU" },
-    review_prompt = "approve the refund procedure: governs issue_refund when region eq US",
-    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US" },
-    blocked_prompt = "refund order 5", blocked_state = { "region": "EU" },
+    review_prompt = "approve the refund procedure: governs issue_refund when region eq US and receipt exists",
+    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "receipt": "r-104" },
+    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "receipt": "r-105" },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
     restart_before_enforcement = true,
+    decoy_demonstrations = ["track order 21", "track order 22", "track order 23", "track order 24"],
+    decoy_fragment = "call track_shipment",
+    control_demonstrations = ["where is the parcel for order 31?", "what can you help me with?"],
+    effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_refund_procedure(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
@@ -29,13 +35,15 @@ fn helpdesk_refund_procedure(ctx: &TargetContext) -> Helpdesk {
 
 #[procedural_pack(
     demonstrations = ["refund order 11", "refund order 12", "refund order 13"],
-    draft_prompt = "please refund order 14", draft_state = { "REGION": "CA" },
+    draft_prompt = "please refund order 14", draft_state = { "region": "MX" },
     review_prompt = "approve the refund procedure: governs issue_refund when region in US, CA",
     satisfied_prompt = "refund order 15", satisfied_state = { "region": "CA" },
     blocked_prompt = "refund order 16", blocked_state = { "region": "MX" },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
+    restart_before_enforcement = false,
     trials = 2, require = 2,
+    effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_refund_procedure_with_a_list_predicate(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
@@ -46,6 +54,10 @@ fn helpdesk_refund_procedure_with_a_list_predicate(ctx: &TargetContext) -> Helpd
     answer = { "approved": true },
     interaction_tool = "ask_user",
     resumable = true,
+    gated_tool = "cancel_subscription",
+    deny_answer = { "approved": false },
+    unfit_answer = { "approved": "maybe" },
+    effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
@@ -54,34 +66,62 @@ fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
 #[extension_tool_pack(
     prompt = "where is the parcel for order 7?",
     tool_name = "track_shipment",
-    arguments = { "order": 7 },
+    arguments = { "order": 7, "include_eta": true },
     expected_fragments = ["Order 7", "in transit"],
+    witnessed = true,
+    effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_shipping_extension(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
 }
 
+#[test]
+fn the_attributes_spell_the_main_jobs_definitions() {
+    // The packs above and the ones the main job runs are one definition
+    // each, written twice: the fingerprints say they have not drifted.
+    let registered = symfonic_evals::registered_packs();
+    let fingerprint = |name: &str| {
+        registered
+            .iter()
+            .find(|pack| pack.name() == name)
+            .map(|pack| pack.fingerprint().to_owned())
+            .unwrap_or_else(|| panic!("{name} is registered"))
+    };
+    assert_eq!(
+        fingerprint("helpdesk_refund_procedure"),
+        helpdesk::packs::procedural().fingerprint()
+    );
+    assert_eq!(
+        fingerprint("helpdesk_cancellation_approval"),
+        helpdesk::packs::approval_resume().fingerprint()
+    );
+    assert_eq!(
+        fingerprint("helpdesk_shipping_extension"),
+        helpdesk::packs::extension_tool().fingerprint()
+    );
+}
+
 const CONVERSATION: &str = "approval";
 
-fn pause(desk: &mut Helpdesk) -> String {
+fn pause(desk: &mut Helpdesk) -> Pause {
     let record = desk
         .run_turn(&PromptRequest::new(
             CONVERSATION,
             "cancel the subscription of customer 42",
         ))
         .expect("the pause turn runs");
-    record.pause().expect("the turn paused").token.clone()
+    record.pause().expect("the turn paused").clone()
 }
 
 fn redeem(
     desk: &mut Helpdesk,
-    token: &str,
+    pause: &Pause,
     answer: serde_json::Value,
 ) -> Result<TurnRecord, symfonic_evals::TurnError> {
     desk.resume(&ResumeRequest {
         conversation: CONVERSATION.into(),
-        question_id: None,
-        token: token.to_owned(),
+        question_id: pause.question_id.clone(),
+        token: pause.token.clone(),
         answer,
     })
 }
@@ -95,10 +135,10 @@ fn cancelled(record: &TurnRecord) -> bool {
 #[test]
 fn a_restart_between_pause_and_resume_loses_nothing() {
     let ctx = TargetContext::fresh(0).expect("context");
-    let token = pause(&mut Helpdesk::open(&ctx));
+    let paused = pause(&mut Helpdesk::open(&ctx));
     // The desk that paused is gone; a new process redeems.
     let mut desk = Helpdesk::open(&ctx);
-    let record = redeem(&mut desk, &token, json!({ "approved": true })).expect("redeemed");
+    let record = redeem(&mut desk, &paused, json!({ "approved": true })).expect("redeemed");
     assert_eq!(record.fact("resume_checkpoint"), Some(json!(true)));
     assert_eq!(record.fact("resume_continued"), Some(json!(true)));
     assert!(
@@ -108,7 +148,7 @@ fn a_restart_between_pause_and_resume_loses_nothing() {
     assert_eq!(ctx.ledger().counts().effects, 1);
     let replay = redeem(
         &mut Helpdesk::open(&ctx),
-        &token,
+        &paused,
         json!({ "approved": true }),
     );
     assert_eq!(replay.unwrap_err().kind, "PauseTokenReplayedError");
@@ -118,7 +158,7 @@ fn a_restart_between_pause_and_resume_loses_nothing() {
 fn concurrent_redemptions_of_one_token_admit_exactly_one() {
     const RACERS: usize = 8;
     let ctx = TargetContext::fresh(0).expect("context");
-    let token = pause(&mut Helpdesk::open(&ctx));
+    let paused = pause(&mut Helpdesk::open(&ctx));
     let start = Barrier::new(RACERS);
     let outcomes: Vec<_> = std::thread::scope(|scope| {
         let racers: Vec<_> = (0..RACERS)
@@ -126,7 +166,7 @@ fn concurrent_redemptions_of_one_token_admit_exactly_one() {
                 scope.spawn(|| {
                     let mut desk = Helpdesk::open(&ctx);
                     start.wait();
-                    redeem(&mut desk, &token, json!({ "approved": true }))
+                    redeem(&mut desk, &paused, json!({ "approved": true }))
                 })
             })
             .collect();
@@ -153,12 +193,12 @@ fn concurrent_redemptions_of_one_token_admit_exactly_one() {
 fn an_answer_that_does_not_fit_is_refused_and_the_token_kept() {
     let ctx = TargetContext::fresh(0).expect("context");
     let mut desk = Helpdesk::open(&ctx);
-    let token = pause(&mut desk);
-    let refused = redeem(&mut desk, &token, json!({ "approved": "yes" }));
+    let paused = pause(&mut desk);
+    let refused = redeem(&mut desk, &paused, json!({ "approved": "yes" }));
     assert_eq!(refused.unwrap_err().kind, "AnswerRejectedError");
     assert_eq!(ctx.ledger().counts().attempts, 0);
     let declined =
-        redeem(&mut desk, &token, json!({ "approved": false })).expect("still redeemable");
+        redeem(&mut desk, &paused, json!({ "approved": false })).expect("still redeemable");
     assert!(!cancelled(&declined));
     assert_eq!(declined.fact("resume_continued"), Some(json!(true)));
 }
@@ -166,13 +206,90 @@ fn an_answer_that_does_not_fit_is_refused_and_the_token_kept() {
 #[test]
 fn an_unknown_token_is_not_a_replay() {
     let ctx = TargetContext::fresh(0).expect("context");
-    let error = redeem(
-        &mut Helpdesk::open(&ctx),
-        "pt_forged",
-        json!({ "approved": true }),
-    )
-    .unwrap_err();
+    let mut desk = Helpdesk::open(&ctx);
+    let mut forged = pause(&mut desk);
+    forged.token = "pt_forged".into();
+    let error = redeem(&mut desk, &forged, json!({ "approved": true })).unwrap_err();
     assert_eq!(error.kind, "PauseTokenUnknownError");
+}
+
+#[test]
+fn a_resume_naming_another_question_is_refused_and_the_token_kept() {
+    let ctx = TargetContext::fresh(0).expect("context");
+    let mut desk = Helpdesk::open(&ctx);
+    let paused = pause(&mut desk);
+    assert!(
+        paused.question.is_some(),
+        "the pause publishes its question"
+    );
+    for question_id in [None, Some("q-999".to_owned())] {
+        let other = Pause {
+            question_id,
+            ..paused.clone()
+        };
+        let refused = redeem(&mut desk, &other, json!({ "approved": true })).unwrap_err();
+        assert_eq!(refused.kind, "PauseQuestionMismatchError");
+    }
+    let record = redeem(&mut desk, &paused, json!({ "approved": true })).expect("still redeemable");
+    assert!(cancelled(&record));
+}
+
+#[test]
+fn the_parked_call_is_pending_then_resolved_with_the_answer() {
+    let ctx = TargetContext::fresh(0).expect("context");
+    let mut desk = Helpdesk::open(&ctx);
+    let record = desk
+        .run_turn(&PromptRequest::new(
+            CONVERSATION,
+            "cancel the subscription of customer 42",
+        ))
+        .expect("pauses");
+    let parked = record
+        .tool_calls()
+        .last()
+        .expect("the ask_user call")
+        .clone();
+    assert_eq!(parked.name, "ask_user");
+    assert!(parked.is_pending());
+    let paused = record.pause().expect("paused").clone();
+    let resumed = redeem(&mut desk, &paused, json!({ "approved": false })).expect("resumes");
+    assert_eq!(resumed.resolved().len(), 1);
+    assert_eq!(resumed.resolved()[0].id, parked.id);
+    assert!(!cancelled(&resumed), "a denial cancels nothing");
+    assert_eq!(ctx.ledger().counts().attempts, 0);
+}
+
+#[test]
+fn call_ids_never_repeat_across_turns_conversations_or_restarts() {
+    let ctx = TargetContext::fresh(0).expect("context");
+    let mut ids = std::collections::BTreeSet::new();
+    for conversation in ["one", "one", "two"] {
+        // A fresh desk each time: the ids come from the store, not the process.
+        let record = Helpdesk::open(&ctx)
+            .run_turn(&PromptRequest::new(
+                conversation,
+                "where is the parcel for order 7?",
+            ))
+            .expect("tracks");
+        for call in record.tool_calls() {
+            assert!(ids.insert(call.id.clone()), "{} repeated", call.id);
+        }
+    }
+    assert_eq!(ids.len(), 3);
+}
+
+#[test]
+fn the_effect_oracle_counts_what_the_ledger_applied() {
+    let ctx = TargetContext::fresh(0).expect("context");
+    let mut desk = Helpdesk::open(&ctx);
+    let oracle = || helpdesk::store::effects_in_store(ctx.durable_dir()).expect("readable");
+    assert_eq!(oracle(), 0);
+    let paused = pause(&mut desk);
+    redeem(&mut desk, &paused, json!({ "approved": true })).expect("resumes");
+    assert_eq!((oracle(), ctx.ledger().counts().effects), (1, 1));
+    // A directory the desk never opened has no store to count.
+    let elsewhere = TargetContext::fresh(1).expect("context");
+    assert!(helpdesk::store::effects_in_store(elsewhere.durable_dir()).is_err());
 }
 
 /// Looks up accounts `before` times, asks a person, then keeps looking up
@@ -209,8 +326,8 @@ fn a_pause_does_not_reset_the_tool_budget() {
         before: 4,
         calls: 0,
     }));
-    let token = pause(&mut desk);
-    let resumed = redeem(&mut desk, &token, json!({"approved": true})).expect("resumes");
+    let paused = pause(&mut desk);
+    let resumed = redeem(&mut desk, &paused, json!({"approved": true})).expect("resumes");
     let after: Vec<_> = resumed
         .tool_calls()
         .iter()

@@ -1,179 +1,257 @@
-//! Every broken twin of the help desk fails its pack, and on the assertion
-//! that names its flaw: the step label, the assertion kind and the
+//! Every broken twin of the help desk fails its pack where it must, and
+//! nowhere else: the scenario, step label, assertion kind and the
 //! assertion's own description are pinned here, independently of the table
-//! the main job reads (which is checked against these at the end).
+//! the main job reads (which is checked against these), and so is the set
+//! of scenarios the twin fails. A twin a probe catches fails that probe
+//! alone, so the seed scenario and every other probe pass it: each probe is
+//! shown to be needed.
 
 use std::sync::Barrier;
-use symfonic_evals_e2e::fails_at;
 
-use helpdesk::packs::definition;
+use helpdesk::packs::{definition, run_options};
 use helpdesk::{Flaw, Helpdesk};
 use serde_json::json;
 use symfonic_evals::{
-    run_pack, PromptRequest, ResumeRequest, RunOptions, Target, TargetContext, Verdict,
+    run_pack, PackRun, PromptRequest, ResumeRequest, Target, TargetContext, Verdict,
 };
 
-/// Runs the flaw's pack against its twin and checks where it was caught.
-fn caught(flaw: Flaw, step: &str, assertion: &str, detail: &str) {
-    let run = run_pack(
+fn run_twin(flaw: Flaw) -> PackRun {
+    run_pack(
         &format!("helpdesk_twins::{}", flaw.name()),
         &definition(flaw.pack()),
-        &RunOptions::default(),
+        &run_options(),
         move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
-    );
+    )
+}
+
+fn failing(run: &PackRun) -> Vec<&str> {
+    run.scenarios()
+        .iter()
+        .filter(|s| !s.passed())
+        .map(|s| s.name.as_str())
+        .collect()
+}
+
+/// Runs the flaw's pack against its twin and checks where it was caught and
+/// which scenarios failed.
+fn caught(flaw: Flaw, scenario: &str, step: &str, assertion: &str, detail: &str) {
+    let run = run_twin(flaw);
     assert!(matches!(run.verdict(), Verdict::Failed), "{}", run.render());
-    let failure = fails_at(&run, step, assertion);
+    let failure = run
+        .failures()
+        .into_iter()
+        .find(|f| f.scenario == scenario)
+        .unwrap_or_else(|| panic!("{scenario} did not fail:\n{}", run.render()));
+    assert_eq!(
+        (failure.step_label.as_str(), failure.assertion.as_str()),
+        (step, assertion),
+        "{}",
+        run.render()
+    );
     assert!(
         failure.description.contains(detail) || failure.expected.contains(detail),
         "{failure:?}"
     );
+    let seed = flaw.pack_kind_seed();
+    let failed = failing(&run);
+    if scenario == seed {
+        assert_eq!(failed.first(), Some(&seed), "{failed:?}");
+    } else {
+        assert_eq!(failed, [scenario], "only its probe catches it");
+    }
+    assert_eq!(failed, flaw.failing_scenarios(), "{}", run.render());
+    // The first failure of the whole run is the catch: nothing earlier broke.
+    assert_eq!(run.first_failure().as_ref(), Some(&failure));
     // The main job's table agrees with what is pinned here.
     let table = flaw.expected_catch();
     assert_eq!(
-        (table.step, table.assertion, table.detail),
-        (step, assertion, detail)
+        (table.scenario, table.step, table.assertion, table.detail),
+        (scenario, step, assertion, detail)
     );
     assert!(table.matches(&failure));
 }
 
-#[test]
-fn promoted_count_faked_as_a_turn_counter() {
-    // The count looks fine; the review door shows there is nothing behind it.
-    caught(
-        Flaw::PromotedCountIsTurnCounter,
-        "draft probe",
-        "AttributeEquals",
-        "AttributeEquals(procedural_review)",
-    );
+trait SeedOf {
+    fn pack_kind_seed(self) -> &'static str;
+}
+
+impl SeedOf for Flaw {
+    fn pack_kind_seed(self) -> &'static str {
+        definition(self.pack()).kind().seed_scenario()
+    }
+}
+
+/// One test per twin, and the list the coverage test checks.
+macro_rules! twins {
+    ($($test:ident: $flaw:ident => $scenario:literal, $step:literal, $assertion:literal, $detail:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                caught(Flaw::$flaw, $scenario, $step, $assertion, $detail);
+            }
+        )*
+
+        const PINNED: &[Flaw] = &[$(Flaw::$flaw),*];
+    };
+}
+
+twins! {
+    // Caught by the seed scenarios.
+    promoted_count_faked_as_a_turn_counter: PromotedCountIsTurnCounter =>
+        "procedural-review-and-enforcement", "draft probe", "AttributeEquals",
+        "AttributeEquals(procedural_review)";
+    draft_governs_before_review: DraftGovernsBeforeReview =>
+        "procedural-review-and-enforcement", "draft probe", "AttributeEquals",
+        "AttributeEquals(procedural_enforcement_ids)";
+    draft_leaks_into_the_model_input: DraftLeaksIntoPrompt =>
+        "procedural-review-and-enforcement", "draft probe", "PromptRecallExcludes",
+        "PromptRecallExcludes(fragment)";
+    approval_kept_only_in_memory: ApprovalOnlyInMemory =>
+        "procedural-review-and-enforcement", "satisfied", "AttributeEquals",
+        "AttributeEquals(procedural_review)";
+    enforcement_reads_another_procedure_than_the_door_shows: EnforcementReadsShadowProcedure =>
+        "procedural-review-and-enforcement", "satisfied", "AttributesSameNonEmpty",
+        "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)";
+    gate_ignores_state: GateIgnoresState =>
+        "procedural-review-and-enforcement", "blocked", "StageObserved",
+        "StageObserved(procedural_precondition, outcome=rejected";
+    tool_runs_despite_refusal: ToolRunsDespiteRefusal =>
+        "procedural-review-and-enforcement", "blocked", "SideEffectCount",
+        "SideEffectCount(attempts=2, effects=2, duplicates=0)";
+    pause_reported_as_an_attribute: PauseReportedAsAttribute =>
+        "approval-pause-resume-and-replay-refusal", "pause", "AttributeEquals",
+        "AttributeEquals(paused)";
+    resume_without_checkpoint: ResumeWithoutCheckpoint =>
+        "approval-pause-resume-and-replay-refusal", "resume", "AttributeEquals",
+        "AttributeEquals(resume_checkpoint)";
+    resume_that_does_not_continue_the_turn: ResumeWithoutContinuation =>
+        "approval-pause-resume-and-replay-refusal", "resume", "AttributeEquals",
+        "AttributeEquals(resume_continued)";
+    resume_that_restarts_the_turn_asks_again: ResumeRestartsTurn =>
+        "approval-pause-resume-and-replay-refusal", "resume", "ToolCalled",
+        "ToolCalled(ask_user, times=0)";
+    token_redeemable_twice: TokenRedeemableTwice =>
+        "approval-pause-resume-and-replay-refusal", "replay", "ExpectedError",
+        "PauseTokenReplayedError";
+    extension_declared_but_not_bound: ExtensionDeclaredNotBound =>
+        "extension-tool-execution", "extension call", "ToolSucceeded",
+        "ToolSucceeded(track_shipment, times=1)";
+
+    // Caught by one approval probe each.
+    checkpoint_only_in_memory: CheckpointOnlyInMemory =>
+        "approval/restart-between-pause-and-resume", "resume", "AttributeEquals",
+        "AttributeEquals(resume_checkpoint)";
+    spent_mark_only_in_memory: SpentMarkOnlyInMemory =>
+        "approval/restart-before-replay", "replay", "ExpectedError", "PauseTokenReplayedError";
+    token_never_checked: TokenNeverChecked =>
+        "approval/forged-token", "forged token", "ExpectedError", "an error (any kind)";
+    token_redeems_any_conversation: TokenRedeemsAnyConversation =>
+        "approval/token-bound-to-conversation", "foreign conversation", "ExpectedError",
+        "an error (any kind)";
+    one_pause_per_deployment: OnePausePerDeployment =>
+        "approval/two-conversations", "pause b", "PauseTokenDistinct", "PauseTokenDistinct";
+    parked_call_reported_as_success: ParkedCallReportedAsSuccess =>
+        "approval/pending-call-resolved", "pause", "ToolPending",
+        "ToolPending(ask_user, times=1)";
+    question_id_ignored: QuestionIdIgnored =>
+        "approval/question-id-checked", "forged question id", "ExpectedError",
+        "an error (any kind)";
+    gated_action_before_answer: GatedActionBeforeAnswer =>
+        "approval/gated-action", "pause", "ToolSucceeded",
+        "ToolSucceeded(cancel_subscription, times=0)";
+    denial_read_as_approval: DenialReadAsApproval =>
+        "approval/deny-answer", "deny", "ToolSucceeded",
+        "ToolSucceeded(cancel_subscription, times=0)";
+    unfit_answer_accepted: UnfitAnswerAccepted =>
+        "approval/unfit-answer", "unfit answer", "ExpectedError", "an error (any kind)";
+    unfit_answer_spends_the_token: UnfitAnswerSpendsToken =>
+        "approval/unfit-answer", "resume", "UnexpectedError", "the turn succeeds";
+    ledger_effect_without_a_row_in_the_store: LedgerKeyPerConversation =>
+        "approval/two-conversations", "resume b", "EffectsMatchOracle", "EffectsMatchOracle";
+
+    // Caught by one procedural probe each.
+    policy_cached_at_start_up: PolicyCachedAtStartup =>
+        "procedural/enforcement-without-restart", "satisfied", "AttributesSameNonEmpty",
+        "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)";
+    recall_scoped_to_the_review_conversation: RecallScopedToReviewConversation =>
+        "procedural/separate-conversations", "satisfied", "PromptRecallContains",
+        "PromptRecallContains(fragment)";
+    review_door_open_to_users: ReviewDoorOpenToUsers =>
+        "procedural/review-needs-operator", "review as a user", "AttributeEquals",
+        "AttributeEquals(procedural_review)";
+    identities_are_row_labels: IdentityIsRowLabel =>
+        "procedural/identity-bound", "review", "ProceduresBound",
+        "ProceduresBound(procedural_review_procedures, procedural_review_ids)";
+    gate_matches_keys_in_any_case: GateKeysCaseInsensitive =>
+        "procedural/gate-sweep", "sweep 4: `region` eq: key in capitalised case", "GateAgrees",
+        "refuse";
+    gate_looks_keys_up_in_lower_case_only: GateKeysLowerCaseOnly =>
+        "procedural/gate-sweep", "sweep 3: `region` eq: key in upper case", "GateAgrees",
+        "admit";
+    gate_reads_a_missing_key_as_null: GateMissingKeyAsNull =>
+        "procedural/gate-sweep", "sweep 15: `receipt` exists: key in capitalised case",
+        "GateAgrees", "refuse";
+    gate_enforces_a_compiled_copy_of_the_rule: GateEnforcesCompiledRule =>
+        "procedural/gate-sweep", "sweep 6: `region` eq: the declared value in lower case",
+        "GateAgrees", "refuse";
+    review_approves_every_draft: ReviewApprovesEveryDraft =>
+        "procedural/decoy-stays-draft", "review", "AttributeEquals",
+        "AttributeEquals(procedural_review)";
+    promoted_count_counts_episodes: PromotedCountCountsEpisodes =>
+        "procedural/control-promotes-nothing", "control 1", "AttributeEquals",
+        "AttributeEquals(procedural_promoted)";
+    refused_refund_written_straight_to_the_store: RefusedRefundWrittenToStore =>
+        "procedural/gate-sweep", "sweep 4: `region` eq: key in capitalised case",
+        "EffectsMatchOracle", "EffectsMatchOracle";
+
+    // Caught by one extension probe each.
+    call_ids_restart_every_turn: CallIdsRestartEveryTurn =>
+        "extension/repeated-and-fresh-conversation", "second call", "ToolCallIdsUnique",
+        "ToolCallIdsUnique(minimum=1, across the trial)";
+    bridge_drops_arguments: BridgeDropsArguments =>
+        "extension/witnessed", "extension call", "ToolWitnessed",
+        "ToolWitnessed(track_shipment, with arguments, exact)";
+    upstream_error_reported_as_success: UpstreamErrorReportedAsSuccess =>
+        "extension/witnessed", "extension call", "ToolWitnessed",
+        "ToolWitnessed(track_shipment, with arguments, exact)";
+    result_never_shown_to_the_model: ResultNeverShown =>
+        "extension/result-reaches-model", "extension call", "ToolResultShown",
+        "ToolResultShown(track_shipment)";
 }
 
 #[test]
-fn draft_governs_before_review() {
-    caught(
-        Flaw::DraftGovernsBeforeReview,
-        "draft probe",
-        "AttributeEquals",
-        "AttributeEquals(procedural_enforcement_ids)",
-    );
+fn every_flaw_is_pinned_above_exactly_once() {
+    // Flaw::ALL is declared from the same list as the enum, so a flaw added
+    // without a pinned test fails here.
+    for flaw in Flaw::ALL {
+        let pins = PINNED.iter().filter(|pinned| *pinned == flaw).count();
+        assert_eq!(pins, 1, "{flaw:?} is pinned {pins} times");
+    }
+    assert_eq!(PINNED.len(), Flaw::ALL.len());
 }
 
 #[test]
-fn draft_leaks_into_the_model_input() {
-    caught(
-        Flaw::DraftLeaksIntoPrompt,
-        "draft probe",
-        "PromptRecallExcludes",
-        "PromptRecallExcludes(fragment)",
-    );
-}
-
-#[test]
-fn approval_kept_only_in_memory() {
-    caught(
-        Flaw::ApprovalOnlyInMemory,
-        "satisfied",
-        "AttributeEquals",
-        "AttributeEquals(procedural_review)",
-    );
-}
-
-#[test]
-fn enforcement_reads_a_different_procedure_than_the_review_door_shows() {
-    caught(
-        Flaw::EnforcementReadsShadowProcedure,
-        "satisfied",
-        "AttributesSameNonEmpty",
-        "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
-    );
-}
-
-#[test]
-fn gate_ignores_state() {
-    caught(
-        Flaw::GateIgnoresState,
-        "blocked",
-        "StageObserved",
-        "StageObserved(procedural_precondition, outcome=rejected",
-    );
-}
-
-#[test]
-fn tool_runs_despite_refusal() {
-    caught(
-        Flaw::ToolRunsDespiteRefusal,
-        "blocked",
-        "SideEffectCount",
-        "SideEffectCount(attempts=2, effects=2, duplicates=0)",
-    );
-}
-
-#[test]
-fn pause_reported_as_an_attribute_while_the_turn_completes() {
-    caught(
-        Flaw::PauseReportedAsAttribute,
-        "pause",
-        "AttributeEquals",
-        "AttributeEquals(paused)",
-    );
-}
-
-#[test]
-fn resume_without_checkpoint() {
-    caught(
-        Flaw::ResumeWithoutCheckpoint,
-        "resume",
-        "AttributeEquals",
-        "AttributeEquals(resume_checkpoint)",
-    );
-}
-
-#[test]
-fn resume_that_does_not_continue_the_turn() {
-    caught(
-        Flaw::ResumeWithoutContinuation,
-        "resume",
-        "AttributeEquals",
-        "AttributeEquals(resume_continued)",
-    );
-}
-
-#[test]
-fn resume_that_restarts_the_turn_asks_again() {
-    caught(
-        Flaw::ResumeRestartsTurn,
-        "resume",
-        "ToolCalled",
-        "ToolCalled(ask_user, times=0)",
-    );
-}
-
-#[test]
-fn token_redeemable_twice() {
-    caught(
-        Flaw::TokenRedeemableTwice,
-        "replay",
-        "ExpectedError",
-        "PauseTokenReplayedError",
-    );
-}
-
-#[test]
-fn extension_declared_but_not_bound() {
-    caught(
-        Flaw::ExtensionDeclaredNotBound,
-        "extension call",
-        "ToolSucceeded",
-        "ToolSucceeded(track_shipment, times=1)",
-    );
-}
-
-#[test]
-fn every_flaw_is_caught_where_its_table_says() {
-    // Flaw::ALL is declared from the same list as the enum, so this covers a
-    // flaw added without a pinned test above.
-    for &flaw in Flaw::ALL {
-        let catch = flaw.expected_catch();
-        caught(flaw, catch.step, catch.assertion, catch.detail);
+fn every_probe_the_desk_runs_has_a_twin_only_it_catches() {
+    for pack in [
+        helpdesk::Pack::Procedural,
+        helpdesk::Pack::ApprovalResume,
+        helpdesk::Pack::ExtensionTool,
+    ] {
+        let definition = definition(pack);
+        let seed = definition.kind().seed_scenario();
+        for scenario in definition.scenarios() {
+            let name = scenario.name.as_str();
+            let only = Flaw::ALL
+                .iter()
+                .filter(|f| f.pack() == pack && f.failing_scenarios() == [name])
+                .count();
+            let seed_twins = Flaw::ALL
+                .iter()
+                .filter(|f| f.pack() == pack && f.expected_catch().scenario == seed)
+                .count();
+            let expected = if name == seed { seed_twins } else { only };
+            assert!(expected >= 1, "no twin is caught first by {name}");
+        }
     }
 }
 
@@ -189,7 +267,7 @@ fn an_unguarded_token_also_loses_the_race() {
             "cancel the subscription of customer 42",
         ))
         .expect("pause");
-    let token = paused.pause().expect("paused").token.clone();
+    let pause = paused.pause().expect("paused").clone();
     let start = Barrier::new(RACERS);
     let winners = std::thread::scope(|scope| {
         let racers: Vec<_> = (0..RACERS)
@@ -199,8 +277,8 @@ fn an_unguarded_token_also_loses_the_race() {
                     start.wait();
                     desk.resume(&ResumeRequest {
                         conversation: "approval".into(),
-                        question_id: None,
-                        token: token.clone(),
+                        question_id: pause.question_id.clone(),
+                        token: pause.token.clone(),
                         answer: json!({ "approved": true }),
                     })
                     .is_ok()

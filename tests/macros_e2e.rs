@@ -191,7 +191,7 @@ fn fingerprints_follow_the_definition_not_its_spelling() {
         PackKind::Procedural,
         &serde_json::json!({
             "demonstrations": ["refund order 1", "refund order 2"],
-            "draft_prompt": "refund order 3", "draft_state": { "region": "US" },
+            "draft_prompt": "refund order 3", "draft_state": { "region": "EU" },
             "review_prompt": "approve the refund procedure: governs issue_refund when region eq US",
             "satisfied_prompt": "refund order 4", "satisfied_state": { "region": "US", "tier": 2 },
             "blocked_prompt": "refund order 5", "blocked_state": { "region": "EU", "tier": 2 },

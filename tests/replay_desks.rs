@@ -48,14 +48,8 @@ fn python_factory(python: &Path) -> impl Fn(&TargetContext) -> symfonic_evals::P
     move |ctx| python::start(ctx, &spec)
 }
 
-fn with_trials(mut definition: PackDefinition, trials: u32) -> PackDefinition {
-    let policy = TrialPolicy::all_of(trials);
-    match &mut definition {
-        PackDefinition::Procedural(p) => p.policy = policy,
-        PackDefinition::ApprovalResume(p) => p.policy = policy,
-        PackDefinition::ExtensionTool(p) => p.policy = policy,
-    }
-    definition
+fn with_trials(definition: PackDefinition, trials: u32) -> PackDefinition {
+    definition.with_policy(TrialPolicy::all_of(trials))
 }
 
 #[test]

@@ -1,13 +1,14 @@
 //! A deployment that pauses a refund for a person's approval, redeems the
-//! token once through its own resume operation, and refuses a replay; and a
-//! twin that never marks a token spent.
+//! token once through its own resume operation (only in the conversation
+//! that paused, and only for the question it asked), and refuses a replay;
+//! and a twin that never marks a token spent.
 
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use symfonic_evals::{
-    CapabilityEvidence, Pause, PromptRequest, ResumeRequest, Target, TargetContext, ToolCall,
-    TurnError, TurnRecord,
+    CapabilityEvidence, Pause, PromptRequest, ResolvedCall, ResumeRequest, Target, TargetContext,
+    ToolCall, ToolOutcome, TurnError, TurnRecord,
 };
 
 const INTERACTION: &str = "approve_refund";
@@ -58,23 +59,20 @@ impl Target for Approvals {
 
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
         let mut store = self.load();
-        let token = format!(
-            "pause-{}-{}",
-            self.trial,
-            store["pending"].as_object().map_or(0, serde_json::Map::len)
-        );
-        store["pending"][&token] =
-            json!({ "conversation": request.conversation, "prompt": request.prompt });
+        let n = store["pending"].as_object().map_or(0, serde_json::Map::len);
+        let token = format!("pause-{}-{n}", self.trial);
+        let (call, question_id) = (format!("call-{n}"), format!("question-{n}"));
+        store["pending"][&token] = json!({
+            "conversation": request.conversation,
+            "prompt": request.prompt,
+            "call": call,
+            "question": question_id,
+        });
         self.save(&store)?;
         let question = json!({ "question": "approve this refund?" });
         Ok(TurnRecord::builder()
-            .tool_call(ToolCall::succeeded(
-                "call-1",
-                INTERACTION,
-                question,
-                json!({ "paused": true }),
-            ))
-            .paused(Pause::new(INTERACTION, true, token))
+            .tool_call(ToolCall::pending(&call, INTERACTION, question.clone()))
+            .paused(Pause::new(INTERACTION, true, token).asking(question, question_id))
             .answer("waiting for approval")
             .build())
     }
@@ -90,12 +88,22 @@ impl Target for Approvals {
                 "this pause was already answered",
             ));
         }
-        let Some(checkpoint) = store["pending"].get(&request.token).cloned() else {
+        let Some(checkpoint) = store["pending"]
+            .get(&request.token)
+            .filter(|pause| pause["conversation"] == json!(request.conversation))
+            .cloned()
+        else {
             return Err(TurnError::new(
                 "UnknownPauseToken",
-                "no pause issued this token",
+                "no pause in this conversation issued this token",
             ));
         };
+        if request.question_id.as_deref() != checkpoint["question"].as_str() {
+            return Err(TurnError::new(
+                "UnknownQuestion",
+                "the answer is for another question",
+            ));
+        }
         if request
             .answer
             .get("approved")
@@ -114,7 +122,12 @@ impl Target for Approvals {
             self.save(&store)?;
         }
         let continued = checkpoint.get("prompt").is_some();
+        let call = checkpoint["call"].as_str().unwrap_or_default();
+        let answered = ToolOutcome::Succeeded {
+            result: request.answer.clone(),
+        };
         Ok(TurnRecord::builder()
+            .resolved(ResolvedCall::new(call, answered))
             .attribute("resume_outcome", "resumed")
             .attribute("resume_name", INTERACTION)
             .attribute("resume_checkpoint", true)

@@ -1,5 +1,6 @@
-//! A deployment whose extension contributes a weather tool that really runs,
-//! an async twin of it, and a twin whose contributed tool is bound to nothing.
+//! A deployment whose extension contributes a weather tool that really runs
+//! (each call under an id of its own, its result shown to the model), an
+//! async twin of it, and a twin whose contributed tool is bound to nothing.
 
 use serde_json::{json, Value};
 use symfonic_evals::{
@@ -19,6 +20,7 @@ pub enum Binding {
 pub struct Weather {
     binding: Binding,
     extensions: bool,
+    calls: u32,
 }
 
 impl Weather {
@@ -26,6 +28,7 @@ impl Weather {
         Self {
             binding,
             extensions: true,
+            calls: 0,
         }
     }
 
@@ -34,10 +37,11 @@ impl Weather {
         Self {
             binding: Binding::Implemented,
             extensions: false,
+            calls: 0,
         }
     }
 
-    fn turn(&self, request: &PromptRequest) -> TurnRecord {
+    fn turn(&mut self, request: &PromptRequest) -> TurnRecord {
         let city = request
             .prompt
             .rsplit(' ')
@@ -45,18 +49,29 @@ impl Weather {
             .unwrap_or_default()
             .trim_end_matches('?');
         let arguments = json!({ "city": city });
-        let call = match self.binding {
-            Binding::Implemented => ToolCall::succeeded("call-1", TOOL, arguments, lookup(city)),
-            Binding::DeclaredOnly => {
-                ToolCall::failed("call-1", TOOL, arguments, "no handler bound")
+        self.calls += 1;
+        let id = format!("call-{}", self.calls);
+        let (call, seen) = match self.binding {
+            Binding::Implemented => {
+                let result = lookup(city);
+                let seen = format!("{TOOL} -> {result}");
+                (ToolCall::succeeded(id, TOOL, arguments, result), seen)
             }
+            Binding::DeclaredOnly => (
+                ToolCall::failed(id, TOOL, arguments, "no handler bound"),
+                format!("{TOOL} -> error"),
+            ),
         };
         let answer = if call.is_success() {
             format!("{city}: 4 degrees")
         } else {
             "unknown".to_owned()
         };
-        TurnRecord::builder().tool_call(call).answer(answer).build()
+        TurnRecord::builder()
+            .model_input(format!("user: {}\n{seen}", request.prompt))
+            .tool_call(call)
+            .answer(answer)
+            .build()
     }
 }
 

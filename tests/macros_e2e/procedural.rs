@@ -1,13 +1,18 @@
 //! A refunds deployment that learns, reviews, persists and enforces one
-//! procedure, faithfully enough for the procedural pack, and a twin whose
-//! gate reports a refusal but runs the tool anyway.
+//! procedure, faithfully enough for the procedural pack and its probes (the
+//! review door opens to operators only, procedures are published as data
+//! and named by their identity digests, the gate judges with the library's
+//! evaluator), and a twin whose gate reports a refusal but runs the tool
+//! anyway.
 
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use symfonic_evals::contracts::skill_applies;
 use symfonic_evals::{
-    CapabilityEvidence, PromptRequest, SideEffectLedger, StageOutcome, StageRecord, Target,
-    TargetContext, ToolCall, TurnError, TurnRecord, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+    procedure_identity, CapabilityEvidence, PromptRequest, Role, SideEffectLedger, StageOutcome,
+    StageRecord, Target, TargetContext, ToolCall, TurnError, TurnRecord, PROCEDURAL_PRECONDITION,
+    PROCEDURAL_REVIEW,
 };
 
 const TOOL: &str = "issue_refund";
@@ -52,7 +57,8 @@ impl Refunds {
         std::fs::write(&self.store, text).map_err(|e| TurnError::new("Store", e.to_string()))
     }
 
-    /// The review door's projection: sorted (status, governed tool) rows.
+    /// The review door's projection (sorted (status, governed tool) rows),
+    /// the approved procedures as data, and their identities.
     fn evidence(&self, record: symfonic_evals::TurnRecordBuilder, read: &[String]) -> TurnRecord {
         let procedures = self.procedures();
         let mut rows: Vec<(String, String)> = procedures
@@ -60,14 +66,26 @@ impl Refunds {
             .map(|p| (text(p, "status"), text(p, "action_tool")))
             .collect();
         rows.sort();
-        let approved: Vec<String> = procedures
+        let approved: Vec<&Value> = procedures
             .iter()
             .filter(|p| text(p, "status") == "approved")
-            .map(|p| text(p, "id"))
+            .collect();
+        let mut ids: Vec<String> = approved.iter().map(|p| identity(p)).collect();
+        ids.sort();
+        let published: Vec<Value> = approved
+            .iter()
+            .map(|p| {
+                json!({
+                    "tool": text(p, "action_tool"),
+                    "precondition": p["precondition"],
+                    "text": text(p, "text"),
+                })
+            })
             .collect();
         record
             .attribute("procedural_review", rows)
-            .attribute("procedural_review_ids", approved)
+            .attribute("procedural_review_ids", ids)
+            .attribute("procedural_review_procedures", published)
             .attribute("procedural_enforcement_ids", read)
             .build()
     }
@@ -110,7 +128,8 @@ impl Refunds {
         for procedure in &mut procedures {
             procedure["status"] = json!("approved");
             procedure["action_tool"] = json!(tool);
-            procedure["precondition"] = json!({ "path": path, "value": value });
+            procedure["precondition"] =
+                json!([{ "state": { "path": path, "op": "eq", "value": value } }]);
         }
         self.save(&procedures)?;
         Ok(self.evidence(TurnRecord::builder().answer("approved"), &[]))
@@ -127,11 +146,10 @@ impl Refunds {
         let recall: Vec<String> = governing.iter().map(|p| text(p, "text")).collect();
         let mut record = TurnRecord::builder()
             .model_input(format!("recall: [{}]\nuser: {prompt}", recall.join("; ")));
-        let read: Vec<String> = governing.iter().map(|p| text(p, "id")).collect();
-        let holds = governing.iter().all(|p| {
-            let precondition = &p["precondition"];
-            state.get(text(precondition, "path")) == Some(&precondition["value"])
-        });
+        let read: Vec<String> = governing.iter().map(identity).collect();
+        let holds = governing
+            .iter()
+            .all(|p| skill_applies(state, &p["precondition"]));
         if !governing.is_empty() {
             let outcome = if holds {
                 StageOutcome::Passed
@@ -161,6 +179,15 @@ impl Refunds {
     }
 }
 
+/// A stored procedure's identity digest, over what it governs and says.
+fn identity(procedure: &Value) -> String {
+    procedure_identity(
+        &text(procedure, "action_tool"),
+        &procedure["precondition"],
+        &text(procedure, "text"),
+    )
+}
+
 fn text(value: &Value, key: &str) -> String {
     value
         .get(key)
@@ -178,7 +205,8 @@ impl Target for Refunds {
     }
 
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
-        if request.prompt.starts_with("approve") {
+        // The review door opens to operators, whatever the prompt says.
+        if request.role == Role::Operator {
             return self.review(&request.prompt);
         }
         match &request.state {

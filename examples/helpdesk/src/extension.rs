@@ -2,21 +2,36 @@
 //! here, the shipping extension, contributes `track_shipment`.
 //!
 //! An extension has two halves that must both happen: its manifest declares
-//! the tools (this is what the capability evidence and the model's tool list
-//! are built from) and its binding puts an implementation behind each
-//! declared name. A declaration with no binding is a tool the model is
-//! offered and can never run.
+//! the tools and the arguments each takes (this is what the capability
+//! evidence and the model's tool list are built from), and its binding puts
+//! an implementation behind each declared name. The desk reaches a bound
+//! tool through a bridge that forwards the arguments the manifest declares
+//! and reports the body's outcome as it was. The body itself witnesses each
+//! execution in the harness's ledger: what it received and how it ended, so
+//! a bridge that loses arguments or dresses up a failure disagrees with it.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+use symfonic_evals::WitnessOutcome;
 
 use crate::tools::{Tool, ToolCatalog, ToolEnv, ToolFailure};
+use crate::twins::Flaw;
+
+/// A declared tool: its name and the arguments it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declared {
+    /// The registered name.
+    pub name: &'static str,
+    /// The argument names the bridge forwards.
+    pub arguments: &'static [&'static str],
+}
 
 /// A bundle of contributed tools.
 pub trait Extension {
     /// The tools its manifest declares.
-    fn manifest(&self) -> Vec<&'static str>;
-    /// Binds an implementation for every declared tool.
-    fn bind(&self, catalog: &mut ToolCatalog);
+    fn manifest(&self) -> Vec<Declared>;
+    /// Binds an implementation for every declared tool (with `flaw`
+    /// switched on, if it is one of the extension's).
+    fn bind(&self, catalog: &mut ToolCatalog, flaw: Option<Flaw>);
 }
 
 /// Parcel tracking through the shop's carriers.
@@ -26,19 +41,47 @@ pub struct ShippingExtension;
 /// The tool the shipping extension contributes.
 pub const TRACK_SHIPMENT: &str = "track_shipment";
 
+const TRACKING: Declared = Declared {
+    name: TRACK_SHIPMENT,
+    arguments: &["order", "include_eta"],
+};
+
+/// The first manifest's schema, before `include_eta` existed.
+const TRACKING_V1: &[&str] = &["order"];
+
 impl Extension for ShippingExtension {
-    fn manifest(&self) -> Vec<&'static str> {
-        vec![TRACK_SHIPMENT]
+    fn manifest(&self) -> Vec<Declared> {
+        vec![TRACKING]
     }
 
-    fn bind(&self, catalog: &mut ToolCatalog) {
-        catalog.register(Box::new(TrackShipment));
+    fn bind(&self, catalog: &mut ToolCatalog, flaw: Option<Flaw>) {
+        let feed = if flaw == Some(Flaw::UpstreamErrorReportedAsSuccess) {
+            CarrierFeed::Unreachable
+        } else {
+            CarrierFeed::Live
+        };
+        let forwards = if flaw == Some(Flaw::BridgeDropsArguments) {
+            TRACKING_V1
+        } else {
+            TRACKING.arguments
+        };
+        catalog.register(Box::new(Bridge {
+            body: TrackShipment { feed },
+            forwards,
+            // Serves the timetable's estimate when the live feed fails.
+            falls_back: flaw == Some(Flaw::UpstreamErrorReportedAsSuccess),
+        }));
     }
 }
 
-/// Looks up where an order's parcel is. The carrier feed is simulated by a
-/// fixed schedule keyed on the order number, so answers are reproducible.
-struct TrackShipment;
+/// The carrier feed a tracking body asks. The shop's carriers publish a
+/// fixed timetable keyed on the order number, so answers are reproducible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CarrierFeed {
+    Live,
+    /// Every request times out (the upstream the flawed twin runs against).
+    Unreachable,
+}
 
 const SCHEDULE: [(&str, u64); 4] = [
     ("delivered", 0),
@@ -48,12 +91,41 @@ const SCHEDULE: [(&str, u64); 4] = [
 ];
 const CARRIERS: [&str; 2] = ["Northpost", "Parcelway"];
 
-impl Tool for TrackShipment {
-    fn name(&self) -> &str {
-        TRACK_SHIPMENT
-    }
+/// The timetable's entry for `order`: status, carrier, days to go.
+fn timetable(order: u64) -> (&'static str, &'static str, u64) {
+    let (status, eta_days) = SCHEDULE[(order % 4) as usize];
+    (status, CARRIERS[(order % 2) as usize], eta_days)
+}
 
-    fn run(&self, arguments: &Value, _env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+impl CarrierFeed {
+    fn track(self, order: u64) -> Result<(&'static str, &'static str, u64), ToolFailure> {
+        match self {
+            Self::Live => Ok(timetable(order)),
+            Self::Unreachable => Err(ToolFailure::new(
+                "carrier_unavailable",
+                "the carrier feed did not answer",
+            )),
+        }
+    }
+}
+
+fn result(order: u64, tracked: (&str, &str, u64), include_eta: bool) -> Value {
+    let (status, carrier, eta_days) = tracked;
+    let mut result = json!({ "order": order, "status": status, "carrier": carrier });
+    if include_eta {
+        result["eta_days"] = json!(eta_days);
+    }
+    result
+}
+
+/// Looks up where an order's parcel is, with the expected days to go when
+/// asked for them.
+struct TrackShipment {
+    feed: CarrierFeed,
+}
+
+impl TrackShipment {
+    fn track(&self, arguments: &Value) -> Result<Value, ToolFailure> {
         let order = arguments
             .get("order")
             .and_then(Value::as_u64)
@@ -61,12 +133,60 @@ impl Tool for TrackShipment {
             .ok_or_else(|| {
                 ToolFailure::new("bad_arguments", "`order` must be a positive integer")
             })?;
-        let (status, eta_days) = SCHEDULE[(order % 4) as usize];
-        Ok(json!({
-            "order": order,
-            "status": status,
-            "carrier": CARRIERS[(order % 2) as usize],
-            "eta_days": eta_days,
-        }))
+        let include_eta = arguments
+            .get("include_eta")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        Ok(result(order, self.feed.track(order)?, include_eta))
+    }
+}
+
+impl Tool for TrackShipment {
+    fn name(&self) -> &str {
+        TRACK_SHIPMENT
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let outcome = self.track(arguments);
+        let witnessed = match &outcome {
+            Ok(result) => WitnessOutcome::succeeded(result.clone()),
+            Err(failure) => WitnessOutcome::failed(&failure.code),
+        };
+        env.ledger.witness(TRACK_SHIPMENT, arguments, witnessed);
+        outcome
+    }
+}
+
+/// What stands between the desk's dispatcher and an extension's body.
+struct Bridge {
+    body: TrackShipment,
+    forwards: &'static [&'static str],
+    falls_back: bool,
+}
+
+impl Tool for Bridge {
+    fn name(&self) -> &str {
+        self.body.name()
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let forwarded: Map<String, Value> = arguments
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| self.forwards.contains(&name.as_str()))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        let forwarded = Value::Object(forwarded);
+        match self.body.run(&forwarded, env) {
+            Err(failure) if self.falls_back => {
+                let order = forwarded.get("order").and_then(Value::as_u64);
+                let include_eta = forwarded.get("include_eta") == Some(&json!(true));
+                order
+                    .map(|order| result(order, timetable(order), include_eta))
+                    .ok_or(failure)
+            }
+            outcome => outcome,
+        }
     }
 }

@@ -1,14 +1,19 @@
 //! `ask_user`: pausing a turn for a person and redeeming the answer.
 //!
 //! A pause writes the in-flight turn to a checkpoint row and issues a
-//! single-use token bound to it, both in the database, so a restart between
-//! the pause and the answer loses nothing. Redemption runs in a fixed order:
-//! find the token, validate the answer against the question that was asked,
-//! spend the token atomically, then load the checkpoint the token is bound
-//! to. Only after all four does the deployment continue the turn.
+//! single-use token bound to it, with the id of the question asked, all in
+//! the database, so a restart between the pause and the answer loses
+//! nothing. Redemption runs in a fixed order: find the token issued in this
+//! conversation, check the question id it names, validate the answer
+//! against the question that was asked, spend the token atomically, then
+//! load the checkpoint the token is bound to. Only after all five does the
+//! deployment continue the turn; a refusal at any of them leaves the token
+//! as it was.
 
 use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -16,12 +21,19 @@ use serde_json::Value;
 use symfonic_evals::{ResumeRequest, ToolCall, TurnError};
 
 use crate::store::{store_error, Store, TokenRow};
+use crate::twins::Flaw;
 
 /// The registered name of the interaction.
 pub const ASK_USER: &str = "ask_user";
 
 /// The error kind of a second redemption of one token.
 pub const REPLAYED: &str = "PauseTokenReplayedError";
+
+/// The error kind of a token this conversation was never issued.
+pub const UNKNOWN: &str = "PauseTokenUnknownError";
+
+/// The error kind of a redemption naming another question than the one asked.
+pub const WRONG_QUESTION: &str = "PauseQuestionMismatchError";
 
 /// A turn stopped mid-way, as the checkpoint stores it: enough to rebuild
 /// it and carry on exactly where it stopped.
@@ -35,11 +47,11 @@ pub struct Checkpoint {
     pub state: Option<Value>,
     /// Observations so far, including the pausing call.
     pub transcript: Vec<String>,
-    /// The calls made before the pause.
+    /// The calls made before the pause, the pending one last.
     pub calls: Vec<ToolCall>,
     /// The id of the call that paused; the answer is filed under it.
     pub pending_call: String,
-    /// How many calls the turn has made (next id follows on).
+    /// How many calls the turn has made.
     pub call_count: u32,
 }
 
@@ -50,6 +62,33 @@ pub struct Redeemed {
     pub interaction: String,
     /// The paused turn, if the token was bound to a checkpoint.
     pub checkpoint: Option<Checkpoint>,
+}
+
+/// What a pause issued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issued {
+    /// The single-use token.
+    pub token: String,
+    /// The id of the question asked.
+    pub question_id: String,
+    /// Whether the token row, read back, is bound to a checkpoint.
+    pub bound: bool,
+}
+
+/// What the in-memory twins keep instead of the store: exactly what a
+/// restart loses.
+#[derive(Debug, Default)]
+struct Volatile {
+    checkpoints: BTreeMap<i64, Value>,
+    spent: BTreeSet<String>,
+}
+
+/// Pausing and redeeming over the store.
+#[derive(Debug)]
+pub struct Pauses {
+    store: Arc<Store>,
+    flaw: Option<Flaw>,
+    memory: Mutex<Volatile>,
 }
 
 /// A fresh, unguessable-in-practice token. Seeded from the standard
@@ -67,41 +106,6 @@ fn fresh_token() -> String {
         *word = hasher.finish();
     }
     format!("pt_{:016x}{:016x}", words[0], words[1])
-}
-
-/// Pauses: writes the checkpoint (when `checkpoint` is given) and issues a
-/// token bound to it. Returns the token.
-///
-/// # Errors
-///
-/// `StoreError` when the database refuses the write.
-pub fn pause(
-    store: &Store,
-    question: &Value,
-    checkpoint: Option<&Checkpoint>,
-    conversation: &str,
-) -> Result<String, TurnError> {
-    let checkpoint_id = match checkpoint {
-        Some(turn) => {
-            let turn = serde_json::to_value(turn)
-                .map_err(|_| TurnError::new("StoreError", "checkpoint not serializable"))?;
-            Some(
-                store
-                    .save_checkpoint(conversation, &turn)
-                    .map_err(store_error)?,
-            )
-        }
-        None => None,
-    };
-    let token = fresh_token();
-    let row = TokenRow {
-        conversation: conversation.to_owned(),
-        interaction: ASK_USER.to_owned(),
-        question: question.clone(),
-        checkpoint_id,
-    };
-    store.issue_token(&token, &row).map_err(store_error)?;
-    Ok(token)
 }
 
 /// Checks an answer against the response schema recorded with the question:
@@ -137,52 +141,176 @@ pub fn validate_answer(question: &Value, answer: &Value) -> Result<(), TurnError
     Ok(())
 }
 
-/// Redeems a token with a person's answer. With `replay_guard` off the
-/// token is spent without checking it was still unspent, which is the flaw
-/// the `TokenRedeemableTwice` twin carries.
-///
-/// # Errors
-///
-/// `PauseTokenUnknownError`, `AnswerRejectedError`, [`REPLAYED`] or `StoreError`.
-pub fn redeem(
-    store: &Store,
-    request: &ResumeRequest,
-    replay_guard: bool,
-) -> Result<Redeemed, TurnError> {
-    let row = store
-        .token(&request.token)
-        .map_err(store_error)?
-        .filter(|row| row.conversation == request.conversation)
-        .ok_or_else(|| {
-            TurnError::new(
-                "PauseTokenUnknownError",
-                "no pause was issued under this token",
-            )
-        })?;
-    validate_answer(&row.question, &request.answer)?;
-    let spent = if replay_guard {
-        store.consume_token(&request.token)
-    } else {
-        store.consume_token_unguarded(&request.token)
+impl Pauses {
+    /// Pauses and redemptions over `store` (with `flaw` switched on, if it
+    /// is one of theirs).
+    pub fn new(store: Arc<Store>, flaw: Option<Flaw>) -> Self {
+        Self {
+            store,
+            flaw,
+            memory: Mutex::new(Volatile::default()),
+        }
     }
-    .map_err(store_error)?;
-    if !spent {
-        return Err(TurnError::new(
-            REPLAYED,
-            "this pause token was already redeemed",
-        ));
+
+    fn has(&self, flaw: Flaw) -> bool {
+        self.flaw == Some(flaw)
     }
-    let checkpoint = match row.checkpoint_id {
-        Some(id) => store
-            .load_checkpoint(id)
+
+    fn memory(&self) -> MutexGuard<'_, Volatile> {
+        self.memory.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn save(&self, conversation: &str, checkpoint: &Checkpoint) -> Result<i64, TurnError> {
+        let turn = serde_json::to_value(checkpoint)
+            .map_err(|_| TurnError::new("StoreError", "checkpoint not serializable"))?;
+        if self.has(Flaw::CheckpointOnlyInMemory) {
+            // The store gets the checkpoint's row; the turn itself is cached.
+            let id = self
+                .store
+                .save_checkpoint(conversation, &Value::Null)
+                .map_err(store_error)?;
+            self.memory().checkpoints.insert(id, turn);
+            return Ok(id);
+        }
+        self.store
+            .save_checkpoint(conversation, &turn)
+            .map_err(store_error)
+    }
+
+    fn load(&self, id: i64) -> Result<Option<Checkpoint>, TurnError> {
+        let turn = if self.has(Flaw::CheckpointOnlyInMemory) {
+            self.memory().checkpoints.get(&id).cloned()
+        } else {
+            self.store.load_checkpoint(id).map_err(store_error)?
+        };
+        Ok(turn.and_then(|turn| serde_json::from_value(turn).ok()))
+    }
+
+    /// Pauses `conversation` on `question`: writes the checkpoint (when
+    /// `checkpoint` is given) and issues a fresh token bound to it, with a
+    /// fresh question id.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the database refuses the write.
+    pub fn pause(
+        &self,
+        conversation: &str,
+        question: &Value,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<Issued, TurnError> {
+        let checkpoint_id = checkpoint
+            .map(|turn| self.save(conversation, turn))
+            .transpose()?;
+        let n = self.store.next("question").map_err(store_error)?;
+        let row = TokenRow {
+            conversation: conversation.to_owned(),
+            interaction: ASK_USER.to_owned(),
+            question: question.clone(),
+            question_id: format!("q-{n}"),
+            checkpoint_id,
+        };
+        let pending = if self.has(Flaw::OnePausePerDeployment) {
+            self.store.unspent_token().map_err(store_error)?
+        } else {
+            None
+        };
+        let token = match pending {
+            // The desk's one pending slot, re-armed for the newest pause.
+            Some(token) => {
+                self.store.rearm_token(&token, &row).map_err(store_error)?;
+                token
+            }
+            None => {
+                let token = fresh_token();
+                self.store.issue_token(&token, &row).map_err(store_error)?;
+                token
+            }
+        };
+        // Measured, not assumed: read back whether the token is bound.
+        let bound = self
+            .store
+            .token(&token)
             .map_err(store_error)?
-            .and_then(|turn| serde_json::from_value(turn).ok()),
-        None => None,
-    };
-    Ok(Redeemed {
-        interaction: row.interaction,
-        checkpoint,
-    })
+            .is_some_and(|row| row.checkpoint_id.is_some());
+        Ok(Issued {
+            token,
+            question_id: row.question_id,
+            bound,
+        })
+    }
+
+    /// The token row a redemption names: the token issued to this
+    /// conversation, or a refusal.
+    fn find(&self, request: &ResumeRequest) -> Result<(String, TokenRow), TurnError> {
+        let found = if self.has(Flaw::TokenNeverChecked) {
+            self.store.latest_token(&request.conversation)
+        } else {
+            self.store
+                .token(&request.token)
+                .map(|row| row.map(|row| (request.token.clone(), row)))
+        }
+        .map_err(store_error)?;
+        let any_conversation = self.has(Flaw::TokenRedeemsAnyConversation);
+        found
+            .filter(|(_, row)| any_conversation || row.conversation == request.conversation)
+            .ok_or_else(|| TurnError::new(UNKNOWN, "no pause was issued under this token"))
+    }
+
+    /// Spends `token`: true for exactly one redemption of it.
+    fn spend(&self, token: &str) -> Result<(), TurnError> {
+        let spent = if self.has(Flaw::SpentMarkOnlyInMemory) {
+            Ok(self.memory().spent.insert(token.to_owned()))
+        } else if self.has(Flaw::TokenRedeemableTwice) {
+            self.store.consume_token_unguarded(token)
+        } else {
+            self.store.consume_token(token)
+        }
+        .map_err(store_error)?;
+        if spent {
+            Ok(())
+        } else {
+            Err(TurnError::new(
+                REPLAYED,
+                "this pause token was already redeemed",
+            ))
+        }
+    }
+
+    /// Redeems a token with a person's answer; see the module documentation
+    /// for the order of the checks.
+    ///
+    /// # Errors
+    ///
+    /// [`UNKNOWN`], [`WRONG_QUESTION`], `AnswerRejectedError`, [`REPLAYED`]
+    /// or `StoreError`.
+    pub fn redeem(&self, request: &ResumeRequest) -> Result<Redeemed, TurnError> {
+        let (token, row) = self.find(request)?;
+        let asked = Some(row.question_id.as_str());
+        if request.question_id.as_deref() != asked && !self.has(Flaw::QuestionIdIgnored) {
+            return Err(TurnError::new(
+                WRONG_QUESTION,
+                "the answer names another question than the one this pause asked",
+            ));
+        }
+        if self.has(Flaw::UnfitAnswerSpendsToken) {
+            self.spend(&token)?;
+            validate_answer(&row.question, &request.answer)?;
+        } else {
+            if !self.has(Flaw::UnfitAnswerAccepted) {
+                validate_answer(&row.question, &request.answer)?;
+            }
+            self.spend(&token)?;
+        }
+        let checkpoint = match row.checkpoint_id {
+            Some(id) => self.load(id)?,
+            None => None,
+        };
+        Ok(Redeemed {
+            interaction: row.interaction,
+            checkpoint,
+        })
+    }
 }
 
 #[cfg(test)]

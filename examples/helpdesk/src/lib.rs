@@ -1,18 +1,22 @@
 //! A reference deployment for symfonic-evals: a small help desk agent that
-//! earns all three packs, and the broken twins that each fail one.
+//! earns all three packs and every probe, and the broken twins that each
+//! fail one, where their flaw shows.
 //!
 //! Read it in this order:
 //!
 //! - [`model`]: the model trait and the deterministic scripted model;
-//! - [`store`]: the SQLite database in the durable directory;
+//! - [`store`]: the SQLite database in the durable directory, and the
+//!   effect oracle that counts what it holds;
 //! - [`tools`] and [`extension`]: what the agent can call;
 //! - [`memory`]: episodes and the consolidation cycle that drafts procedures;
 //! - [`review`]: the operator's review door and identity digests;
 //! - [`gate`]: the governance pipeline every call passes;
-//! - [`interaction`]: `ask_user`, checkpoints and single-use tokens;
+//! - [`interaction`]: `ask_user`, checkpoints, single-use tokens and
+//!   question ids;
 //! - [`deployment`]: the agent loop and the `Target` implementation;
 //! - [`twins`]: the flaws, one switch each;
-//! - [`packs`]: the pack arguments this desk is evaluated with;
+//! - [`packs`]: the pack arguments this desk is evaluated with, and its run
+//!   options;
 //! - [`python`]: the same desk in Python, judged over the process protocol;
 //! - [`openai`] and [`upstream`]: the model over HTTP (an OpenAI-compatible
 //!   client for the harness's replay endpoint) and the scripted upstreams

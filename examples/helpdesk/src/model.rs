@@ -106,7 +106,20 @@ pub mod observation {
 /// preflight procedures by verifying first, and asks a person before an
 /// irreversible cancellation.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ScriptedModel;
+pub struct ScriptedModel {
+    confirms_after_acting: bool,
+}
+
+impl ScriptedModel {
+    /// A script that cancels first and asks the person to confirm after:
+    /// the `GatedActionBeforeAnswer` twin's model. Every answer it gives
+    /// reads the same as the default's.
+    pub fn confirming_after_acting() -> Self {
+        Self {
+            confirms_after_acting: true,
+        }
+    }
+}
 
 enum Intent {
     Refund(u64),
@@ -283,8 +296,11 @@ impl ScriptedModel {
         }
     }
 
-    fn cancel(reading: &Reading<'_>, customer: u64) -> ModelStep {
+    fn cancel(self, reading: &Reading<'_>, customer: u64) -> ModelStep {
         if reading.last("ask_user").is_none() && reading.offers("ask_user") {
+            if self.confirms_after_acting && reading.last("cancel_subscription").is_none() {
+                return call("cancel_subscription", json!({ "customer": customer }));
+            }
             return call(
                 "ask_user",
                 json!({
@@ -315,9 +331,10 @@ impl ScriptedModel {
 
     fn track(reading: &Reading<'_>, order: u64) -> ModelStep {
         match reading.last("track_shipment") {
-            None if reading.offers("track_shipment") => {
-                call("track_shipment", json!({ "order": order }))
-            }
+            None if reading.offers("track_shipment") => call(
+                "track_shipment",
+                json!({ "order": order, "include_eta": true }),
+            ),
             None => ModelStep::Answer("I have no way to track parcels.".into()),
             Some(Seen::Ok(result)) => {
                 let status = result
@@ -328,10 +345,11 @@ impl ScriptedModel {
                     .get("carrier")
                     .and_then(Value::as_str)
                     .unwrap_or("the carrier");
-                let days = result.get("eta_days").and_then(Value::as_u64).unwrap_or(0);
-                ModelStep::Answer(format!(
-                    "Order {order} is {status} with {carrier}, expected in {days} days."
-                ))
+                let eta = match result.get("eta_days").and_then(Value::as_u64) {
+                    Some(days) => format!(", expected in {days} days"),
+                    None => String::new(),
+                };
+                ModelStep::Answer(format!("Order {order} is {status} with {carrier}{eta}."))
             }
             Some(_) => ModelStep::Answer(format!("I could not track order {order} right now.")),
         }
@@ -343,7 +361,7 @@ impl Model for ScriptedModel {
         let reading = read(shown);
         match intent(reading.user) {
             Intent::Refund(order) => Self::refund(&reading, order),
-            Intent::Cancel(customer) => Self::cancel(&reading, customer),
+            Intent::Cancel(customer) => self.cancel(&reading, customer),
             Intent::Track(order) => Self::track(&reading, order),
             Intent::Unknown => ModelStep::Answer(
                 "I can help with refunds, subscription cancellations and parcel tracking.".into(),
@@ -375,18 +393,18 @@ mod tests {
 
     #[test]
     fn refunds_directly_without_a_recalled_preflight() {
-        let step = ScriptedModel.next_step(&shown(&[], &[]));
+        let step = ScriptedModel::default().next_step(&shown(&[], &[]));
         assert_eq!(step, call("issue_refund", json!({"order": 4})));
     }
 
     #[test]
     fn a_recalled_preflight_makes_it_verify_first() {
         let recall = ["preflight before issue_refund: verify the account region"];
-        let step = ScriptedModel.next_step(&shown(&recall, &[]));
+        let step = ScriptedModel::default().next_step(&shown(&recall, &[]));
         assert_eq!(step, call("lookup_account", json!({"order": 4})));
         let looked =
             observation::succeeded("c1", "lookup_account", &json!({"order": 4}), &json!({}));
-        let step = ScriptedModel.next_step(&shown(&recall, &[looked]));
+        let step = ScriptedModel::default().next_step(&shown(&recall, &[looked]));
         assert_eq!(step, call("issue_refund", json!({"order": 4})));
     }
 
@@ -399,7 +417,7 @@ mod tests {
             "region_unverified",
             "the account region is not verified",
         );
-        let step = ScriptedModel.next_step(&shown(&[], std::slice::from_ref(&failed)));
+        let step = ScriptedModel::default().next_step(&shown(&[], std::slice::from_ref(&failed)));
         assert_eq!(step, call("lookup_account", json!({"order": 4})));
         let unknown = observation::failed(
             "c2",
@@ -408,14 +426,15 @@ mod tests {
             "account_unknown",
             "none",
         );
-        let step = ScriptedModel.next_step(&shown(&[], &[failed, unknown]));
+        let step = ScriptedModel::default().next_step(&shown(&[], &[failed, unknown]));
         assert!(matches!(step, ModelStep::Answer(_)));
     }
 
     #[test]
     fn reads_a_refusal_back_out_of_the_transcript() {
         let refused = observation::refused("c1", "issue_refund", &json!({"order": 4}), "gate");
-        let ModelStep::Answer(text) = ScriptedModel.next_step(&shown(&[], &[refused])) else {
+        let ModelStep::Answer(text) = ScriptedModel::default().next_step(&shown(&[], &[refused]))
+        else {
             panic!("expected an answer");
         };
         assert!(text.contains("not allowed"));

@@ -1,50 +1,70 @@
 //! The three packs as this desk is evaluated by them: its own prompts, its
-//! own tool names, its own states. The tests apply the same arguments
-//! through the attribute macros; the main job runs these definitions
-//! against the reference and every twin.
+//! own tool names, its own states, and every optional argument that turns
+//! a probe on. The tests apply the same arguments through the attribute
+//! macros; the main job runs these definitions against the reference and
+//! every twin, with the store's effect oracle.
 
 use serde_json::json;
-use symfonic_evals::{ApprovalResumePack, ExtensionToolPack, PackDefinition, ProceduralPack};
+use symfonic_evals::{
+    ApprovalResumePack, ExtensionToolPack, PackDefinition, ProceduralPack, RunOptions,
+};
 
+use crate::store::effects_in_store;
 use crate::twins::Pack;
 
 /// Learn "verify the account region before a refund", approve it for US
-/// accounts, and enforce it across a restart.
+/// accounts with a receipt on file, and enforce it across a restart; a
+/// tracking habit learned beside it must stay a draft, and turns with
+/// nothing to learn must promote nothing.
 pub fn procedural() -> PackDefinition {
     PackDefinition::Procedural(ProceduralPack {
         demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
         draft_prompt: "refund order 3".into(),
-        draft_state: json!({ "region": "US" }),
-        review_prompt: "approve the refund procedure: governs issue_refund when region eq US"
+        draft_state: json!({ "region": "EU" }),
+        review_prompt: "approve the refund procedure: governs issue_refund when region eq US \
+                        and receipt exists"
             .into(),
         satisfied_prompt: "refund order 4".into(),
-        satisfied_state: json!({ "region": "US" }),
+        satisfied_state: json!({ "region": "US", "receipt": "r-104" }),
         blocked_prompt: "refund order 5".into(),
-        blocked_state: json!({ "region": "EU" }),
+        blocked_state: json!({ "region": "EU", "receipt": "r-105" }),
         action_tool: "issue_refund".into(),
         procedure_fragment: "verify the account region".into(),
+        decoy_demonstrations: (21..=24).map(|n| format!("track order {n}")).collect(),
+        decoy_fragment: Some("call track_shipment".into()),
+        control_demonstrations: vec![
+            "where is the parcel for order 31?".into(),
+            "what can you help me with?".into(),
+        ],
         ..ProceduralPack::default()
     })
 }
 
 /// Ask a person before cancelling a subscription, resume on their answer,
-/// refuse the replayed token, with a restart before the replay.
+/// refuse the replayed token; the cancellation is the gated action, a
+/// denial keeps the subscription, and an answer that does not fit the
+/// question is refused without spending the token.
 pub fn approval_resume() -> PackDefinition {
     PackDefinition::ApprovalResume(ApprovalResumePack {
         pause_prompt: "cancel the subscription of customer 42".into(),
         answer: json!({ "approved": true }),
         interaction_tool: "ask_user".into(),
+        gated_tool: Some("cancel_subscription".into()),
+        deny_answer: Some(json!({ "approved": false })),
+        unfit_answer: Some(json!({ "approved": "maybe" })),
         ..ApprovalResumePack::default()
     })
 }
 
-/// Track a parcel through the shipping extension's tool.
+/// Track a parcel through the shipping extension's tool, whose body
+/// witnesses what it received.
 pub fn extension_tool() -> PackDefinition {
     PackDefinition::ExtensionTool(ExtensionToolPack {
         prompt: "where is the parcel for order 7?".into(),
         tool_name: "track_shipment".into(),
-        arguments: Some(json!({ "order": 7 })),
+        arguments: Some(json!({ "order": 7, "include_eta": true })),
         expected_fragments: vec!["Order 7".into(), "in transit".into()],
+        witnessed: true,
         ..ExtensionToolPack::default()
     })
 }
@@ -55,5 +75,14 @@ pub fn definition(pack: Pack) -> PackDefinition {
         Pack::Procedural => procedural(),
         Pack::ApprovalResume => approval_resume(),
         Pack::ExtensionTool => extension_tool(),
+    }
+}
+
+/// How every pack runs against this desk: after every step the effects in
+/// its store must equal the ledger's.
+pub fn run_options() -> RunOptions {
+    RunOptions {
+        effects_probe: Some(effects_in_store),
+        ..RunOptions::default()
     }
 }

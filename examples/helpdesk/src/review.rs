@@ -15,6 +15,7 @@ use symfonic_evals::contracts::{ApprovedProcedure, PREDICATE_OPERATORS};
 use symfonic_evals::{procedural_review_rows, procedure_identity, TurnError};
 
 use crate::store::{store_error, Status, Store, StoredProcedure};
+use crate::twins::Flaw;
 
 /// A procedure's identity digest: over the tool it governs, its full
 /// precondition list and its text.
@@ -36,22 +37,18 @@ type MemoryApprovals = Arc<Mutex<BTreeMap<i64, (String, Value)>>>;
 pub struct ReviewDoor {
     store: Arc<Store>,
     memory: Option<MemoryApprovals>,
+    flaw: Option<Flaw>,
 }
 
 impl ReviewDoor {
-    /// A door that persists every decision in the store.
-    pub fn new(store: Arc<Store>) -> Self {
+    /// A door that persists every decision in the store (with `flaw`
+    /// switched on, if it is one of the door's).
+    pub fn new(store: Arc<Store>, flaw: Option<Flaw>) -> Self {
+        let memory = (flaw == Some(Flaw::ApprovalOnlyInMemory)).then(MemoryApprovals::default);
         Self {
             store,
-            memory: None,
-        }
-    }
-
-    /// A door that keeps approvals in process memory (twin only).
-    pub fn keeping_approvals_in_memory(store: Arc<Store>) -> Self {
-        Self {
-            store,
-            memory: Some(MemoryApprovals::default()),
+            memory,
+            flaw,
         }
     }
 
@@ -89,20 +86,66 @@ impl ReviewDoor {
         ))
     }
 
-    /// Sorted identity digests of the approved procedures.
+    /// How the door names an approved procedure: its identity digest (the
+    /// `IdentityIsRowLabel` twin names it by its row instead).
+    fn name(&self, procedure: &StoredProcedure) -> String {
+        if self.flaw == Some(Flaw::IdentityIsRowLabel) {
+            format!("procedure-{}", procedure.id)
+        } else {
+            identity(procedure)
+        }
+    }
+
+    /// Sorted names of the approved procedures.
     ///
     /// # Errors
     ///
     /// `StoreError` when the store cannot be read.
     pub fn approved_ids(&self) -> Result<Vec<String>, TurnError> {
-        let mut ids: Vec<String> = self
-            .list()?
-            .iter()
-            .filter(|p| p.status == Status::Approved)
-            .map(identity)
-            .collect();
+        let mut ids: Vec<String> = self.approved()?.iter().map(|p| self.name(p)).collect();
         ids.sort();
         Ok(ids)
+    }
+
+    /// The names of the procedures the gate read, from the identity digests
+    /// it recorded, sorted. A digest that names no approved procedure is
+    /// kept as it is: it is evidence the gate read something else.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn enforced_ids<'a>(
+        &self,
+        consulted: impl IntoIterator<Item = &'a String>,
+    ) -> Result<Vec<String>, TurnError> {
+        let approved = self.approved()?;
+        let mut ids: Vec<String> = consulted
+            .into_iter()
+            .map(|digest| {
+                approved
+                    .iter()
+                    .find(|p| identity(p) == *digest)
+                    .map_or_else(|| digest.clone(), |p| self.name(p))
+            })
+            .collect();
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    /// The approved procedures as data, `{"tool", "precondition", "text"}`
+    /// each, exactly as stored: what a reviewer approved, from which anyone
+    /// can recompute the identities the door and the gate report.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn published(&self) -> Result<Vec<Value>, TurnError> {
+        Ok(self
+            .approved()?
+            .iter()
+            .map(|p| json!({"tool": p.governed_tool, "precondition": p.precondition, "text": p.action}))
+            .collect())
     }
 
     /// The approved procedures, as the gate and the recall block read them.
@@ -118,6 +161,15 @@ impl ReviewDoor {
             .collect())
     }
 
+    /// Every approved procedure, in the library's gate shape.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the store cannot be read.
+    pub fn approved_for_all(&self) -> Result<Vec<ApprovedProcedure>, TurnError> {
+        Ok(self.approved()?.iter().map(gate_shape).collect())
+    }
+
     /// The approved procedures governing `tool`, in the library's gate shape.
     ///
     /// # Errors
@@ -128,7 +180,7 @@ impl ReviewDoor {
             .approved()?
             .iter()
             .filter(|p| p.governed_tool == tool)
-            .map(|p| ApprovedProcedure::new(&p.governed_tool, p.precondition.clone(), &p.action))
+            .map(gate_shape)
             .collect())
     }
 
@@ -156,7 +208,8 @@ impl ReviewDoor {
         }
     }
 
-    /// Approves the one draft `selector` names, governing `tool` under `predicates`.
+    /// Approves the one draft `selector` names, governing `tool` under
+    /// `predicates`, in the operator's `conversation`.
     ///
     /// # Errors
     ///
@@ -166,33 +219,56 @@ impl ReviewDoor {
         selector: &str,
         tool: &str,
         predicates: &[Value],
+        conversation: &str,
     ) -> Result<(), TurnError> {
         let draft = self.the_one_draft(selector)?;
-        let mut precondition: Vec<Value> =
-            draft.precondition.as_array().cloned().unwrap_or_default();
-        precondition.extend(predicates.iter().map(|p| json!({ "state": p })));
-        let precondition = Value::Array(precondition);
-        if let Some(memory) = &self.memory {
-            let mut approvals = memory.lock().unwrap_or_else(PoisonError::into_inner);
-            approvals.insert(draft.id, (tool.to_owned(), precondition));
-            return Ok(());
+        let chosen = if self.flaw == Some(Flaw::ReviewApprovesEveryDraft) {
+            // The selector is checked, then every draft on file approved.
+            self.list()?
+                .into_iter()
+                .filter(|p| p.status == Status::Draft)
+                .collect()
+        } else {
+            vec![draft]
+        };
+        for draft in chosen {
+            let mut precondition: Vec<Value> =
+                draft.precondition.as_array().cloned().unwrap_or_default();
+            precondition.extend(predicates.iter().map(|p| json!({ "state": p })));
+            let precondition = Value::Array(precondition);
+            if let Some(memory) = &self.memory {
+                let mut approvals = memory.lock().unwrap_or_else(PoisonError::into_inner);
+                approvals.insert(draft.id, (tool.to_owned(), precondition));
+                continue;
+            }
+            self.store
+                .approve(draft.id, tool, &precondition, conversation)
+                .map_err(store_error)?;
         }
-        self.store
-            .approve(draft.id, tool, &precondition)
-            .map_err(store_error)?;
         Ok(())
     }
 
-    /// Rejects the one draft `selector` names.
+    /// Rejects the one draft `selector` names, in the operator's
+    /// `conversation`.
     ///
     /// # Errors
     ///
     /// `OperatorCommandError` unless exactly one draft matches; `StoreError`.
-    pub fn reject(&self, selector: &str) -> Result<(), TurnError> {
+    pub fn reject(&self, selector: &str, conversation: &str) -> Result<(), TurnError> {
         let draft = self.the_one_draft(selector)?;
-        self.store.reject(draft.id).map_err(store_error)?;
+        self.store
+            .reject(draft.id, conversation)
+            .map_err(store_error)?;
         Ok(())
     }
+}
+
+fn gate_shape(procedure: &StoredProcedure) -> ApprovedProcedure {
+    ApprovedProcedure::new(
+        &procedure.governed_tool,
+        procedure.precondition.clone(),
+        &procedure.action,
+    )
 }
 
 /// An operator turn the desk understands.

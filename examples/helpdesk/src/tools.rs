@@ -12,6 +12,7 @@ use symfonic_evals::contracts::resolve_path;
 use symfonic_evals::{Applied, SideEffectLedger};
 
 use crate::store::Store;
+use crate::twins::Flaw;
 
 /// What a tool may touch while it runs.
 #[derive(Clone, Copy)]
@@ -22,6 +23,10 @@ pub struct ToolEnv<'a> {
     pub store: &'a Store,
     /// The turn's explicit state, when the request carried one.
     pub state: Option<&'a Value>,
+    /// The conversation the turn belongs to.
+    pub conversation: &'a str,
+    /// The flaw switched on, if any (the reference has none).
+    pub flaw: Option<Flaw>,
 }
 
 /// A tool error with a machine-readable code and, when the tool knows one,
@@ -122,8 +127,9 @@ fn positive_integer(arguments: &Value, field: &str) -> Result<u64, ToolFailure> 
 }
 
 /// The account region in the turn state, read the way state predicates read
-/// it (the library's resolver: UPPER then lower case).
-fn account_region(state: Option<&Value>) -> Option<&str> {
+/// it (the library's resolver: UPPER then lower case); `None` when it is
+/// missing or not text.
+pub fn account_region(state: Option<&Value>) -> Option<&str> {
     resolve_path(state?, "region")?.as_str()
 }
 
@@ -135,7 +141,14 @@ fn apply_effect(
     payload: Value,
 ) -> Result<Value, ToolFailure> {
     let mut written = Ok(());
-    let applied = env.ledger.apply(key, || {
+    // The ledger and the outbox deduplicate under the same key, so every
+    // effect the ledger applies is exactly one outbox row.
+    let ledger_key = if env.flaw == Some(Flaw::LedgerKeyPerConversation) {
+        format!("{key}@{}", env.conversation)
+    } else {
+        key.to_owned()
+    };
+    let applied = env.ledger.apply(&ledger_key, || {
         written = env.store.write_outbox(key, action, &payload)
     });
     written

@@ -70,7 +70,7 @@ pub fn rust_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamReply 
         return bad_request("expected a user message with the rendered input");
     };
     let model = request.body.get("model").cloned().unwrap_or(Value::Null);
-    message_reply(sample, &model, ScriptedModel.next_step(shown))
+    message_reply(sample, &model, ScriptedModel::default().next_step(shown))
 }
 
 /// Starts the Rust desk's scripted upstream.

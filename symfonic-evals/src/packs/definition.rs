@@ -149,6 +149,18 @@ impl PackDefinition {
         }
     }
 
+    /// The same pack under another trial policy.
+    #[must_use]
+    pub fn with_policy(mut self, policy: TrialPolicy) -> Self {
+        match &mut self {
+            Self::Procedural(pack) => pack.policy = policy,
+            Self::ApprovalResume(pack) => pack.policy = policy,
+            Self::ExtensionTool(pack) => pack.policy = policy,
+            Self::ExactlyOnce(pack) => pack.policy = policy,
+        }
+        self
+    }
+
     /// A pack of `kind` from a JSON object of its arguments by field name
     /// (the runtime defaults fill the rest), plus an optional `policy`
     /// object `{"trials", "required", "step_timeout_ms"}`. This is what the

@@ -22,6 +22,8 @@ use crate::store::{Promotion, Store};
 pub struct CycleReport {
     /// Drafts inserted or reinforced by this cycle.
     pub promoted: u64,
+    /// Episodes the cycle read.
+    pub episodes: u64,
     /// Extractor errors contained during the cycle.
     pub extractor_errors: u32,
 }
@@ -45,6 +47,7 @@ pub fn run_cycle(
     }
     Ok(CycleReport {
         promoted,
+        episodes: episodes.len() as u64,
         extractor_errors: report.errors,
     })
 }

@@ -4,8 +4,16 @@
 //! What lives here is exactly what a restart must not lose: the episodes the
 //! consolidation cycle learns from, the procedures it promoted (drafts,
 //! approved, rejected), the checkpoints of paused turns with their
-//! single-use tokens, and the business outbox the tools write to. Anything
-//! kept only in the `Helpdesk` value is gone after a restart, by design.
+//! single-use tokens and question ids ([`pauses`]), the business outbox the
+//! tools write to and the counter call ids are drawn from ([`outbox`]).
+//! Anything kept only in the `Helpdesk` value is gone after a restart, by
+//! design.
+
+pub mod outbox;
+pub mod pauses;
+
+pub use outbox::effects_in_store;
+pub use pauses::TokenRow;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -37,6 +45,7 @@ CREATE TABLE IF NOT EXISTS procedures (
     source_episode_ids TEXT NOT NULL,
     status             TEXT NOT NULL CHECK (status IN ('draft', 'approved', 'rejected')),
     governed_tool      TEXT NOT NULL DEFAULT '',
+    reviewed_in        TEXT NOT NULL DEFAULT '',
     UNIQUE (kind, trigger_text, action_text)
 );
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -49,6 +58,7 @@ CREATE TABLE IF NOT EXISTS pause_tokens (
     conversation  TEXT NOT NULL,
     interaction   TEXT NOT NULL,
     question      TEXT NOT NULL,
+    question_id   TEXT NOT NULL,
     checkpoint_id INTEGER REFERENCES checkpoints(id),
     consumed      INTEGER NOT NULL DEFAULT 0
 );
@@ -56,6 +66,10 @@ CREATE TABLE IF NOT EXISTS outbox (
     idempotency_key TEXT PRIMARY KEY,
     action          TEXT NOT NULL,
     payload         TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS counters (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
 );
 ";
 
@@ -113,6 +127,9 @@ pub struct StoredProcedure {
     pub status: Status,
     /// The tool an approval names; empty while a draft.
     pub governed_tool: String,
+    /// The conversation of the operator turn that reviewed it (an audit
+    /// trail; empty while a draft).
+    pub reviewed_in: String,
 }
 
 /// What storing one extracted draft did.
@@ -124,19 +141,6 @@ pub enum Promotion {
     Reinforced,
     /// Nothing changed: already known, or already reviewed.
     Unchanged,
-}
-
-/// A paused turn's token row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TokenRow {
-    /// The conversation that paused.
-    pub conversation: String,
-    /// The interaction that paused it.
-    pub interaction: String,
-    /// The recorded question, including its response schema.
-    pub question: Value,
-    /// The checkpoint the token is bound to, if one was written.
-    pub checkpoint_id: Option<i64>,
 }
 
 /// The connection to the help desk database. The connection sits behind a
@@ -271,7 +275,7 @@ impl Store {
         let conn = self.db();
         let mut statement = conn.prepare(
             "SELECT id, kind, trigger_text, action_text, rationale, confidence, precondition,
-                    source_episode_ids, status, governed_tool
+                    source_episode_ids, status, governed_tool, reviewed_in
              FROM procedures ORDER BY id",
         )?;
         let rows = statement.query_map([], |row| {
@@ -297,160 +301,50 @@ impl Store {
                 source_episode_ids: serde_json::from_str(&sources).unwrap_or_default(),
                 status: Status::parse(&status),
                 governed_tool: row.get(9)?,
+                reviewed_in: row.get(10)?,
             })
         })?;
         rows.collect()
     }
 
-    /// Marks a draft approved, naming its tool and full precondition list.
-    /// Returns whether a draft row changed.
+    /// Marks a draft approved, naming its tool and full precondition list,
+    /// and the conversation the operator approved it in. Returns whether a
+    /// draft row changed.
     ///
     /// # Errors
     ///
     /// On a database error.
-    pub fn approve(&self, id: i64, tool: &str, precondition: &Value) -> rusqlite::Result<bool> {
+    pub fn approve(
+        &self,
+        id: i64,
+        tool: &str,
+        precondition: &Value,
+        conversation: &str,
+    ) -> rusqlite::Result<bool> {
         let conn = self.db();
         let changed = conn.execute(
-            "UPDATE procedures SET status = 'approved', governed_tool = ?2, precondition = ?3
+            "UPDATE procedures SET status = 'approved', governed_tool = ?2, precondition = ?3,
+                 reviewed_in = ?4
              WHERE id = ?1 AND status = 'draft'",
-            params![id, tool, precondition.to_string()],
+            params![id, tool, precondition.to_string(), conversation],
         )?;
         Ok(changed == 1)
     }
 
-    /// Marks a draft rejected. Returns whether a draft row changed.
+    /// Marks a draft rejected in `conversation`. Returns whether a draft row
+    /// changed.
     ///
     /// # Errors
     ///
     /// On a database error.
-    pub fn reject(&self, id: i64) -> rusqlite::Result<bool> {
+    pub fn reject(&self, id: i64, conversation: &str) -> rusqlite::Result<bool> {
         let conn = self.db();
         let changed = conn.execute(
-            "UPDATE procedures SET status = 'rejected' WHERE id = ?1 AND status = 'draft'",
-            params![id],
+            "UPDATE procedures SET status = 'rejected', reviewed_in = ?2
+             WHERE id = ?1 AND status = 'draft'",
+            params![id, conversation],
         )?;
         Ok(changed == 1)
-    }
-
-    /// Writes a paused turn's checkpoint; returns its id.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn save_checkpoint(&self, conversation: &str, turn: &Value) -> rusqlite::Result<i64> {
-        let conn = self.db();
-        conn.execute(
-            "INSERT INTO checkpoints (conversation, turn) VALUES (?1, ?2)",
-            params![conversation, turn.to_string()],
-        )?;
-        Ok(conn.last_insert_rowid())
-    }
-
-    /// Reads a checkpoint back.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn load_checkpoint(&self, id: i64) -> rusqlite::Result<Option<Value>> {
-        let conn = self.db();
-        let text: Option<String> = conn
-            .query_row(
-                "SELECT turn FROM checkpoints WHERE id = ?1",
-                params![id],
-                |row| row.get(0),
-            )
-            .optional()?;
-        Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
-    }
-
-    /// Issues a token for a pause, bound to `checkpoint_id` when there is one.
-    ///
-    /// # Errors
-    ///
-    /// On a database error (including a token collision).
-    pub fn issue_token(&self, token: &str, row: &TokenRow) -> rusqlite::Result<()> {
-        let conn = self.db();
-        conn.execute(
-            "INSERT INTO pause_tokens (token, conversation, interaction, question, checkpoint_id)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                token,
-                row.conversation,
-                row.interaction,
-                row.question.to_string(),
-                row.checkpoint_id
-            ],
-        )?;
-        Ok(())
-    }
-
-    /// Looks a token up, spent or not.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn token(&self, token: &str) -> rusqlite::Result<Option<TokenRow>> {
-        let conn = self.db();
-        conn
-            .query_row(
-                "SELECT conversation, interaction, question, checkpoint_id FROM pause_tokens WHERE token = ?1",
-                params![token],
-                |row| {
-                    let question: String = row.get(2)?;
-                    Ok(TokenRow {
-                        conversation: row.get(0)?,
-                        interaction: row.get(1)?,
-                        question: serde_json::from_str(&question).unwrap_or(Value::Null),
-                        checkpoint_id: row.get(3)?,
-                    })
-                },
-            )
-            .optional()
-    }
-
-    /// Spends a token. The `consumed = 0` guard makes this the single point
-    /// where a redemption is decided: of any number of concurrent callers,
-    /// exactly one changes the row and gets `true`.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn consume_token(&self, token: &str) -> rusqlite::Result<bool> {
-        let conn = self.db();
-        let changed = conn.execute(
-            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1 AND consumed = 0",
-            params![token],
-        )?;
-        Ok(changed == 1)
-    }
-
-    /// Spends a token without the guard: the flaw a replay-safe store avoids.
-    /// Only the `TokenRedeemableTwice` twin calls it.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn consume_token_unguarded(&self, token: &str) -> rusqlite::Result<bool> {
-        let conn = self.db();
-        let changed = conn.execute(
-            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1",
-            params![token],
-        )?;
-        Ok(changed >= 1)
-    }
-
-    /// Writes a business action to the outbox under its idempotency key.
-    ///
-    /// # Errors
-    ///
-    /// On a database error.
-    pub fn write_outbox(&self, key: &str, action: &str, payload: &Value) -> rusqlite::Result<()> {
-        let conn = self.db();
-        conn.execute(
-            "INSERT OR IGNORE INTO outbox (idempotency_key, action, payload) VALUES (?1, ?2, ?3)",
-            params![key, action, payload.to_string()],
-        )?;
-        Ok(())
     }
 }
 

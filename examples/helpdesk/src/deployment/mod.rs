@@ -1,0 +1,298 @@
+//! The help desk itself: what it is built from, the doors a turn comes in
+//! through (a user's prompt, an operator's command, a person's answer to a
+//! pause), and the `Target` implementation the packs drive. The agent loop
+//! is in `turn`; pausing and resuming in `resume`.
+
+mod resume;
+mod turn;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use symfonic_evals::contracts::ProceduralExtractor;
+use symfonic_evals::{
+    CapabilityEvidence, PromptRequest, ResumeRequest, Role, SideEffectLedger, Target,
+    TargetContext, TurnError, TurnRecord, TurnRecordBuilder, PROCEDURAL_PRECONDITION,
+    PROCEDURAL_REVIEW,
+};
+
+use crate::extension::{Extension, ShippingExtension};
+use crate::gate::{Gate, GateError};
+use crate::interaction::{Pauses, ASK_USER};
+use crate::memory::consolidation::RuleExtractor;
+use crate::model::{Model, ScriptedModel};
+use crate::review::{OperatorCommand, ReviewDoor};
+use crate::store::{Status, Store, StoredProcedure};
+use crate::tools::{CancelSubscription, IssueRefund, LookupAccount, ToolCatalog};
+use crate::twins::Flaw;
+
+/// Model steps one turn may take before the desk gives up on it.
+pub const MAX_STEPS: usize = 8;
+
+/// Why the desk could not open.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The database could not be opened.
+    Store(rusqlite::Error),
+    /// The governance pipeline could not be built.
+    Gate(GateError),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Store(error) => write!(f, "help desk database: {error}"),
+            Self::Gate(error) => write!(f, "governance pipeline: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// The help desk agent.
+pub struct Helpdesk {
+    store: Arc<Store>,
+    ledger: SideEffectLedger,
+    model: Box<dyn Model>,
+    extractor: Box<dyn ProceduralExtractor>,
+    tools: ToolCatalog,
+    contributed: Vec<String>,
+    door: ReviewDoor,
+    gate: Gate,
+    pauses: Pauses,
+    flaw: Option<Flaw>,
+    turns: u64,
+}
+
+fn recall_line(procedure: &StoredProcedure) -> String {
+    let conditions: Vec<String> = procedure
+        .precondition
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.get("state"))
+        .map(|p| {
+            let value = p.get("value").map(|v| format!(" {v}")).unwrap_or_default();
+            format!(
+                "{} {}{value}",
+                p["path"].as_str().unwrap_or("?"),
+                p["op"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    let mut line = format!(
+        "{} {}: {}",
+        procedure.kind, procedure.trigger, procedure.action
+    );
+    if !conditions.is_empty() {
+        line.push_str(&format!(" (applies when {})", conditions.join(" and ")));
+    }
+    line
+}
+
+impl Helpdesk {
+    /// Opens the reference desk on the harness's fixtures.
+    ///
+    /// # Panics
+    ///
+    /// When the database or the gate cannot be opened; see [`Self::try_open`].
+    pub fn open(ctx: &TargetContext) -> Self {
+        Self::open_with(ctx, None)
+    }
+
+    /// Opens the desk with `flaw` switched on (`None` is the reference).
+    ///
+    /// # Panics
+    ///
+    /// When the database or the gate cannot be opened.
+    pub fn open_with(ctx: &TargetContext, flaw: Option<Flaw>) -> Self {
+        Self::try_open(ctx, flaw)
+            .unwrap_or_else(|error| panic!("the help desk cannot open: {error}"))
+    }
+
+    /// Opens the desk: database in the durable directory, tools and
+    /// extensions registered, review door and gate built over the store.
+    ///
+    /// # Errors
+    ///
+    /// [`OpenError`] when the database or the pipeline is refused.
+    pub fn try_open(ctx: &TargetContext, flaw: Option<Flaw>) -> Result<Self, OpenError> {
+        let store = Arc::new(Store::open_in(ctx.durable_dir()).map_err(OpenError::Store)?);
+        let mut tools = ToolCatalog::default();
+        tools.register(Box::new(IssueRefund));
+        tools.register(Box::new(LookupAccount));
+        tools.register(Box::new(CancelSubscription));
+        let extensions: Vec<Box<dyn Extension>> = vec![Box::new(ShippingExtension)];
+        let mut contributed = Vec::new();
+        for extension in &extensions {
+            for tool in extension.manifest() {
+                tools.declare(tool.name);
+                contributed.push(tool.name.to_owned());
+            }
+            if flaw != Some(Flaw::ExtensionDeclaredNotBound) {
+                extension.bind(&mut tools, flaw);
+            }
+        }
+        let door = ReviewDoor::new(Arc::clone(&store), flaw);
+        let gate = Gate::build(door.clone(), flaw).map_err(OpenError::Gate)?;
+        let model = if flaw == Some(Flaw::GatedActionBeforeAnswer) {
+            ScriptedModel::confirming_after_acting()
+        } else {
+            ScriptedModel::default()
+        };
+        Ok(Self {
+            pauses: Pauses::new(Arc::clone(&store), flaw),
+            store,
+            ledger: ctx.ledger().clone(),
+            model: Box::new(model),
+            extractor: Box::new(RuleExtractor::default()),
+            tools,
+            contributed,
+            door,
+            gate,
+            flaw,
+            turns: 0,
+        })
+    }
+
+    /// Replaces the model (for example with an LLM client).
+    #[must_use]
+    pub fn with_model(mut self, model: Box<dyn Model>) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// Replaces the consolidation extractor.
+    #[must_use]
+    pub fn with_extractor(mut self, extractor: Box<dyn ProceduralExtractor>) -> Self {
+        self.extractor = extractor;
+        self
+    }
+
+    fn has(&self, flaw: Flaw) -> bool {
+        self.flaw == Some(flaw)
+    }
+
+    /// The recall block for a turn in `conversation`: every approved
+    /// procedure, read from the store.
+    fn recall(&self, conversation: &str) -> Result<Vec<String>, TurnError> {
+        let shown = |p: &StoredProcedure| match p.status {
+            Status::Approved if self.has(Flaw::RecallScopedToReviewConversation) => {
+                p.reviewed_in == conversation
+            }
+            Status::Approved => true,
+            Status::Draft => self.has(Flaw::DraftLeaksIntoPrompt),
+            Status::Rejected => false,
+        };
+        Ok(self
+            .door
+            .list()?
+            .iter()
+            .filter(|p| shown(p))
+            .map(recall_line)
+            .collect())
+    }
+
+    fn offered_tools(&self) -> Vec<String> {
+        let mut offered = self.tools.declared().to_vec();
+        offered.push(ASK_USER.to_owned());
+        offered
+    }
+
+    /// The procedural evidence every turn publishes, read back from the
+    /// store: the review rows, the approved procedures as data and their
+    /// identities, and the identities of what the gate read this turn.
+    fn procedural_attributes(
+        &self,
+        builder: TurnRecordBuilder,
+        consulted: &BTreeSet<String>,
+    ) -> Result<TurnRecordBuilder, TurnError> {
+        Ok(builder
+            .attribute("procedural_review", self.door.rows()?)
+            .attribute("procedural_review_ids", self.door.approved_ids()?)
+            .attribute("procedural_review_procedures", self.door.published()?)
+            .attribute(
+                "procedural_enforcement_ids",
+                self.door.enforced_ids(consulted)?,
+            ))
+    }
+
+    /// The door an operator's turn comes through. It decides procedures and
+    /// nothing else: it runs no model and no tool.
+    fn operator_turn(
+        &mut self,
+        request: &PromptRequest,
+        command: Result<OperatorCommand, String>,
+    ) -> Result<TurnRecord, TurnError> {
+        let command = command.map_err(|why| TurnError::new("OperatorCommandError", why))?;
+        let conversation = request.conversation.as_str();
+        let answer = match &command {
+            OperatorCommand::List => {
+                let rows = self.door.rows()?;
+                format!("{} procedures on file.", rows.len())
+            }
+            OperatorCommand::Approve {
+                selector,
+                tool,
+                predicates,
+            } => {
+                self.door
+                    .approve(selector, tool, predicates, conversation)?;
+                format!(
+                    "Approved; it now governs {tool} under {} state predicate(s).",
+                    predicates.len()
+                )
+            }
+            OperatorCommand::Reject { selector } => {
+                self.door.reject(selector, conversation)?;
+                "Rejected; it will not be drafted again.".to_owned()
+            }
+        };
+        let builder = TurnRecord::builder().answer(answer);
+        Ok(self
+            .procedural_attributes(builder, &BTreeSet::new())?
+            .build())
+    }
+
+    /// Which door a prompt goes through: an operator's turn is a command to
+    /// the review door, whatever it says; a user's turn is chat, whatever it
+    /// says (a user writing "approve ..." approves nothing).
+    fn operator_command(request: &PromptRequest) -> Option<Result<OperatorCommand, String>> {
+        (request.role == Role::Operator).then(|| {
+            OperatorCommand::parse(&request.prompt)
+                .unwrap_or_else(|| Err("not an operator command".to_owned()))
+        })
+    }
+}
+
+impl Target for Helpdesk {
+    fn capabilities(&self) -> CapabilityEvidence {
+        let evidence = CapabilityEvidence::new()
+            .capability("tools")
+            .capability("human")
+            .with_trait(PROCEDURAL_PRECONDITION)
+            .with_trait(PROCEDURAL_REVIEW)
+            .operation("resume");
+        self.contributed
+            .iter()
+            .fold(evidence, |e, tool| e.contributes("extensions", tool))
+    }
+
+    fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        self.turns += 1;
+        let command = if self.has(Flaw::ReviewDoorOpenToUsers) {
+            // Routed on the prompt's words: anyone who says "approve" is heard.
+            OperatorCommand::parse(&request.prompt)
+        } else {
+            Self::operator_command(request)
+        };
+        if let Some(command) = command {
+            return self.operator_turn(request, command);
+        }
+        self.user_turn(request)
+    }
+
+    fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        self.redeem(request)
+    }
+}

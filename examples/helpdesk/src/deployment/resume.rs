@@ -1,0 +1,135 @@
+//! Pausing a turn for a person and carrying it on from their answer.
+//!
+//! The paused record publishes the question and its id beside the token and
+//! reports the `ask_user` call as pending; the resume record reports that
+//! call resolved with the answer, and only the calls the continuation made.
+
+use serde_json::{json, Value};
+use symfonic_evals::{
+    Pause, ResolvedCall, ResumeRequest, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder,
+};
+
+use super::turn::{Ending, Turn};
+use super::Helpdesk;
+use crate::interaction::{Checkpoint, ASK_USER};
+use crate::model::observation;
+use crate::twins::Flaw;
+
+impl Helpdesk {
+    /// Checkpoints the turn, issues the token and question id, and reports
+    /// the pause.
+    pub(super) fn pause(
+        &mut self,
+        turn: Turn,
+        call: String,
+        question: Value,
+    ) -> Result<TurnRecordBuilder, TurnError> {
+        let checkpoint = Checkpoint {
+            conversation: turn.conversation.clone(),
+            prompt: turn.prompt.clone(),
+            state: turn.state.clone(),
+            transcript: turn.transcript.clone(),
+            calls: turn
+                .earlier_calls
+                .iter()
+                .chain(&turn.calls)
+                .cloned()
+                .collect(),
+            pending_call: call,
+            call_count: turn.call_count,
+        };
+        let saved = (!self.has(Flaw::ResumeWithoutCheckpoint)).then_some(&checkpoint);
+        let issued = self.pauses.pause(&turn.conversation, &question, saved)?;
+        // Resumable when the token is bound to a stored checkpoint. The twin
+        // without one claims it anyway.
+        let resumable = issued.bound || self.has(Flaw::ResumeWithoutCheckpoint);
+        let ask = question
+            .get("question")
+            .and_then(Value::as_str)
+            .unwrap_or("A person must confirm.");
+        let builder = self.record(&turn).answer(ask);
+        let builder = if self.has(Flaw::PauseReportedAsAttribute) {
+            builder
+                .attribute("paused", true)
+                .attribute("pause_name", ASK_USER)
+                .attribute("pause_resumable", resumable)
+                .attribute("pause_token", issued.token)
+        } else {
+            builder.paused(
+                Pause::new(ASK_USER, resumable, issued.token).asking(question, issued.question_id),
+            )
+        };
+        self.procedural_attributes(builder, &turn.consulted)
+    }
+
+    /// The paused turn rebuilt from its checkpoint, with the person's answer
+    /// filed under the call that asked.
+    fn resumed(&self, checkpoint: Checkpoint, answer: &Value) -> Result<Turn, TurnError> {
+        let mut turn = self.start(
+            &checkpoint.conversation,
+            checkpoint.prompt,
+            checkpoint.state,
+        )?;
+        turn.transcript = checkpoint.transcript;
+        // The continuation reads the answer the person gave; the twin only
+        // notes that somebody answered.
+        let heard = if self.has(Flaw::DenialReadAsApproval) {
+            json!({ "approved": true })
+        } else {
+            answer.clone()
+        };
+        turn.transcript
+            .push(observation::answered(&checkpoint.pending_call, &heard));
+        turn.earlier_calls = checkpoint.calls;
+        turn.call_count = checkpoint.call_count;
+        Ok(turn)
+    }
+
+    /// Redeems the token and continues the paused turn from its checkpoint.
+    pub(super) fn redeem(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
+        let redeemed = self.pauses.redeem(request)?;
+        let bound = redeemed.checkpoint.is_some();
+        let resumed = |builder: TurnRecordBuilder, continued: bool| {
+            builder
+                .attribute("resume_outcome", "resumed")
+                .attribute("resume_name", redeemed.interaction.as_str())
+                .attribute("resume_checkpoint", bound)
+                .attribute("resume_continued", continued)
+        };
+        let Some(checkpoint) = redeemed.checkpoint.clone() else {
+            let builder = TurnRecord::builder()
+                .answer("Your answer was recorded; the paused request was not.");
+            return Ok(resumed(builder, false).build());
+        };
+        if self.has(Flaw::ResumeWithoutContinuation) {
+            let builder = TurnRecord::builder().answer("Thanks, your answer was recorded.");
+            return Ok(resumed(builder, false).build());
+        }
+        let pending = checkpoint.pending_call.clone();
+        let mut turn = if self.has(Flaw::ResumeRestartsTurn) {
+            self.start(
+                &checkpoint.conversation,
+                checkpoint.prompt,
+                checkpoint.state,
+            )?
+        } else {
+            self.resumed(checkpoint, &request.answer)?
+        };
+        let mut ending = self.drive(&mut turn)?;
+        if self.has(Flaw::ResumeRestartsTurn) {
+            // Starting over asks the person again; the twin answers for them.
+            if let Ending::Paused { call, .. } = &ending {
+                turn.transcript
+                    .push(observation::answered(call, &request.answer));
+                ending = self.drive(&mut turn)?;
+            }
+        }
+        let answered = ToolOutcome::Succeeded {
+            result: request.answer.clone(),
+        };
+        let builder = self
+            .finish(turn, ending)?
+            .resolved(ResolvedCall::new(pending, answered));
+        Ok(resumed(builder, true).build())
+    }
+}

@@ -1,0 +1,274 @@
+//! The agent loop: the model proposes, the gate judges, the tools run, and
+//! everything the turn did is reported in its record.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+use symfonic_evals::contracts::PRECONDITION_STAGE;
+use symfonic_evals::{
+    PromptRequest, StageRecord, ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder,
+};
+
+use super::{Helpdesk, MAX_STEPS};
+use crate::interaction::ASK_USER;
+use crate::memory::consolidation::{run_cycle, CycleReport};
+use crate::memory::remember;
+use crate::model::{observation, ModelInput, ModelStep};
+use crate::store::store_error;
+use crate::tools::{account_region, ToolEnv};
+use crate::twins::Flaw;
+
+/// A turn in flight: everything the loop accumulates, and what a checkpoint
+/// saves when the turn pauses.
+pub(super) struct Turn {
+    pub(super) conversation: String,
+    pub(super) prompt: String,
+    pub(super) state: Option<Value>,
+    pub(super) recall: Vec<String>,
+    pub(super) transcript: Vec<String>,
+    /// Calls made before the pause this turn resumes from.
+    pub(super) earlier_calls: Vec<ToolCall>,
+    pub(super) calls: Vec<ToolCall>,
+    pub(super) call_count: u32,
+    pub(super) stages: Vec<StageRecord>,
+    pub(super) consulted: BTreeSet<String>,
+    pub(super) shown: String,
+    /// Results shown to the customer beside the answer (a twin's only).
+    pub(super) cards: Vec<String>,
+}
+
+/// How the loop ended.
+pub(super) enum Ending {
+    Answered(String),
+    Paused { call: String, question: Value },
+}
+
+impl Helpdesk {
+    pub(super) fn start(
+        &self,
+        conversation: &str,
+        prompt: String,
+        state: Option<Value>,
+    ) -> Result<Turn, TurnError> {
+        Ok(Turn {
+            recall: self.recall(conversation)?,
+            conversation: conversation.to_owned(),
+            prompt,
+            state,
+            transcript: Vec::new(),
+            earlier_calls: Vec::new(),
+            calls: Vec::new(),
+            call_count: 0,
+            stages: Vec::new(),
+            consulted: BTreeSet::new(),
+            shown: String::new(),
+            cards: Vec::new(),
+        })
+    }
+
+    /// A user's turn: the request scrubbed, the loop driven, the turn
+    /// finished (consolidated, or checkpointed when it paused).
+    pub(super) fn user_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
+        let (prompt, trace) = self.gate.query(&request.prompt);
+        let mut turn = self.start(&request.conversation, prompt, request.state.clone())?;
+        turn.stages.extend(trace.to_stage_records());
+        let ending = self.drive(&mut turn)?;
+        Ok(self.finish(turn, ending)?.build())
+    }
+
+    /// The next call id. Drawn from a counter in the store, so ids never
+    /// repeat within a deployment's life: not across turns, conversations,
+    /// or restarts.
+    fn call_id(&self, turn: &mut Turn) -> Result<String, TurnError> {
+        turn.call_count += 1;
+        if self.has(Flaw::CallIdsRestartEveryTurn) {
+            return Ok(format!("call-{}", turn.call_count));
+        }
+        let n = self.store.next("call").map_err(store_error)?;
+        Ok(format!("call-{n}"))
+    }
+
+    fn env<'a>(&'a self, turn: &'a Turn) -> ToolEnv<'a> {
+        ToolEnv {
+            ledger: &self.ledger,
+            store: &self.store,
+            state: turn.state.as_ref(),
+            conversation: &turn.conversation,
+            flaw: self.flaw,
+        }
+    }
+
+    /// A refund the gate refused for want of a readable region, sent down
+    /// the legacy manual path: the `RefusedRefundWrittenToStore` twin's.
+    fn legacy_refund(&self, turn: &Turn, tool: &str, arguments: &Value) -> Result<(), TurnError> {
+        let unreadable = account_region(turn.state.as_ref()).is_none();
+        if tool != "issue_refund" || !unreadable {
+            return Ok(());
+        }
+        let order = arguments.get("order").cloned().unwrap_or(Value::Null);
+        self.store
+            .write_outbox(
+                &format!("manual-refund:order:{order}"),
+                "refund",
+                &json!({ "refunded_order": order, "route": "manual" }),
+            )
+            .map_err(store_error)
+    }
+
+    pub(super) fn drive(&mut self, turn: &mut Turn) -> Result<Ending, TurnError> {
+        for _ in 0..MAX_STEPS {
+            let input = ModelInput {
+                recall: turn.recall.clone(),
+                tools: self.offered_tools(),
+                user: turn.prompt.clone(),
+                transcript: turn.transcript.clone(),
+            };
+            turn.shown = input.render();
+            let (tool, arguments) = match self.model.next_step(&turn.shown) {
+                ModelStep::Answer(text) => return Ok(Ending::Answered(text)),
+                ModelStep::Call { tool, arguments } => (tool, arguments),
+            };
+            let id = self.call_id(turn)?;
+            // The budget counts calls already admitted this turn, before a
+            // pause as well as after it; a refused call spent nothing.
+            let admitted = turn
+                .earlier_calls
+                .iter()
+                .chain(&turn.calls)
+                .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
+                .count();
+            let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
+            let admission = self
+                .gate
+                .admit(&tool, arguments, turn.state.as_ref(), prior);
+            turn.stages.extend(admission.trace.to_stage_records());
+            turn.consulted.extend(admission.consulted);
+            let arguments = admission.arguments;
+            if let Some(stage) = admission.trace.blocked_by() {
+                if self.has(Flaw::ToolRunsDespiteRefusal) {
+                    let _ = self.tools.run(&tool, &arguments, self.env(turn));
+                }
+                if self.has(Flaw::RefusedRefundWrittenToStore) && stage == PRECONDITION_STAGE {
+                    self.legacy_refund(turn, &tool, &arguments)?;
+                }
+                turn.transcript
+                    .push(observation::refused(&id, &tool, &arguments, stage));
+                turn.calls
+                    .push(ToolCall::refused(id, tool, arguments, stage));
+                continue;
+            }
+            if tool == ASK_USER {
+                turn.transcript
+                    .push(observation::waiting(&id, &tool, &arguments));
+                // Parked, not answered: the resume that redeems the pause
+                // reports how it ended.
+                let call = if self.has(Flaw::ParkedCallReportedAsSuccess) {
+                    let waiting = json!({ "status": "waiting for a person" });
+                    ToolCall::succeeded(&id, &tool, arguments.clone(), waiting)
+                } else {
+                    ToolCall::pending(&id, &tool, arguments.clone())
+                };
+                turn.calls.push(call);
+                return Ok(Ending::Paused {
+                    call: id,
+                    question: arguments,
+                });
+            }
+            match self.tools.run(&tool, &arguments, self.env(turn)) {
+                Ok(result) => {
+                    let (result, trace) = self.gate.result(&tool, result);
+                    turn.stages.extend(trace.to_stage_records());
+                    let shown = if self.has(Flaw::ResultNeverShown) {
+                        // The result goes to the customer as a card; the
+                        // model is told only that it was sent.
+                        turn.cards.push(format!("[{tool}: {result}]"));
+                        json!("sent to the customer")
+                    } else {
+                        result.clone()
+                    };
+                    turn.transcript
+                        .push(observation::succeeded(&id, &tool, &arguments, &shown));
+                    turn.calls
+                        .push(ToolCall::succeeded(id, tool, arguments, result));
+                }
+                Err(failure) => {
+                    let line = observation::failed(
+                        &id,
+                        &tool,
+                        &arguments,
+                        &failure.code,
+                        &failure.message,
+                    );
+                    turn.transcript.push(line);
+                    let error = format!("{}: {}", failure.code, failure.message);
+                    turn.calls
+                        .push(ToolCall::failed(id, tool, arguments, error));
+                }
+            }
+        }
+        Ok(Ending::Answered(
+            "I stopped: this request needs more steps than one turn allows.".into(),
+        ))
+    }
+
+    /// What the cycle reports as promoted: its own count.
+    fn promoted(&self, cycle: CycleReport) -> u64 {
+        if self.has(Flaw::PromotedCountCountsEpisodes) {
+            cycle.episodes
+        } else {
+            cycle.promoted
+        }
+    }
+
+    /// Finishes a turn: a completed record (after remembering the episode
+    /// and consolidating) or a paused one (after checkpointing).
+    pub(super) fn finish(
+        &mut self,
+        mut turn: Turn,
+        ending: Ending,
+    ) -> Result<TurnRecordBuilder, TurnError> {
+        match ending {
+            Ending::Answered(text) => {
+                let mut text = text;
+                for card in &turn.cards {
+                    text.push('\n');
+                    text.push_str(card);
+                }
+                let (answer, trace) = self.gate.answer(&text);
+                turn.stages.extend(trace.to_stage_records());
+                let tools: Vec<String> = turn
+                    .earlier_calls
+                    .iter()
+                    .chain(&turn.calls)
+                    .map(|c| c.name.clone())
+                    .collect();
+                remember(&self.store, &turn.conversation, &turn.prompt, &tools)
+                    .map_err(store_error)?;
+                let cycle = if self.has(Flaw::PromotedCountIsTurnCounter) {
+                    CycleReport {
+                        promoted: self.turns,
+                        ..CycleReport::default()
+                    }
+                } else {
+                    run_cycle(&self.store, self.extractor.as_ref()).map_err(store_error)?
+                };
+                // Both figures the cycle reported: a promoted count of zero
+                // with errors is a broken extractor, not an empty lesson.
+                let builder = self
+                    .record(&turn)
+                    .answer(answer)
+                    .attribute("procedural_promoted", self.promoted(cycle))
+                    .attribute("consolidation_extractor_errors", cycle.extractor_errors);
+                self.procedural_attributes(builder, &turn.consulted)
+            }
+            Ending::Paused { call, question } => self.pause(turn, call, question),
+        }
+    }
+
+    pub(super) fn record(&self, turn: &Turn) -> TurnRecordBuilder {
+        TurnRecord::builder()
+            .model_input(turn.shown.clone())
+            .tool_calls(turn.calls.iter().cloned())
+            .stages(turn.stages.iter().cloned())
+    }
+}

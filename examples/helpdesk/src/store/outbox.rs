@@ -1,0 +1,71 @@
+//! The business outbox the tools write their effects to, the durable
+//! counters ids are drawn from, and the effect oracle the harness reads.
+//!
+//! Every effect a tool applies through the harness's ledger is written here
+//! inside the ledger's own effect, under the same idempotency key, so the
+//! outbox holds exactly one row per applied effect. [`effects_in_store`]
+//! counts those rows from the durable directory alone; the harness compares
+//! the count with the ledger after every step, so an effect written around
+//! the ledger, or a ledger entry with no row behind it, shows.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OpenFlags};
+use serde_json::Value;
+
+use super::{Store, DATABASE_FILE};
+
+impl Store {
+    /// Writes a business action to the outbox under its idempotency key; a
+    /// key already written is left alone.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn write_outbox(&self, key: &str, action: &str, payload: &Value) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT OR IGNORE INTO outbox (idempotency_key, action, payload) VALUES (?1, ?2, ?3)",
+            params![key, action, payload.to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// The next value of the durable counter `name`, starting at 1. Held in
+    /// the database, so values keep rising across restarts and across
+    /// every connection to the same file.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn next(&self, name: &str) -> rusqlite::Result<u64> {
+        let conn = self.db();
+        conn.query_row(
+            "INSERT INTO counters (name, value) VALUES (?1, 1)
+             ON CONFLICT (name) DO UPDATE SET value = value + 1
+             RETURNING value",
+            params![name],
+            |row| row.get(0),
+        )
+    }
+}
+
+/// The effect oracle: how many effects the desk's store in `dir` holds (one
+/// outbox row per applied effect). Opens the database read-only, so reading
+/// it never changes what it counts; passed to the packs as
+/// `effects_probe`.
+///
+/// # Errors
+///
+/// When there is no database in `dir` (the desk creates it when it opens,
+/// so a missing one means the store is elsewhere) or it cannot be read.
+pub fn effects_in_store(dir: &Path) -> Result<u64, String> {
+    let path = dir.join(DATABASE_FILE);
+    if !path.exists() {
+        return Err(format!("no {DATABASE_FILE} in the durable directory"));
+    }
+    let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|error| format!("the store cannot be opened: {error}"))?;
+    conn.query_row("SELECT COUNT(*) FROM outbox", [], |row| row.get(0))
+        .map_err(|error| format!("the outbox cannot be read: {error}"))
+}

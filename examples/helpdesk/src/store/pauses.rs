@@ -1,0 +1,202 @@
+//! Paused turns: their checkpoints, and the single-use tokens and question
+//! ids that redeem them.
+//!
+//! A token row binds the token to the conversation that paused, the
+//! question asked (with its response schema), the question's id and the
+//! checkpoint of the stopped turn. The row's `consumed` flag is the one
+//! place a redemption is decided.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde_json::Value;
+
+use super::Store;
+
+/// A paused turn's token row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenRow {
+    /// The conversation that paused.
+    pub conversation: String,
+    /// The interaction that paused it.
+    pub interaction: String,
+    /// The recorded question, including its response schema.
+    pub question: Value,
+    /// The id the question was published under; a redemption must name it.
+    pub question_id: String,
+    /// The checkpoint the token is bound to, if one was written.
+    pub checkpoint_id: Option<i64>,
+}
+
+const TOKEN_COLUMNS: &str = "conversation, interaction, question, question_id, checkpoint_id";
+
+fn token_row(row: &Row<'_>) -> rusqlite::Result<TokenRow> {
+    let question: String = row.get(2)?;
+    Ok(TokenRow {
+        conversation: row.get(0)?,
+        interaction: row.get(1)?,
+        question: serde_json::from_str(&question).unwrap_or(Value::Null),
+        question_id: row.get(3)?,
+        checkpoint_id: row.get(4)?,
+    })
+}
+
+impl Store {
+    /// Writes a paused turn's checkpoint; returns its id.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn save_checkpoint(&self, conversation: &str, turn: &Value) -> rusqlite::Result<i64> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT INTO checkpoints (conversation, turn) VALUES (?1, ?2)",
+            params![conversation, turn.to_string()],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// Reads a checkpoint back.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn load_checkpoint(&self, id: i64) -> rusqlite::Result<Option<Value>> {
+        let conn = self.db();
+        let text: Option<String> = conn
+            .query_row(
+                "SELECT turn FROM checkpoints WHERE id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
+    }
+
+    /// Issues a token for a pause, bound to `checkpoint_id` when there is one.
+    ///
+    /// # Errors
+    ///
+    /// On a database error (including a token collision).
+    pub fn issue_token(&self, token: &str, row: &TokenRow) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT INTO pause_tokens (token, conversation, interaction, question, question_id,
+                 checkpoint_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                token,
+                row.conversation,
+                row.interaction,
+                row.question.to_string(),
+                row.question_id,
+                row.checkpoint_id
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Points an issued token at another pause (another conversation,
+    /// question and checkpoint). Only the `OnePausePerDeployment` twin
+    /// calls it: a token must name one pause for life.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn rearm_token(&self, token: &str, row: &TokenRow) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "UPDATE pause_tokens SET conversation = ?2, interaction = ?3, question = ?4,
+                 question_id = ?5, checkpoint_id = ?6
+             WHERE token = ?1",
+            params![
+                token,
+                row.conversation,
+                row.interaction,
+                row.question.to_string(),
+                row.question_id,
+                row.checkpoint_id
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Looks a token up, spent or not.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn token(&self, token: &str) -> rusqlite::Result<Option<TokenRow>> {
+        let conn = self.db();
+        conn.query_row(
+            &format!("SELECT {TOKEN_COLUMNS} FROM pause_tokens WHERE token = ?1"),
+            params![token],
+            token_row,
+        )
+        .optional()
+    }
+
+    /// The most recent token issued in `conversation`, spent or not, with
+    /// its row. Only the `TokenNeverChecked` twin redeems by it.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn latest_token(&self, conversation: &str) -> rusqlite::Result<Option<(String, TokenRow)>> {
+        let conn = self.db();
+        conn.query_row(
+            &format!(
+                "SELECT {TOKEN_COLUMNS}, token FROM pause_tokens WHERE conversation = ?1
+                 ORDER BY rowid DESC LIMIT 1"
+            ),
+            params![conversation],
+            |row| Ok((row.get(5)?, token_row(row)?)),
+        )
+        .optional()
+    }
+
+    /// Any token still unspent, in any conversation. Only the
+    /// `OnePausePerDeployment` twin asks.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn unspent_token(&self) -> rusqlite::Result<Option<String>> {
+        let conn = self.db();
+        conn.query_row(
+            "SELECT token FROM pause_tokens WHERE consumed = 0 ORDER BY rowid LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .optional()
+    }
+
+    /// Spends a token. The `consumed = 0` guard makes this the single point
+    /// where a redemption is decided: of any number of concurrent callers,
+    /// exactly one changes the row and gets `true`.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn consume_token(&self, token: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1 AND consumed = 0",
+            params![token],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Spends a token without the guard: the flaw a replay-safe store avoids.
+    /// Only the `TokenRedeemableTwice` twin calls it.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn consume_token_unguarded(&self, token: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1",
+            params![token],
+        )?;
+        Ok(changed >= 1)
+    }
+}

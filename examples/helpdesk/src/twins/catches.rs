@@ -1,0 +1,391 @@
+//! Where each twin must be caught, and which scenarios it fails.
+
+use super::{Catch, Flaw};
+
+const PROCEDURAL: &str = "procedural-review-and-enforcement";
+const APPROVAL: &str = "approval-pause-resume-and-replay-refusal";
+const EXTENSION: &str = "extension-tool-execution";
+
+const fn at(
+    scenario: &'static str,
+    step: &'static str,
+    assertion: &'static str,
+    detail: &'static str,
+) -> Catch {
+    Catch {
+        scenario,
+        step,
+        assertion,
+        detail,
+    }
+}
+
+/// Every procedural scenario that repeats the seed's enforcement steps.
+const PROCEDURAL_ENFORCING: &[&str] = &[
+    PROCEDURAL,
+    "procedural/enforcement-without-restart",
+    "procedural/separate-conversations",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+];
+
+/// Every procedural scenario that restarts before enforcing (the seed's
+/// placement).
+const PROCEDURAL_RESTARTING: &[&str] = &[
+    PROCEDURAL,
+    "procedural/separate-conversations",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+];
+
+/// Every procedural scenario that repeats the seed's draft probe.
+const PROCEDURAL_DRAFTING: &[&str] = &[
+    PROCEDURAL,
+    "procedural/enforcement-without-restart",
+    "procedural/separate-conversations",
+    "procedural/review-needs-operator",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+];
+
+/// Every approval scenario: each pauses and resumes.
+const APPROVAL_ALL: &[&str] = &[
+    APPROVAL,
+    "approval/restart-between-pause-and-resume",
+    "approval/restart-before-replay",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/pending-call-resolved",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/deny-answer",
+    "approval/unfit-answer",
+];
+
+/// Every approval scenario that resumes with the approving answer (the
+/// denial probe answers otherwise).
+const APPROVAL_APPROVING: &[&str] = &[
+    APPROVAL,
+    "approval/restart-between-pause-and-resume",
+    "approval/restart-before-replay",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/pending-call-resolved",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/unfit-answer",
+];
+
+/// Every approval scenario that replays a spent token (the pending-call
+/// probe stops at the resume).
+const APPROVAL_REPLAYING: &[&str] = &[
+    APPROVAL,
+    "approval/restart-between-pause-and-resume",
+    "approval/restart-before-replay",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/deny-answer",
+    "approval/unfit-answer",
+];
+
+impl Flaw {
+    /// Where the pack must catch it: the scenario, and in it the first
+    /// failure's step, assertion kind and a detail the failure's
+    /// description (or, for an error step, its expectation) names.
+    pub fn expected_catch(self) -> Catch {
+        match self {
+            Self::PromotedCountIsTurnCounter => at(
+                PROCEDURAL,
+                "draft probe",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review)",
+            ),
+            Self::DraftGovernsBeforeReview => at(
+                PROCEDURAL,
+                "draft probe",
+                "AttributeEquals",
+                "AttributeEquals(procedural_enforcement_ids)",
+            ),
+            Self::DraftLeaksIntoPrompt => at(
+                PROCEDURAL,
+                "draft probe",
+                "PromptRecallExcludes",
+                "PromptRecallExcludes(fragment)",
+            ),
+            Self::ApprovalOnlyInMemory => at(
+                PROCEDURAL,
+                "satisfied",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review)",
+            ),
+            Self::EnforcementReadsShadowProcedure => at(
+                PROCEDURAL,
+                "satisfied",
+                "AttributesSameNonEmpty",
+                "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
+            ),
+            Self::GateIgnoresState => at(
+                PROCEDURAL,
+                "blocked",
+                "StageObserved",
+                "StageObserved(procedural_precondition, outcome=rejected",
+            ),
+            Self::ToolRunsDespiteRefusal => at(
+                PROCEDURAL,
+                "blocked",
+                "SideEffectCount",
+                "SideEffectCount(attempts=2, effects=2, duplicates=0)",
+            ),
+            Self::PauseReportedAsAttribute => at(
+                APPROVAL,
+                "pause",
+                "AttributeEquals",
+                "AttributeEquals(paused)",
+            ),
+            Self::ResumeWithoutCheckpoint => at(
+                APPROVAL,
+                "resume",
+                "AttributeEquals",
+                "AttributeEquals(resume_checkpoint)",
+            ),
+            Self::ResumeWithoutContinuation => at(
+                APPROVAL,
+                "resume",
+                "AttributeEquals",
+                "AttributeEquals(resume_continued)",
+            ),
+            Self::ResumeRestartsTurn => at(
+                APPROVAL,
+                "resume",
+                "ToolCalled",
+                "ToolCalled(ask_user, times=0)",
+            ),
+            Self::TokenRedeemableTwice => at(
+                APPROVAL,
+                "replay",
+                "ExpectedError",
+                "PauseTokenReplayedError",
+            ),
+            Self::ExtensionDeclaredNotBound => at(
+                EXTENSION,
+                "extension call",
+                "ToolSucceeded",
+                "ToolSucceeded(track_shipment, times=1)",
+            ),
+            _ => self.probe_catch(),
+        }
+    }
+
+    /// The catches of the twins only a probe sees.
+    fn probe_catch(self) -> Catch {
+        let any_error = "an error (any kind)";
+        match self {
+            Self::CheckpointOnlyInMemory => at(
+                "approval/restart-between-pause-and-resume",
+                "resume",
+                "AttributeEquals",
+                "AttributeEquals(resume_checkpoint)",
+            ),
+            Self::SpentMarkOnlyInMemory => at(
+                "approval/restart-before-replay",
+                "replay",
+                "ExpectedError",
+                "PauseTokenReplayedError",
+            ),
+            Self::TokenNeverChecked => at(
+                "approval/forged-token",
+                "forged token",
+                "ExpectedError",
+                any_error,
+            ),
+            Self::TokenRedeemsAnyConversation => at(
+                "approval/token-bound-to-conversation",
+                "foreign conversation",
+                "ExpectedError",
+                any_error,
+            ),
+            Self::OnePausePerDeployment => at(
+                "approval/two-conversations",
+                "pause b",
+                "PauseTokenDistinct",
+                "PauseTokenDistinct",
+            ),
+            Self::ParkedCallReportedAsSuccess => at(
+                "approval/pending-call-resolved",
+                "pause",
+                "ToolPending",
+                "ToolPending(ask_user, times=1)",
+            ),
+            Self::QuestionIdIgnored => at(
+                "approval/question-id-checked",
+                "forged question id",
+                "ExpectedError",
+                any_error,
+            ),
+            Self::GatedActionBeforeAnswer => at(
+                "approval/gated-action",
+                "pause",
+                "ToolSucceeded",
+                "ToolSucceeded(cancel_subscription, times=0)",
+            ),
+            Self::DenialReadAsApproval => at(
+                "approval/deny-answer",
+                "deny",
+                "ToolSucceeded",
+                "ToolSucceeded(cancel_subscription, times=0)",
+            ),
+            Self::UnfitAnswerAccepted => at(
+                "approval/unfit-answer",
+                "unfit answer",
+                "ExpectedError",
+                any_error,
+            ),
+            Self::UnfitAnswerSpendsToken => at(
+                "approval/unfit-answer",
+                "resume",
+                "UnexpectedError",
+                "the turn succeeds",
+            ),
+            Self::LedgerKeyPerConversation => at(
+                "approval/two-conversations",
+                "resume b",
+                "EffectsMatchOracle",
+                "EffectsMatchOracle",
+            ),
+            _ => self.procedural_probe_catch(),
+        }
+    }
+
+    fn procedural_probe_catch(self) -> Catch {
+        let sweep = |step| at("procedural/gate-sweep", step, "GateAgrees", "refuse");
+        match self {
+            Self::PolicyCachedAtStartup => at(
+                "procedural/enforcement-without-restart",
+                "satisfied",
+                "AttributesSameNonEmpty",
+                "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
+            ),
+            Self::RecallScopedToReviewConversation => at(
+                "procedural/separate-conversations",
+                "satisfied",
+                "PromptRecallContains",
+                "PromptRecallContains(fragment)",
+            ),
+            Self::ReviewDoorOpenToUsers => at(
+                "procedural/review-needs-operator",
+                "review as a user",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review)",
+            ),
+            Self::IdentityIsRowLabel => at(
+                "procedural/identity-bound",
+                "review",
+                "ProceduresBound",
+                "ProceduresBound(procedural_review_procedures, procedural_review_ids)",
+            ),
+            Self::GateKeysCaseInsensitive => sweep("sweep 4: `region` eq: key in capitalised case"),
+            Self::GateKeysLowerCaseOnly => at(
+                "procedural/gate-sweep",
+                "sweep 3: `region` eq: key in upper case",
+                "GateAgrees",
+                "admit",
+            ),
+            Self::GateMissingKeyAsNull => {
+                sweep("sweep 15: `receipt` exists: key in capitalised case")
+            }
+            Self::GateEnforcesCompiledRule => {
+                sweep("sweep 6: `region` eq: the declared value in lower case")
+            }
+            Self::ReviewApprovesEveryDraft => at(
+                "procedural/decoy-stays-draft",
+                "review",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review)",
+            ),
+            Self::PromotedCountCountsEpisodes => at(
+                "procedural/control-promotes-nothing",
+                "control 1",
+                "AttributeEquals",
+                "AttributeEquals(procedural_promoted)",
+            ),
+            Self::RefusedRefundWrittenToStore => at(
+                "procedural/gate-sweep",
+                "sweep 4: `region` eq: key in capitalised case",
+                "EffectsMatchOracle",
+                "EffectsMatchOracle",
+            ),
+            _ => self.extension_probe_catch(),
+        }
+    }
+
+    fn extension_probe_catch(self) -> Catch {
+        let witnessed = || {
+            at(
+                "extension/witnessed",
+                "extension call",
+                "ToolWitnessed",
+                "ToolWitnessed(track_shipment, with arguments, exact)",
+            )
+        };
+        match self {
+            Self::CallIdsRestartEveryTurn => at(
+                "extension/repeated-and-fresh-conversation",
+                "second call",
+                "ToolCallIdsUnique",
+                "ToolCallIdsUnique(minimum=1, across the trial)",
+            ),
+            Self::BridgeDropsArguments | Self::UpstreamErrorReportedAsSuccess => witnessed(),
+            Self::ResultNeverShown => at(
+                "extension/result-reaches-model",
+                "extension call",
+                "ToolResultShown",
+                "ToolResultShown(track_shipment)",
+            ),
+            other => unreachable!("{other:?} is caught by a seed scenario"),
+        }
+    }
+
+    /// Every scenario of its pack this twin fails, its catch's scenario
+    /// first. A twin a probe catches fails that probe alone: the seed and
+    /// every other probe pass, which is what makes the probe necessary. A
+    /// twin the seed catches also fails the probes that repeat the seed's
+    /// failing step.
+    pub fn failing_scenarios(self) -> Vec<&'static str> {
+        let all: &[&str] = match self {
+            Self::PromotedCountIsTurnCounter => &[
+                PROCEDURAL,
+                "procedural/enforcement-without-restart",
+                "procedural/separate-conversations",
+                "procedural/review-needs-operator",
+                "procedural/identity-bound",
+                "procedural/gate-sweep",
+                "procedural/decoy-stays-draft",
+                "procedural/control-promotes-nothing",
+            ],
+            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => PROCEDURAL_DRAFTING,
+            Self::ApprovalOnlyInMemory => PROCEDURAL_RESTARTING,
+            Self::EnforcementReadsShadowProcedure
+            | Self::GateIgnoresState
+            | Self::ToolRunsDespiteRefusal => PROCEDURAL_ENFORCING,
+            Self::PauseReportedAsAttribute | Self::ResumeRestartsTurn => APPROVAL_ALL,
+            Self::ResumeWithoutCheckpoint | Self::ResumeWithoutContinuation => APPROVAL_APPROVING,
+            Self::TokenRedeemableTwice => APPROVAL_REPLAYING,
+            Self::ExtensionDeclaredNotBound => &[
+                EXTENSION,
+                "extension/repeated-and-fresh-conversation",
+                "extension/result-reaches-model",
+                "extension/witnessed",
+            ],
+            _ => return vec![self.expected_catch().scenario],
+        };
+        all.to_vec()
+    }
+}

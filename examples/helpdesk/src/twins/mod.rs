@@ -1,0 +1,199 @@
+//! Broken twins: the reference desk with one flaw switched on.
+//!
+//! Each [`Flaw`] is a failure a deployment can have while still *looking*
+//! like it has the capability: the answer reads right, the attributes are
+//! set, the pause is described. The switch sits at the exact line in the
+//! real code where the flaw lives (search for `Flaw::` to find them), so a
+//! reader sees how small the difference between a working desk and a broken
+//! one can be, and which pack assertion notices it.
+//!
+//! The first flaws are caught by a pack's seed scenario. The others are
+//! written as an adversary would write them against the seed alone: the
+//! smallest realistic change that keeps every other scenario passing, so
+//! exactly one probe catches each (see [`Flaw::failing_scenarios`]).
+
+mod catches;
+
+/// The three packs, as the twins are grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pack {
+    /// `procedural-skills`
+    Procedural,
+    /// `approval-resume`
+    ApprovalResume,
+    /// `extension-tools`
+    ExtensionTool,
+}
+
+/// Declares [`Flaw`], its names, its packs and [`Flaw::ALL`] from one list,
+/// so a flaw cannot be added without being run by the main job and the
+/// twin suite.
+macro_rules! flaws {
+    ($($(#[$doc:meta])* $name:ident = $kebab:literal in $pack:ident,)*) => {
+        /// One failure, switched on in an otherwise real deployment.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Flaw {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Flaw {
+            /// Every flaw, in the order the main job reports them.
+            pub const ALL: &'static [Self] = &[$(Self::$name),*];
+
+            /// A short kebab-case name for reports.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$name => $kebab,)*
+                }
+            }
+
+            /// The pack whose scenario this flaw defeats.
+            pub fn pack(self) -> Pack {
+                match self {
+                    $(Self::$name => Pack::$pack,)*
+                }
+            }
+        }
+    };
+}
+
+flaws! {
+    /// No consolidation cycle runs; the "promoted" count is a turn counter.
+    PromotedCountIsTurnCounter = "promoted-count-is-turn-counter" in Procedural,
+    /// The gate reads drafts as well as approved procedures, so a draft
+    /// governs before anyone reviewed it.
+    DraftGovernsBeforeReview = "draft-governs-before-review" in Procedural,
+    /// The recall block lists drafts, so an unreviewed procedure reaches
+    /// the model's input.
+    DraftLeaksIntoPrompt = "draft-leaks-into-prompt" in Procedural,
+    /// Approvals live in process memory; the review door shows them until
+    /// the next restart.
+    ApprovalOnlyInMemory = "approval-only-in-memory" in Procedural,
+    /// The gate enforces a compiled-in policy (the same-looking rule, under
+    /// other wording) instead of the procedure the review door shows.
+    EnforcementReadsShadowProcedure = "enforcement-reads-shadow-procedure" in Procedural,
+    /// The precondition stage judges the turn's state against the approved
+    /// procedure, but runs in observe mode: a failing state is recorded as a
+    /// downgraded refusal and the call admitted anyway.
+    GateIgnoresState = "gate-ignores-state" in Procedural,
+    /// The gate refuses the call and the record says so, but the tool's
+    /// effect is applied anyway.
+    ToolRunsDespiteRefusal = "tool-runs-despite-refusal" in Procedural,
+    /// The turn completes and the pause is only described in attributes.
+    PauseReportedAsAttribute = "pause-reported-as-attribute" in ApprovalResume,
+    /// The pause issues a token but writes no checkpoint to bind it to.
+    ResumeWithoutCheckpoint = "resume-without-checkpoint" in ApprovalResume,
+    /// Redemption loads the checkpoint and stops there: the paused turn is
+    /// never carried on.
+    ResumeWithoutContinuation = "resume-without-continuation" in ApprovalResume,
+    /// Redemption re-runs the request from the top instead of continuing
+    /// from the checkpoint, so the interaction is asked again.
+    ResumeRestartsTurn = "resume-restarts-turn" in ApprovalResume,
+    /// The token is spent without checking it was unspent.
+    TokenRedeemableTwice = "token-redeemable-twice" in ApprovalResume,
+    /// The extension's manifest is declared but its tool is never bound.
+    ExtensionDeclaredNotBound = "extension-declared-not-bound" in ExtensionTool,
+    /// Checkpoints are kept in process memory; the token row in the store
+    /// still names one, so the pause looks resumable until a restart.
+    CheckpointOnlyInMemory = "checkpoint-only-in-memory" in ApprovalResume,
+    /// Spent tokens are remembered in process memory; after a restart the
+    /// replayed token redeems again.
+    SpentMarkOnlyInMemory = "spent-mark-only-in-memory" in ApprovalResume,
+    /// Redemption looks up the conversation's latest pause and never
+    /// compares the token it was handed.
+    TokenNeverChecked = "token-never-checked" in ApprovalResume,
+    /// Redemption finds the token but not whose it is: any conversation
+    /// may redeem it.
+    TokenRedeemsAnyConversation = "token-redeems-any-conversation" in ApprovalResume,
+    /// The desk has one pending-pause slot: a second pause re-arms the
+    /// first one's token for itself.
+    OnePausePerDeployment = "one-pause-per-deployment" in ApprovalResume,
+    /// The parked `ask_user` call is reported as a call that succeeded.
+    ParkedCallReportedAsSuccess = "parked-call-reported-as-success" in ApprovalResume,
+    /// The pause publishes a question id; redemption never compares it.
+    QuestionIdIgnored = "question-id-ignored" in ApprovalResume,
+    /// The model cancels first and asks the person to confirm after.
+    GatedActionBeforeAnswer = "gated-action-before-answer" in ApprovalResume,
+    /// The continuation hears that somebody answered, not what: a denial
+    /// cancels like an approval.
+    DenialReadAsApproval = "denial-read-as-approval" in ApprovalResume,
+    /// Answers are never checked against the question's schema.
+    UnfitAnswerAccepted = "unfit-answer-accepted" in ApprovalResume,
+    /// The token is spent before the answer is validated, so a rejected
+    /// answer burns it.
+    UnfitAnswerSpendsToken = "unfit-answer-spends-token" in ApprovalResume,
+    /// Effects are deduplicated per conversation in the ledger but per
+    /// customer in the store: a second conversation's cancellation is a
+    /// ledger effect with no row behind it.
+    LedgerKeyPerConversation = "ledger-key-per-conversation" in ApprovalResume,
+    /// The gate reads approvals once, when the desk opens: an approval
+    /// takes effect only after a restart.
+    PolicyCachedAtStartup = "policy-cached-at-startup" in Procedural,
+    /// Recall lists only the procedures approved in the turn's own
+    /// conversation, as if approvals lived in its transcript.
+    RecallScopedToReviewConversation = "recall-scoped-to-review-conversation" in Procedural,
+    /// Turns are routed to the review door on their words: a user who
+    /// writes "approve ..." approves.
+    ReviewDoorOpenToUsers = "review-door-open-to-users" in Procedural,
+    /// The door and the gate name procedures by row labels, agreeing with
+    /// each other and with no digest of what was reviewed.
+    IdentityIsRowLabel = "identity-is-row-label" in Procedural,
+    /// The gate's own evaluator matches keys in any casing.
+    GateKeysCaseInsensitive = "gate-keys-case-insensitive" in Procedural,
+    /// The gate's own evaluator looks keys up in lower case only.
+    GateKeysLowerCaseOnly = "gate-keys-lower-case-only" in Procedural,
+    /// The gate's own evaluator reads a missing key as `null`.
+    GateMissingKeyAsNull = "gate-missing-key-as-null" in Procedural,
+    /// The gate names the approved procedure but judges a hand-written copy
+    /// of its rule, which agrees on the pack's two states only.
+    GateEnforcesCompiledRule = "gate-enforces-compiled-rule" in Procedural,
+    /// An approval approves every draft on file, not the one it selects.
+    ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,
+    /// The promoted count is the number of episodes the cycle read.
+    PromotedCountCountsEpisodes = "promoted-count-counts-episodes" in Procedural,
+    /// A refund the gate refused for want of a readable region goes down a
+    /// legacy path that writes it straight to the outbox, outside the ledger.
+    RefusedRefundWrittenToStore = "refused-refund-written-to-store" in Procedural,
+    /// Call ids count from one again in every turn.
+    CallIdsRestartEveryTurn = "call-ids-restart-every-turn" in ExtensionTool,
+    /// The extension bridge forwards only the arguments of the first
+    /// manifest's schema, dropping `include_eta`.
+    BridgeDropsArguments = "bridge-drops-arguments" in ExtensionTool,
+    /// The carrier feed is down and the bridge serves the timetable's
+    /// estimate as a successful lookup.
+    UpstreamErrorReportedAsSuccess = "upstream-error-reported-as-success" in ExtensionTool,
+    /// Tool results go to the customer as cards; the model is told only
+    /// that one was sent.
+    ResultNeverShown = "result-never-shown" in ExtensionTool,
+}
+
+/// Where a pack must catch a twin: the scenario (the seed scenario's name
+/// or a probe's), and in it the first failure's step, assertion and detail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Catch {
+    /// The scenario whose first failure it is.
+    pub scenario: &'static str,
+    /// The step label.
+    pub step: &'static str,
+    /// The assertion (or step error) kind.
+    pub assertion: &'static str,
+    /// Text the failure's description or expectation must contain.
+    pub detail: &'static str,
+}
+
+impl Catch {
+    /// Whether a failure is this catch.
+    pub fn matches(&self, failure: &symfonic_evals::Failure) -> bool {
+        failure.scenario == self.scenario
+            && failure.step_label == self.step
+            && failure.assertion == self.assertion
+            && (failure.description.contains(self.detail) || failure.expected.contains(self.detail))
+    }
+
+    /// The first failure of this catch's scenario in `run`, if it failed.
+    pub fn first_in(&self, run: &symfonic_evals::PackRun) -> Option<symfonic_evals::Failure> {
+        run.failures()
+            .into_iter()
+            .find(|failure| failure.scenario == self.scenario)
+    }
+}
