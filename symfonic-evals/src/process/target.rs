@@ -187,7 +187,14 @@ impl ProcessTarget {
                     outcome,
                 } if for_id == id => self.ledger.witness(&tool, &arguments, outcome),
                 ChildMessage::TurnRecord { id: for_id, record } if for_id == id => {
-                    if let Some(problem) = record.contract_problem() {
+                    // A served child is this binary's own in-process
+                    // deployment: the runner judges its record exactly as
+                    // it would without the process, so both isolation modes
+                    // report the same defect the same way.
+                    let problem = (!self.spec.served)
+                        .then(|| record.contract_problem())
+                        .flatten();
+                    if let Some(problem) = problem {
                         return Err(self.fail(
                             kinds::PROTOCOL_VIOLATION,
                             format!("the deployment's turn record breaks the protocol: {problem}"),

@@ -47,15 +47,21 @@ impl Helpdesk {
             .get("question")
             .and_then(Value::as_str)
             .unwrap_or("A person must confirm.");
-        let builder = self.record(&turn).answer(ask);
         let builder = if self.has(Flaw::PauseReportedAsAttribute) {
-            builder
+            // Claims the pause in attributes and leaves the waiting call
+            // out, so the record is well formed and only the pause
+            // assertions can see that no pause was taken.
+            TurnRecord::builder()
+                .model_input(turn.shown.clone())
+                .tool_calls(turn.calls.iter().filter(|c| !c.is_pending()).cloned())
+                .stages(turn.stages.iter().cloned())
+                .answer(ask)
                 .attribute("paused", true)
                 .attribute("pause_name", ASK_USER)
                 .attribute("pause_resumable", resumable)
                 .attribute("pause_token", issued.token)
         } else {
-            builder.paused(
+            self.record(&turn).answer(ask).paused(
                 Pause::new(ASK_USER, resumable, issued.token).asking(question, issued.question_id),
             )
         };
@@ -118,7 +124,14 @@ impl Helpdesk {
         let mut ending = self.drive(&mut turn)?;
         if self.has(Flaw::ResumeRestartsTurn) {
             // Starting over asks the person again; the twin answers for them.
+            // It files the answer under the new call too, so its record
+            // stays well formed and shows only the second ask.
             if let Ending::Paused { call, .. } = &ending {
+                for asked in turn.calls.iter_mut().filter(|c| &c.id == call) {
+                    asked.outcome = ToolOutcome::Succeeded {
+                        result: request.answer.clone(),
+                    };
+                }
                 turn.transcript
                     .push(observation::answered(call, &request.answer));
                 ending = self.drive(&mut turn)?;
