@@ -1,4 +1,4 @@
-//! The reference help desk earns all three packs, applied the way an
+//! The reference help desk earns every pack, applied the way an
 //! adopter applies them: with the attribute macros, every optional argument
 //! that turns a probe on, and the desk's effect oracle. Plus the pause and
 //! resume properties a pack run alone does not stress: a restart between
@@ -11,8 +11,8 @@ use std::sync::Barrier;
 use helpdesk::Helpdesk;
 use serde_json::json;
 use symfonic_evals::{
-    approval_resume_pack, extension_tool_pack, procedural_pack, Pause, PromptRequest,
-    ResumeRequest, Target, TargetContext, ToolOutcome, TurnRecord,
+    approval_resume_pack, exactly_once_pack, extension_tool_pack, procedural_pack, Pause,
+    PromptRequest, ResumeRequest, Target, TargetContext, ToolOutcome, TurnRecord,
 };
 
 #[procedural_pack(
@@ -75,6 +75,26 @@ fn helpdesk_shipping_extension(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
 }
 
+#[exactly_once_pack(
+    prompt = "cancel the subscription of customer 42",
+    answer = { "approved": true },
+    effects_probe = helpdesk::store::effects_in_store,
+)]
+fn helpdesk_cancellation_exactly_once(ctx: &TargetContext) -> Helpdesk {
+    Helpdesk::open(ctx)
+}
+
+// A turn whose effect comes from the prompt itself: the crash lands inside
+// the first turn, with nothing paused.
+#[exactly_once_pack(
+    prompt = "refund order 4",
+    state = { "region": "US", "receipt": "r-104" },
+    effects_probe = helpdesk::store::effects_in_store,
+)]
+fn helpdesk_refund_exactly_once(ctx: &TargetContext) -> Helpdesk {
+    Helpdesk::open(ctx)
+}
+
 #[test]
 fn the_attributes_spell_the_main_jobs_definitions() {
     // The packs above and the ones the main job runs are one definition
@@ -98,6 +118,10 @@ fn the_attributes_spell_the_main_jobs_definitions() {
     assert_eq!(
         fingerprint("helpdesk_shipping_extension"),
         helpdesk::packs::extension_tool().fingerprint()
+    );
+    assert_eq!(
+        fingerprint("helpdesk_cancellation_exactly_once"),
+        helpdesk::packs::exactly_once().fingerprint()
     );
 }
 

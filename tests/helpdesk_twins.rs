@@ -217,6 +217,46 @@ twins! {
     result_never_shown_to_the_model: ResultNeverShown =>
         "extension/result-reaches-model", "extension call", "ToolResultShown",
         "ToolResultShown(track_shipment)";
+
+    // Caught by the exactly-once pack's crash experiments; each passes every
+    // other pack (see below).
+    key_drawn_afresh_per_attempt: KeyPerAttempt =>
+        "exactly-once-effects", "crash at resume effect 1", "CrashedEffectRetried",
+        "CrashedEffectRetried";
+    key_recorded_only_after_the_effect: KeyRecordedAfterEffect =>
+        "exactly-once-effects", "crash at resume effect 1", "CrashedEffectRetried",
+        "CrashedEffectRetried";
+    token_spent_before_the_continuation: ResumeNotRetriable =>
+        "exactly-once-effects", "crash at resume effect 1", "UnexpectedError",
+        "the turn succeeds";
+    outbox_written_only_when_the_ledger_applies: OutboxOnlyWhenApplied =>
+        "exactly-once-effects", "crash at resume effect 1", "EffectsMatchOracle",
+        "the effect oracle counts the ledger's 1 applied effect(s)";
+}
+
+/// The exactly-once twins keep every other pack green: without the crash
+/// experiments nothing tells them from the reference.
+#[test]
+fn exactly_once_twins_pass_every_other_pack() {
+    let twins = Flaw::ALL
+        .iter()
+        .copied()
+        .filter(|f| f.pack() == helpdesk::Pack::ExactlyOnce);
+    for flaw in twins {
+        for pack in [
+            helpdesk::Pack::Procedural,
+            helpdesk::Pack::ApprovalResume,
+            helpdesk::Pack::ExtensionTool,
+        ] {
+            let run = run_pack(
+                &format!("helpdesk_twins::{}-vs-{pack:?}", flaw.name()),
+                &definition(pack),
+                &run_options(),
+                move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
+            );
+            assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render());
+        }
+    }
 }
 
 #[test]
@@ -236,6 +276,7 @@ fn every_probe_the_desk_runs_has_a_twin_only_it_catches() {
         helpdesk::Pack::Procedural,
         helpdesk::Pack::ApprovalResume,
         helpdesk::Pack::ExtensionTool,
+        helpdesk::Pack::ExactlyOnce,
     ] {
         let definition = definition(pack);
         let seed = definition.kind().seed_scenario();

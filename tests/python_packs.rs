@@ -75,6 +75,15 @@ fn python_helpdesk_weather(ctx: &TargetContext) -> ProcessTarget {
     start(ctx, &spec(None))
 }
 
+#[symfonic_evals::exactly_once_pack(
+    prompt = "escalate ticket 7 to a supervisor",
+    answer = { "approved": true },
+    effects_probe = helpdesk::python::effects,
+)]
+fn python_helpdesk_escalation(ctx: &TargetContext) -> ProcessTarget {
+    start(ctx, &spec(None))
+}
+
 /// The attributes above judge the desk with exactly the definitions the main
 /// job and the twins use, so the two cannot drift apart.
 #[test]
@@ -84,6 +93,7 @@ fn the_attribute_packs_are_the_shared_definitions() {
         ("python_helpdesk_procedures", Pack::Procedural),
         ("python_helpdesk_approvals", Pack::ApprovalResume),
         ("python_helpdesk_weather", Pack::ExtensionTool),
+        ("python_helpdesk_escalation", Pack::ExactlyOnce),
     ] {
         let registered = packs
             .iter()
@@ -183,6 +193,9 @@ twins! {
     a_bridge_dropping_arguments_is_seen_by_the_witness => "bridge-drops-arguments",
     an_upstream_error_reported_as_success_is_seen_by_the_witness => "upstream-error-as-success",
     a_result_never_shown_to_the_model_is_caught => "result-hidden-from-model",
+    a_key_naming_the_process_applies_the_retried_effect_twice => "key-per-process",
+    a_token_spent_before_the_continuation_strands_the_retry => "resume-not-retriable",
+    a_row_written_only_when_applied_is_lost_to_a_crash => "row-only-when-applied",
 }
 
 #[test]
@@ -293,4 +306,27 @@ fn the_asyncio_desk_passes_the_approval_pack() {
 #[test]
 fn the_asyncio_desk_passes_the_extension_pack() {
     run_async_desk(Pack::ExtensionTool).assert_passed();
+}
+
+/// The exactly-once twins keep every other pack green: without the crash
+/// experiments nothing tells them from the reference.
+#[test]
+fn exactly_once_twins_pass_every_other_pack() {
+    for twin in all_twins().filter(|t| t.pack == Pack::ExactlyOnce) {
+        for pack in [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool] {
+            let spec = spec(Some(twin.name));
+            let run = run_pack(
+                &format!("python.twin.{}-vs-{pack:?}", twin.name),
+                &python::definition(pack),
+                &python::run_options(),
+                move |ctx| start(ctx, &spec),
+            );
+            assert!(
+                run.passed(),
+                "{} under {pack:?}:\n{}",
+                twin.name,
+                run.render()
+            );
+        }
+    }
 }

@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from model import INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
-from store import Procedure, Store  # noqa: E402
+from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
     Capabilities,
     Deployment,
@@ -69,6 +69,10 @@ TWINS = {
     "denial-approves": "the answer is never read: a denial escalates like an approval",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
     "replay-wrong-kind": "a replayed token is refused as an unknown token, with no code",
+    # exactly-once
+    "key-per-process": "escalations are keyed by ticket and the desk process's run id, so a restarted desk keys afresh",
+    "resume-not-retriable": "the token is spent for good before the continuation runs",
+    "row-only-when-applied": "the escalation row is written only when the ledger applies it, never on a duplicate",
     # procedural
     "review-in-memory": "approvals are kept in process memory, never written to the store",
     "gate-ignores-state": "the tool gate reads procedures but never evaluates their predicates",
@@ -117,6 +121,8 @@ class HelpDesk(Deployment):
         self.twin = twin
         self.model = model or ScriptedModel()
         self._spent_in_memory: Set[str] = set()
+        # This start of the desk, alive while it is: claims name it.
+        self._run = RunLease(durable_dir)
         self._approved_in_memory: Dict[int, Procedure] = {}
         self._checkpoints_in_memory: Dict[str, Any] = {}
         self._policy_at_start = self._approved() if self.has("policy-cached-at-start") else []
@@ -139,12 +145,14 @@ class HelpDesk(Deployment):
             .capability("human")
             .with_trait("procedural-precondition")
             .with_trait("procedural-review")
+            .with_trait("idempotent-effects")
             .operation("resume")
             .contributes("extensions", CONTRIBUTED[0])
         )
 
     def close(self) -> None:
         self.store.close()
+        self._run.close()
 
     # -- what the review door and the gate read --------------------------------
 
@@ -316,18 +324,28 @@ class HelpDesk(Deployment):
             order = arguments.get("order")
             if not isinstance(order, int):
                 raise ToolError("a refund needs an order number")
-            if turn.ledger_apply(f"refund:{order}") and not self.has("ledger-without-effect"):
+            applied = turn.ledger_apply(f"refund:{order}")
+            if self._keeps_row(applied) and not self.has("ledger-without-effect"):
                 self.store.record_refund(order)
             return {"refunded": order}
 
         return self._witnessed("issue_refund", arguments, turn, run)
+
+    def _keeps_row(self, applied: bool) -> bool:
+        """Whether the store row of an effect is written: when the ledger
+        applied it, and on a duplicate too (a no-op when the row exists),
+        since a run that died after the ledger applied it never wrote it."""
+        return applied or not self.has("row-only-when-applied")
 
     def _escalate_ticket(self, arguments: Dict[str, Any], turn: Turn) -> Any:
         def run() -> Any:
             ticket = arguments.get("ticket")
             if not isinstance(ticket, int):
                 raise ToolError("an escalation needs a ticket number")
-            if turn.ledger_apply(f"escalate:{ticket}"):
+            key = f"escalate:{ticket}"
+            if self.has("key-per-process"):
+                key = f"{key}@{self._run.id}"
+            if self._keeps_row(turn.ledger_apply(key)):
                 self.store.record_escalation(ticket)
             return {"escalated": ticket}
 
@@ -389,16 +407,28 @@ class HelpDesk(Deployment):
         stored = self.store.pause(token)
         return None if stored is None else stored.checkpoint
 
-    def _spent(self, token: str, consumed: bool) -> bool:
+    def _spent(self, pause: PauseRow) -> bool:
+        """Whether a redemption of ``pause`` now is a replay: its
+        continuation finished, or this run already claimed it. A claim left
+        by a run that died is a client's retry, and is honoured."""
         if self.has("tokens-in-memory"):
-            return token in self._spent_in_memory
-        return consumed
+            return pause.token in self._spent_in_memory
+        if self.has("resume-not-retriable"):
+            return pause.consumed
+        return pause.finished or pause.claimed_by == self._run.id
 
     def _spend(self, token: str) -> bool:
         if self.has("tokens-in-memory"):
             self._spent_in_memory.add(token)
             return True
-        return self.store.consume(token)
+        if self.has("resume-not-retriable"):
+            return self.store.consume(token)
+        return self.store.claim(token, self._run)
+
+    def _finish(self, token: str) -> None:
+        """Spends the token for good, once its continuation is done."""
+        if not self.has("tokens-in-memory"):
+            self.store.finish(token)
 
     def _approval(self, answer: Any) -> bool:
         """Whether the answer approves; :class:`TurnFailure` when it is unfit."""
@@ -422,7 +452,7 @@ class HelpDesk(Deployment):
             raise TurnFailure("ForeignPauseToken", "this pause belongs to another conversation", code="pause.foreign")
         if request.question_id != pause.question_id and not self.has("question-id-ignored"):
             raise TurnFailure("QuestionMismatch", "the answer addresses another question", code="question.mismatch")
-        if self._spent(pause.token, pause.consumed):
+        if self._spent(pause):
             self._replayed()
         # Validated before the token is spent: an unfit answer leaves the
         # pause redeemable by a fitting one.
@@ -453,6 +483,9 @@ class HelpDesk(Deployment):
             resume_checkpoint=checkpoint is not None,
             resume_continued=continued,
         )
+        # Only now is the token spent for good: a crash before leaves it
+        # claimed by a dead run, and the client's retry finishes the turn.
+        self._finish(pause.token)
         return record
 
     def _replayed(self) -> None:

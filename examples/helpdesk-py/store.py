@@ -9,8 +9,10 @@ tickets escalated), which the harness's effect oracle counts.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import secrets
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -30,11 +32,51 @@ CREATE TABLE IF NOT EXISTS procedures (
 CREATE TABLE IF NOT EXISTS pauses (
     token TEXT PRIMARY KEY, conversation TEXT NOT NULL, interaction TEXT NOT NULL,
     call_id TEXT NOT NULL, question_id TEXT NOT NULL, checkpoint TEXT,
-    consumed INTEGER NOT NULL DEFAULT 0);
+    consumed INTEGER NOT NULL DEFAULT 0, claimed_by TEXT);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refunds (ord INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS escalations (ticket INTEGER PRIMARY KEY);
 """
+
+
+class RunLease:
+    """This start of the desk, alive while the process is.
+
+    The run holds an exclusive lock on its own file under ``runs/`` in the
+    durable directory; the operating system drops it when the process dies,
+    so "the claimant's lock can be taken" means "the claimant is gone", with
+    no clock and no timeout."""
+
+    def __init__(self, durable_dir: str) -> None:
+        self._dir = os.path.join(durable_dir, "runs")
+        os.makedirs(self._dir, exist_ok=True)
+        self.id = secrets.token_hex(8)
+        self._held = open(os.path.join(self._dir, f"{self.id}.lock"), "w")
+        fcntl.flock(self._held, fcntl.LOCK_EX)
+
+    def is_alive(self, run: str) -> bool:
+        """Whether the run named ``run`` still holds its lease; a run with no
+        lease file counts as gone, an unreadable one as alive (refusing a
+        retry is safe, admitting a concurrent redemption is not)."""
+        try:
+            probe = open(os.path.join(self._dir, f"{run}.lock"))
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        with probe:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return True
+            fcntl.flock(probe, fcntl.LOCK_UN)
+            return False
+
+    def close(self) -> None:
+        """Gives the lease up."""
+        self._held.close()
 
 
 @dataclass(frozen=True)
@@ -61,7 +103,9 @@ class Procedure:
 @dataclass(frozen=True)
 class PauseRow:
     """A pause as stored: its token, whom it asked, the parked call, the
-    question's id, where to continue, and whether the token is spent."""
+    question's id, where to continue, and how far its redemption got:
+    ``consumed`` once any redemption claimed it, ``finished`` once the
+    continuation was done, ``claimed_by`` naming the run that claimed it."""
 
     token: str
     conversation: str
@@ -70,6 +114,8 @@ class PauseRow:
     question_id: str
     checkpoint: Any
     consumed: bool
+    finished: bool
+    claimed_by: Optional[str]
 
 
 class Store:
@@ -176,14 +222,14 @@ class Store:
 
     def _pause(self, where: str, key: str) -> Optional[PauseRow]:
         row = self._db.execute(
-            "SELECT token, conversation, interaction, call_id, question_id, checkpoint, consumed "
+            "SELECT token, conversation, interaction, call_id, question_id, checkpoint, consumed, claimed_by "
             f"FROM pauses WHERE {where} = ? ORDER BY rowid DESC LIMIT 1",
             (key,),
         ).fetchone()
         if row is None:
             return None
         checkpoint = None if row[5] is None else json.loads(row[5])
-        return PauseRow(row[0], row[1], row[2], row[3], row[4], checkpoint, bool(row[6]))
+        return PauseRow(row[0], row[1], row[2], row[3], row[4], checkpoint, row[6] != 0, row[6] == 1, row[7])
 
     def pause(self, token: str) -> Optional[PauseRow]:
         """The pause a token was issued for, if any."""
@@ -194,10 +240,45 @@ class Store:
         return self._pause("conversation", conversation)
 
     def consume(self, token: str) -> bool:
-        """Spends a token; ``False`` when it was already spent. Atomic, so two
-        redemptions racing on one token cannot both win."""
+        """Spends a token for good; ``False`` when it was already spent.
+        Atomic, so two redemptions racing on one token cannot both win, but
+        a crash in the continuation then loses the turn: the asyncio desk
+        (which claims no exactly-once effects) and the
+        ``resume-not-retriable`` twin spend this way."""
         with self._db:
             cursor = self._db.execute(
                 "UPDATE pauses SET consumed = 1 WHERE token = ? AND consumed = 0", (token,)
             )
             return cursor.rowcount == 1
+
+    def claim(self, token: str, run: "RunLease") -> bool:
+        """Claims a token for the continuation ``run`` is about to carry:
+        ``True`` for exactly one of any number of concurrent callers. A
+        claim is taken over only from a run that no longer holds its lease
+        (it died mid-continuation), never from a live one and never once
+        the continuation finished."""
+        with self._db:
+            cursor = self._db.execute(
+                "UPDATE pauses SET consumed = 2, claimed_by = ? WHERE token = ? AND consumed = 0",
+                (run.id, token),
+            )
+            if cursor.rowcount == 1:
+                return True
+            row = self._db.execute(
+                "SELECT claimed_by FROM pauses WHERE token = ? AND consumed = 2", (token,)
+            ).fetchone()
+            holder = None if row is None else row[0]
+            if holder is None or holder == run.id or run.is_alive(holder):
+                return False
+            # The guard on the old holder makes the takeover atomic too.
+            cursor = self._db.execute(
+                "UPDATE pauses SET claimed_by = ? WHERE token = ? AND consumed = 2 AND claimed_by = ?",
+                (run.id, token, holder),
+            )
+            return cursor.rowcount == 1
+
+    def finish(self, token: str) -> None:
+        """Marks a claimed token's continuation done: every later
+        redemption is a replay."""
+        with self._db:
+            self._db.execute("UPDATE pauses SET consumed = 1 WHERE token = ?", (token,))

@@ -5,10 +5,11 @@
 //! the database, so a restart between the pause and the answer loses
 //! nothing. Redemption runs in a fixed order: find the token issued in this
 //! conversation, check the question id it names, validate the answer
-//! against the question that was asked, spend the token atomically, then
+//! against the question that was asked, claim the token atomically, then
 //! load the checkpoint the token is bound to. Only after all five does the
 //! deployment continue the turn; a refusal at any of them leaves the token
-//! as it was.
+//! as it was. The token is spent for good once the continuation is done,
+//! so a retry after a crash inside the continuation can finish it.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use symfonic_evals::{ResumeRequest, ToolCall, TurnError};
 
+use crate::store::runs::RunLease;
 use crate::store::{store_error, Store, TokenRow};
 use crate::twins::Flaw;
 
@@ -58,6 +60,9 @@ pub struct Checkpoint {
 /// What a successful redemption hands back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Redeemed {
+    /// The token redeemed; [`Pauses::finish`] it once the continuation is
+    /// done.
+    pub token: String,
     /// The interaction that paused.
     pub interaction: String,
     /// The paused turn, if the token was bound to a checkpoint.
@@ -89,6 +94,14 @@ pub struct Pauses {
     store: Arc<Store>,
     flaw: Option<Flaw>,
     memory: Mutex<Volatile>,
+    /// This opening of the desk, alive while the desk is: claims name it,
+    /// so a retry can tell a claim left by a crash from a live one.
+    run: RunLease,
+}
+
+/// A fresh name for a run of the desk.
+pub fn fresh_run_id() -> String {
+    fresh_token().replacen("pt_", "run_", 1)
 }
 
 /// A fresh, unguessable-in-practice token. Seeded from the standard
@@ -142,13 +155,14 @@ pub fn validate_answer(question: &Value, answer: &Value) -> Result<(), TurnError
 }
 
 impl Pauses {
-    /// Pauses and redemptions over `store` (with `flaw` switched on, if it
-    /// is one of theirs).
-    pub fn new(store: Arc<Store>, flaw: Option<Flaw>) -> Self {
+    /// Pauses and redemptions over `store` by the run holding `run` (with
+    /// `flaw` switched on, if it is one of theirs).
+    pub fn new(store: Arc<Store>, run: RunLease, flaw: Option<Flaw>) -> Self {
         Self {
             store,
             flaw,
             memory: Mutex::new(Volatile::default()),
+            run,
         }
     }
 
@@ -257,14 +271,18 @@ impl Pauses {
             .ok_or_else(|| TurnError::new(UNKNOWN, "no pause was issued under this token"))
     }
 
-    /// Spends `token`: true for exactly one redemption of it.
+    /// Claims `token` for this redemption's continuation: granted to
+    /// exactly one redemption, and again only to a retry after the run
+    /// that held it died.
     fn spend(&self, token: &str) -> Result<(), TurnError> {
         let spent = if self.has(Flaw::SpentMarkOnlyInMemory) {
             Ok(self.memory().spent.insert(token.to_owned()))
         } else if self.has(Flaw::TokenRedeemableTwice) {
             self.store.consume_token_unguarded(token)
-        } else {
+        } else if self.has(Flaw::ResumeNotRetriable) {
             self.store.consume_token(token)
+        } else {
+            self.store.claim_token(token, self.run.id())
         }
         .map_err(store_error)?;
         if spent {
@@ -275,6 +293,19 @@ impl Pauses {
                 "this pause token was already redeemed",
             ))
         }
+    }
+
+    /// Marks the continuation of `token` done (see [`Pauses::redeem`]):
+    /// after this every redemption of it is a replay.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the database refuses the write.
+    pub fn finish(&self, token: &str) -> Result<(), TurnError> {
+        if self.has(Flaw::SpentMarkOnlyInMemory) {
+            return Ok(());
+        }
+        self.store.finish_token(token).map_err(store_error)
     }
 
     /// Redeems a token with a person's answer; see the module documentation
@@ -307,6 +338,7 @@ impl Pauses {
             None => None,
         };
         Ok(Redeemed {
+            token,
             interaction: row.interaction,
             checkpoint,
         })

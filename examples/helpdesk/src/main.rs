@@ -1,6 +1,6 @@
 //! The main job: every pack against the reference desk and its broken twins,
 //! first the Rust desk in process, then the same desk written in Python,
-//! judged over the process protocol.
+//! judged over the process protocol (whose conformance it checks too).
 //!
 //! For each reference it prints every scenario's verdict (the seed and each
 //! probe), and the full table when one fails; for each twin, where it was
@@ -20,7 +20,12 @@ use symfonic_evals::{
     report_dir, run_pack, PackDefinition, PackRun, RunOptions, Target, TargetContext, Verdict,
 };
 
-const PACKS: [Pack; 3] = [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool];
+const PACKS: [Pack; 4] = [
+    Pack::Procedural,
+    Pack::ApprovalResume,
+    Pack::ExtensionTool,
+    Pack::ExactlyOnce,
+];
 
 /// What one run came to, for the totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,7 +296,7 @@ fn main() -> ExitCode {
         println!();
     }
     for (index, pack) in PACKS.into_iter().enumerate() {
-        let twins: Vec<_> = python::TWINS.iter().filter(|t| t.pack == pack).collect();
+        let twins: Vec<_> = python::all_twins().filter(|t| t.pack == pack).collect();
         eprintln!(
             "[{}/{total}] {} (Python desk over the protocol): reference and {} twin(s)",
             PACKS.len() + index + 1,
@@ -299,7 +304,7 @@ fn main() -> ExitCode {
             twins.len()
         );
         let definition = python::definition(pack);
-        let options = RunOptions::default();
+        let options = python::run_options();
         let spec = python::spec(None);
         tally.reference("helpdesk-py", &definition, &options, move |ctx| {
             python::start(ctx, &spec)
@@ -320,6 +325,15 @@ fn main() -> ExitCode {
         }
         println!();
     }
+    let conformance = symfonic_evals::process::conformance(
+        &python::spec(None),
+        &symfonic_evals::process::ConformanceInputs {
+            prompt: "what are your opening hours?".into(),
+            effect_prompt: Some("refund order 9".into()),
+            effect_state: Some(json!({ "region": "US" })),
+        },
+    );
+    println!("helpdesk-py {}", conformance.render());
     for desk in ["helpdesk", "helpdesk-py"] {
         println!("{desk}: {}", tally.totals(Some(desk)));
     }
@@ -339,7 +353,7 @@ fn main() -> ExitCode {
         Ok(()) => println!("report: {}", path.display()),
         Err(error) => eprintln!("report not written: {error}"),
     }
-    if tally.all_good() {
+    if tally.all_good() && conformance.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

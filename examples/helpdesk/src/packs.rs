@@ -1,4 +1,4 @@
-//! The three packs as this desk is evaluated by them: its own prompts, its
+//! The packs as this desk is evaluated by them: its own prompts, its
 //! own tool names, its own states, and every optional argument that turns
 //! a probe on. The tests apply the same arguments through the attribute
 //! macros; the main job runs these definitions against the reference and
@@ -6,7 +6,8 @@
 
 use serde_json::json;
 use symfonic_evals::{
-    ApprovalResumePack, ExtensionToolPack, PackDefinition, ProceduralPack, RunOptions,
+    ApprovalResumePack, ExactlyOncePack, ExtensionToolPack, PackDefinition, ProceduralPack,
+    RunOptions,
 };
 
 use crate::store::effects_in_store;
@@ -69,12 +70,24 @@ pub fn extension_tool() -> PackDefinition {
     })
 }
 
+/// Cancel a subscription on a person's approval with the desk killed at
+/// every effect boundary (and between the pause and the resume) and the
+/// request retried: the cancellation must be applied exactly once.
+pub fn exactly_once() -> PackDefinition {
+    PackDefinition::ExactlyOnce(ExactlyOncePack {
+        prompt: "cancel the subscription of customer 42".into(),
+        answer: Some(json!({ "approved": true })),
+        ..ExactlyOncePack::default()
+    })
+}
+
 /// The definition of `pack`.
 pub fn definition(pack: Pack) -> PackDefinition {
     match pack {
         Pack::Procedural => procedural(),
         Pack::ApprovalResume => approval_resume(),
         Pack::ExtensionTool => extension_tool(),
+        Pack::ExactlyOnce => exactly_once(),
     }
 }
 

@@ -12,8 +12,8 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
 use symfonic_evals::process::ProcessSpec;
 use symfonic_evals::{
-    ApprovalResumePack, ArgumentMatch, ExtensionToolPack, PackDefinition, ProceduralPack,
-    ProcessTarget, RunOptions, TargetContext,
+    ApprovalResumePack, ArgumentMatch, ExactlyOncePack, ExtensionToolPack, PackDefinition,
+    ProceduralPack, ProcessTarget, RunOptions, TargetContext,
 };
 
 use crate::twins::{Catch, Pack};
@@ -156,12 +156,23 @@ pub fn extension() -> PackDefinition {
     })
 }
 
+/// The exactly-once pack: escalate a ticket on a person's approval, with
+/// the desk killed at every effect boundary and the request retried.
+pub fn exactly_once() -> PackDefinition {
+    PackDefinition::ExactlyOnce(ExactlyOncePack {
+        prompt: "escalate ticket 7 to a supervisor".into(),
+        answer: Some(json!({"approved": true})),
+        ..ExactlyOncePack::default()
+    })
+}
+
 /// The definition of `pack` for the Python desk.
 pub fn definition(pack: Pack) -> PackDefinition {
     match pack {
         Pack::Procedural => procedural(),
         Pack::ApprovalResume => approval(),
         Pack::ExtensionTool => extension(),
+        Pack::ExactlyOnce => exactly_once(),
     }
 }
 
@@ -202,6 +213,7 @@ const fn twin(
 const PROCEDURAL_SEED: &str = "procedural-review-and-enforcement";
 const APPROVAL_SEED: &str = "approval-pause-resume-and-replay-refusal";
 const EXTENSION_SEED: &str = "extension-tool-execution";
+const EXACTLY_ONCE_SEED: &str = "exactly-once-effects";
 
 /// Every procedural probe with a draft probe step.
 const WITH_DRAFT_PROBE: &[&str] = &[
@@ -247,7 +259,7 @@ const EXTENSION_PROBES: &[&str] = &[
 ];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 27] = [
+pub const TWINS: [PythonTwin; 30] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -546,6 +558,40 @@ pub const TWINS: [PythonTwin; 27] = [
             "extension call",
             "ToolResultShown",
             "ToolResultShown(weather_lookup)",
+        ),
+        &[],
+    ),
+    // exactly-once
+    twin(
+        "key-per-process",
+        Pack::ExactlyOnce,
+        (
+            EXACTLY_ONCE_SEED,
+            "crash at resume effect 1",
+            "CrashedEffectRetried",
+            "CrashedEffectRetried",
+        ),
+        &[],
+    ),
+    twin(
+        "resume-not-retriable",
+        Pack::ExactlyOnce,
+        (
+            EXACTLY_ONCE_SEED,
+            "crash at resume effect 1",
+            "UnexpectedError",
+            "the turn succeeds",
+        ),
+        &[],
+    ),
+    twin(
+        "row-only-when-applied",
+        Pack::ExactlyOnce,
+        (
+            EXACTLY_ONCE_SEED,
+            "crash at resume effect 1",
+            "EffectsMatchOracle",
+            "EffectsMatchOracle",
         ),
         &[],
     ),

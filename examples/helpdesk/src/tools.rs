@@ -133,26 +133,65 @@ pub fn account_region(state: Option<&Value>) -> Option<&str> {
     resolve_path(state?, "region")?.as_str()
 }
 
-/// Applies one business action through the ledger and the outbox.
+fn store_failure(_: rusqlite::Error) -> ToolFailure {
+    ToolFailure::new("outbox_unavailable", "the outbox could not be written")
+}
+
+/// The idempotency key an effect on `subject` goes under: the subject
+/// itself, so a call retried after a crash, by another process, names the
+/// same effect and the ledger refuses it as a duplicate.
+fn ledger_key(env: ToolEnv<'_>, subject: &str) -> Result<String, ToolFailure> {
+    Ok(match env.flaw {
+        Some(Flaw::LedgerKeyPerConversation) => format!("{subject}@{}", env.conversation),
+        // A call id drawn from a durable sequence: unique per attempt.
+        Some(Flaw::KeyPerAttempt) => {
+            let n = env.store.next("effect-attempt").map_err(store_failure)?;
+            format!("{subject}#{n}")
+        }
+        // A fresh key remembered for the subject, but only once the
+        // effect is done: a crash in between forgets it.
+        Some(Flaw::KeyRecordedAfterEffect) => match env.store.recorded_key(subject) {
+            Ok(Some(key)) => key,
+            Ok(None) => {
+                let n = env.store.next("effect-key").map_err(store_failure)?;
+                format!("{subject}#k{n}")
+            }
+            Err(error) => return Err(store_failure(error)),
+        },
+        _ => subject.to_owned(),
+    })
+}
+
+/// Applies one business action on `subject` through the ledger and the
+/// outbox.
 fn apply_effect(
     env: ToolEnv<'_>,
-    key: &str,
+    subject: &str,
     action: &str,
     payload: Value,
 ) -> Result<Value, ToolFailure> {
-    let mut written = Ok(());
+    let key = ledger_key(env, subject)?;
     // The ledger and the outbox deduplicate under the same key, so every
     // effect the ledger applies is exactly one outbox row.
-    let ledger_key = if env.flaw == Some(Flaw::LedgerKeyPerConversation) {
-        format!("{key}@{}", env.conversation)
+    let outbox_key = if env.flaw == Some(Flaw::LedgerKeyPerConversation) {
+        subject
     } else {
-        key.to_owned()
+        key.as_str()
     };
-    let applied = env.ledger.apply(&ledger_key, || {
-        written = env.store.write_outbox(key, action, &payload)
+    let mut written = Ok(());
+    let applied = env.ledger.apply(&key, || {
+        written = env.store.write_outbox(outbox_key, action, &payload)
     });
-    written
-        .map_err(|_| ToolFailure::new("outbox_unavailable", "the outbox could not be written"))?;
+    // A duplicate is an effect the world already has, perhaps from a run
+    // that died before writing its row: the row is written now (a no-op
+    // when it exists), so the outbox never lags the world.
+    if applied == Applied::Duplicate && env.flaw != Some(Flaw::OutboxOnlyWhenApplied) {
+        written = env.store.write_outbox(outbox_key, action, &payload);
+    }
+    written.map_err(store_failure)?;
+    if env.flaw == Some(Flaw::KeyRecordedAfterEffect) {
+        env.store.record_key(subject, &key).map_err(store_failure)?;
+    }
     let mut result = payload;
     result["duplicate"] = json!(applied == Applied::Duplicate);
     Ok(result)

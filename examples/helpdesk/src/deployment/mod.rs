@@ -12,16 +12,18 @@ use std::sync::Arc;
 use symfonic_evals::contracts::ProceduralExtractor;
 use symfonic_evals::{
     CapabilityEvidence, PromptRequest, ResumeRequest, Role, SideEffectLedger, Target,
-    TargetContext, TurnError, TurnRecord, TurnRecordBuilder, PROCEDURAL_PRECONDITION,
-    PROCEDURAL_REVIEW,
+    TargetContext, TurnError, TurnRecord, TurnRecordBuilder, IDEMPOTENT_EFFECTS,
+    PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
 };
 
 use crate::extension::{Extension, ShippingExtension};
 use crate::gate::{Gate, GateError};
+use crate::interaction::fresh_run_id;
 use crate::interaction::{Pauses, ASK_USER};
 use crate::memory::consolidation::RuleExtractor;
 use crate::model::{Model, ScriptedModel};
 use crate::review::{OperatorCommand, ReviewDoor};
+use crate::store::runs::RunLease;
 use crate::store::{Status, Store, StoredProcedure};
 use crate::tools::{CancelSubscription, IssueRefund, LookupAccount, ToolCatalog};
 use crate::twins::Flaw;
@@ -36,6 +38,8 @@ pub enum OpenError {
     Store(rusqlite::Error),
     /// The governance pipeline could not be built.
     Gate(GateError),
+    /// The run's lease file could not be taken.
+    Lease(std::io::Error),
 }
 
 impl std::fmt::Display for OpenError {
@@ -43,6 +47,7 @@ impl std::fmt::Display for OpenError {
         match self {
             Self::Store(error) => write!(f, "help desk database: {error}"),
             Self::Gate(error) => write!(f, "governance pipeline: {error}"),
+            Self::Lease(error) => write!(f, "run lease: {error}"),
         }
     }
 }
@@ -133,6 +138,7 @@ impl Helpdesk {
                 extension.bind(&mut tools, flaw);
             }
         }
+        let run = RunLease::take(ctx.durable_dir(), fresh_run_id()).map_err(OpenError::Lease)?;
         let door = ReviewDoor::new(Arc::clone(&store), flaw);
         let gate = Gate::build(door.clone(), flaw).map_err(OpenError::Gate)?;
         let model = if flaw == Some(Flaw::GatedActionBeforeAnswer) {
@@ -141,7 +147,7 @@ impl Helpdesk {
             ScriptedModel::default()
         };
         Ok(Self {
-            pauses: Pauses::new(Arc::clone(&store), flaw),
+            pauses: Pauses::new(Arc::clone(&store), run, flaw),
             store,
             ledger: ctx.ledger().clone(),
             model: Box::new(model),
@@ -272,6 +278,7 @@ impl Target for Helpdesk {
             .capability("human")
             .with_trait(PROCEDURAL_PRECONDITION)
             .with_trait(PROCEDURAL_REVIEW)
+            .with_trait(IDEMPOTENT_EFFECTS)
             .operation("resume");
         self.contributed
             .iter()

@@ -103,11 +103,13 @@ impl Helpdesk {
                 .attribute("resume_continued", continued)
         };
         let Some(checkpoint) = redeemed.checkpoint.clone() else {
+            self.pauses.finish(&redeemed.token)?;
             let builder = TurnRecord::builder()
                 .answer("Your answer was recorded; the paused request was not.");
             return Ok(resumed(builder, false).build());
         };
         if self.has(Flaw::ResumeWithoutContinuation) {
+            self.pauses.finish(&redeemed.token)?;
             let builder = TurnRecord::builder().answer("Thanks, your answer was recorded.");
             return Ok(resumed(builder, false).build());
         }
@@ -143,6 +145,10 @@ impl Helpdesk {
         let builder = self
             .finish(turn, ending)?
             .resolved(ResolvedCall::new(pending, answered));
+        // Only now is the token spent for good: a crash anywhere before
+        // leaves it claimed by a dead run, and the client's retry finishes
+        // the turn (its effects deduplicated under their keys).
+        self.pauses.finish(&redeemed.token)?;
         Ok(resumed(builder, true).build())
     }
 }

@@ -11,11 +11,12 @@
 
 pub mod outbox;
 pub mod pauses;
+pub mod runs;
 
 pub use outbox::effects_in_store;
 pub use pauses::TokenRow;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -60,12 +61,17 @@ CREATE TABLE IF NOT EXISTS pause_tokens (
     question      TEXT NOT NULL,
     question_id   TEXT NOT NULL,
     checkpoint_id INTEGER REFERENCES checkpoints(id),
-    consumed      INTEGER NOT NULL DEFAULT 0
+    consumed      INTEGER NOT NULL DEFAULT 0,
+    claimed_by    TEXT
 );
 CREATE TABLE IF NOT EXISTS outbox (
     idempotency_key TEXT PRIMARY KEY,
     action          TEXT NOT NULL,
     payload         TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS effect_keys (
+    subject         TEXT PRIMARY KEY,
+    idempotency_key TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS counters (
     name  TEXT PRIMARY KEY,
@@ -149,6 +155,8 @@ pub enum Promotion {
 #[derive(Debug)]
 pub struct Store {
     conn: Mutex<Connection>,
+    /// The durable directory the database and the run leases live in.
+    dir: PathBuf,
 }
 
 impl Store {
@@ -167,6 +175,7 @@ impl Store {
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            dir: dir.to_owned(),
         })
     }
 

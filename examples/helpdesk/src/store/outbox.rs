@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 
 use super::{Store, DATABASE_FILE};
@@ -27,6 +27,36 @@ impl Store {
         conn.execute(
             "INSERT OR IGNORE INTO outbox (idempotency_key, action, payload) VALUES (?1, ?2, ?3)",
             params![key, action, payload.to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// The idempotency key recorded for effects on `subject`, if one was.
+    /// Only the `KeyRecordedAfterEffect` twin keeps keys this way.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn recorded_key(&self, subject: &str) -> rusqlite::Result<Option<String>> {
+        let conn = self.db();
+        conn.query_row(
+            "SELECT idempotency_key FROM effect_keys WHERE subject = ?1",
+            params![subject],
+            |row| row.get(0),
+        )
+        .optional()
+    }
+
+    /// Records the idempotency key effects on `subject` go under.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn record_key(&self, subject: &str, key: &str) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "INSERT OR IGNORE INTO effect_keys (subject, idempotency_key) VALUES (?1, ?2)",
+            params![subject, key],
         )?;
         Ok(())
     }

@@ -4,7 +4,12 @@
 //! A token row binds the token to the conversation that paused, the
 //! question asked (with its response schema), the question's id and the
 //! checkpoint of the stopped turn. The row's `consumed` flag is the one
-//! place a redemption is decided.
+//! place a redemption is decided: 0 while the pause waits, 2 while one
+//! run of the desk carries the continuation (`claimed_by` names it), 1 once
+//! the continuation is done. A claim left by a run that died
+//! mid-continuation can be taken over, so a client's retry after a crash
+//! finishes the turn; a live run's claim and a finished redemption never
+//! can.
 
 use rusqlite::{params, OptionalExtension, Row};
 use serde_json::Value;
@@ -169,9 +174,10 @@ impl Store {
         .optional()
     }
 
-    /// Spends a token. The `consumed = 0` guard makes this the single point
-    /// where a redemption is decided: of any number of concurrent callers,
-    /// exactly one changes the row and gets `true`.
+    /// Spends a token for good, before its continuation runs. The
+    /// `consumed = 0` guard makes this a single point of decision, but a
+    /// crash inside the continuation then loses it: only the
+    /// `ResumeNotRetriable` twin spends this way.
     ///
     /// # Errors
     ///
@@ -183,6 +189,62 @@ impl Store {
             params![token],
         )?;
         Ok(changed == 1)
+    }
+
+    /// Claims a token for the continuation run `run` is about to carry.
+    /// Of any number of concurrent callers exactly one gets `true`; a claim
+    /// is taken over only from a run that no longer holds its lease (it
+    /// died mid-continuation, see [`super::runs`]), never from a live one
+    /// and never once the continuation finished.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn claim_token(&self, token: &str, run: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let fresh = conn.execute(
+            "UPDATE pause_tokens SET consumed = 2, claimed_by = ?2
+             WHERE token = ?1 AND consumed = 0",
+            params![token, run],
+        )?;
+        if fresh == 1 {
+            return Ok(true);
+        }
+        let holder: Option<Option<String>> = conn
+            .query_row(
+                "SELECT claimed_by FROM pause_tokens WHERE token = ?1 AND consumed = 2",
+                params![token],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let Some(Some(holder)) = holder else {
+            return Ok(false);
+        };
+        if holder == run || super::runs::is_alive(&self.dir, &holder) {
+            return Ok(false);
+        }
+        // The guard on the old holder makes the takeover atomic too.
+        let taken = conn.execute(
+            "UPDATE pause_tokens SET claimed_by = ?2
+             WHERE token = ?1 AND consumed = 2 AND claimed_by = ?3",
+            params![token, run, holder],
+        )?;
+        Ok(taken == 1)
+    }
+
+    /// Marks a claimed token's continuation done: from now on every
+    /// redemption of it is a replay.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn finish_token(&self, token: &str) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "UPDATE pause_tokens SET consumed = 1 WHERE token = ?1",
+            params![token],
+        )?;
+        Ok(())
     }
 
     /// Spends a token without the guard: the flaw a replay-safe store avoids.
@@ -198,5 +260,47 @@ impl Store {
             params![token],
         )?;
         Ok(changed >= 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::runs::RunLease;
+    use super::*;
+
+    fn issued(store: &Store) {
+        let row = TokenRow {
+            conversation: "c".into(),
+            interaction: "ask_user".into(),
+            question: Value::Null,
+            question_id: "q-1".into(),
+            checkpoint_id: None,
+        };
+        store.issue_token("t", &row).unwrap();
+    }
+
+    #[test]
+    fn a_claim_passes_only_from_a_dead_run_and_never_once_finished() {
+        let ctx = symfonic_evals::TargetContext::fresh(0).unwrap();
+        let dir = ctx.durable_dir();
+        let store = Store::open_in(dir).unwrap();
+        issued(&store);
+        let first = RunLease::take(dir, "run-1".into()).unwrap();
+        let second = RunLease::take(dir, "run-2".into()).unwrap();
+        assert!(store.claim_token("t", first.id()).unwrap());
+        assert!(
+            !store.claim_token("t", first.id()).unwrap(),
+            "its own claim"
+        );
+        assert!(
+            !store.claim_token("t", second.id()).unwrap(),
+            "a live claim"
+        );
+        drop(first);
+        assert!(store.claim_token("t", second.id()).unwrap(), "a dead claim");
+        store.finish_token("t").unwrap();
+        drop(second);
+        let third = RunLease::take(dir, "run-3".into()).unwrap();
+        assert!(!store.claim_token("t", third.id()).unwrap(), "finished");
     }
 }

@@ -5,6 +5,7 @@ use super::{Catch, Flaw};
 const PROCEDURAL: &str = "procedural-review-and-enforcement";
 const APPROVAL: &str = "approval-pause-resume-and-replay-refusal";
 const EXTENSION: &str = "extension-tool-execution";
+const EXACTLY_ONCE: &str = "exactly-once-effects";
 
 const fn at(
     scenario: &'static str,
@@ -179,6 +180,24 @@ impl Flaw {
                 "extension call",
                 "ToolSucceeded",
                 "ToolSucceeded(track_shipment, times=1)",
+            ),
+            Self::KeyPerAttempt | Self::KeyRecordedAfterEffect => at(
+                EXACTLY_ONCE,
+                "crash at resume effect 1",
+                "CrashedEffectRetried",
+                "CrashedEffectRetried",
+            ),
+            Self::ResumeNotRetriable => at(
+                EXACTLY_ONCE,
+                "crash at resume effect 1",
+                "UnexpectedError",
+                "the turn succeeds",
+            ),
+            Self::OutboxOnlyWhenApplied => at(
+                EXACTLY_ONCE,
+                "crash at resume effect 1",
+                "EffectsMatchOracle",
+                "the effect oracle counts the ledger's 1 applied effect(s)",
             ),
             _ => self.probe_catch(),
         }

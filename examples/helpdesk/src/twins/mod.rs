@@ -14,7 +14,7 @@
 
 mod catches;
 
-/// The three packs, as the twins are grouped.
+/// The packs, as the twins are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pack {
     /// `procedural-skills`
@@ -23,6 +23,8 @@ pub enum Pack {
     ApprovalResume,
     /// `extension-tools`
     ExtensionTool,
+    /// `exactly-once-effects`
+    ExactlyOnce,
 }
 
 /// Declares [`Flaw`], its names, its packs and [`Flaw::ALL`] from one list,
@@ -165,6 +167,21 @@ flaws! {
     /// Tool results go to the customer as cards; the model is told only
     /// that one was sent.
     ResultNeverShown = "result-never-shown" in ExtensionTool,
+    /// Every attempt at an effect takes a fresh call id from a durable
+    /// sequence as its idempotency key, so a retry after a crash is a new
+    /// effect.
+    KeyPerAttempt = "key-per-attempt" in ExactlyOnce,
+    /// Effects reuse the key recorded for their subject, but the key is
+    /// recorded only after the effect is done: a crash in between forgets
+    /// it.
+    KeyRecordedAfterEffect = "key-recorded-after-effect" in ExactlyOnce,
+    /// The token is spent for good before the continuation runs, so a
+    /// crash inside the continuation leaves a turn nobody can finish.
+    ResumeNotRetriable = "resume-not-retriable" in ExactlyOnce,
+    /// The outbox row is written only when the ledger applies the effect,
+    /// never on a duplicate: a crash between the two loses the row for
+    /// good.
+    OutboxOnlyWhenApplied = "outbox-only-when-applied" in ExactlyOnce,
 }
 
 /// Where a pack must catch a twin: the scenario (the seed scenario's name
