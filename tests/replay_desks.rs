@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use helpdesk::{packs, python, upstream, Helpdesk, Pack};
 use symfonic_evals::replay::{accept_pending, Cassette, ReplayConfig, ReplayMode, RECORD_ENV};
-use symfonic_evals::{run_pack, PackDefinition, RunOptions, TargetContext, TrialPolicy};
+use symfonic_evals::{run_pack, Isolation, PackDefinition, RunOptions, TargetContext, TrialPolicy};
 use symfonic_evals_e2e::venv_python;
 
 const PACKS: [Pack; 3] = [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool];
@@ -35,6 +35,13 @@ fn options(config: ReplayConfig) -> RunOptions {
     RunOptions {
         replay: config,
         ..RunOptions::default()
+    }
+}
+
+fn on_a_thread(config: ReplayConfig) -> RunOptions {
+    RunOptions {
+        isolation: Isolation::Thread,
+        ..options(config)
     }
 }
 
@@ -94,7 +101,9 @@ fn committed_cassettes_replay_every_python_desk_pack_through_the_openai_sdk() {
 
 /// Records every pack against `start`ed upstream into `dir`, accepts the
 /// pending files, stops the upstream and replays: every pack must pass with
-/// nothing to forward to.
+/// nothing to forward to. The packs run on a thread: `dir` is a temporary
+/// directory of this test process, which a re-executed child would not
+/// share.
 fn record_stop_replay<T, F>(
     dir: &Path,
     label: &str,
@@ -114,7 +123,7 @@ fn record_stop_replay<T, F>(
         let run = run_pack(
             &format!("{label}::record::{}", name(pack)),
             &definition(pack),
-            &options(config),
+            &on_a_thread(config),
             factory.clone(),
         );
         run.assert_passed();
@@ -134,7 +143,7 @@ fn record_stop_replay<T, F>(
         let run = run_pack(
             &format!("{label}::replay::{}", name(pack)),
             &definition(pack),
-            &options(config),
+            &on_a_thread(config),
             factory.clone(),
         );
         run.assert_passed();

@@ -15,12 +15,15 @@ use symfonic_evals::replay::{
     ReplaySettings, ScriptedUpstream, Upstream, UpstreamAuth, UpstreamReply, RECORD_ENV,
 };
 use symfonic_evals::{
-    run_pack, ExtensionToolPack, PackDefinition, PackRun, RunOptions, TrialPolicy,
+    run_pack, ExtensionToolPack, Isolation, PackDefinition, PackRun, RunOptions, TrialPolicy,
 };
 
+/// On a thread: the cassettes live in temporary directories this test
+/// process made, which a re-executed child would not see.
 fn options(config: ReplayConfig) -> RunOptions {
     RunOptions {
         replay: config,
+        isolation: Isolation::Thread,
         ..RunOptions::default()
     }
 }

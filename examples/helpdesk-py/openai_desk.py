@@ -1,36 +1,39 @@
-"""The Python help desk with its decisions made by a model, through the
-official OpenAI Python SDK, unmodified.
+"""The desk's model over the official OpenAI Python SDK, unmodified: the
+same seam as ``model.ScriptedModel`` (``plan``, ``reply``, ``resumed``),
+decided by Chat Completions instead of a router.
 
-``helpdesk.py --model openai`` serves this variant. The SDK is built with no
+``helpdesk.py --model openai`` uses it. The client is built with no
 arguments but a timeout, so it reads ``OPENAI_BASE_URL`` and
 ``OPENAI_API_KEY`` from the environment exactly as in production; the
 harness sets both to its model endpoint (and a placeholder key), which
-replays the pack's cassette. Each turn makes up to two model calls:
+replays the pack's cassette.
 
-1. a Chat Completions call with the desk's tools, whose tool call picks what
-   the desk does (record a lesson, approve a procedure, refund, ask a person,
-   look up the weather), or whose answer is the reply;
-2. after a tool ran, a *streamed* call that words the reply from the desk's
-   draft, read chunk by chunk as the SDK yields it.
-
-Everything the packs judge (the review door, the gate, the ledger, the
-pause tokens) is the same code as the scripted desk's.
+A user turn is the usual tool loop: ``plan`` sends the model input with the
+desk's tools and reads the tool calls back as the plan (``record_lesson``
+is how the model says what the turn taught); ``reply`` hands each call's
+outcome back as a tool message and reads the *streamed* answer chunk by
+chunk. A resume is one streamed call over the resume's model input and the
+person's decision. Everything the packs judge (the review door, the gate,
+the ledger, the pause tokens) is the desk's own code either way.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import openai
 from openai import OpenAI
 
-from helpdesk import HelpDesk
-from symfonic_evals_protocol import PromptRequest, Turn, TurnFailure, TurnRecord
+from model import INTERACTION, Outcome, Plan, ToolRequest
+from symfonic_evals_protocol import TurnFailure
 
 MODEL = "helpdesk-py-scripted"
 
-SYSTEM = "You are the help desk agent. Call exactly one tool when the request needs one."
+SYSTEM = "You are the help desk agent. Call the tools the request needs, in order, or answer."
+
+LESSON = "record_lesson"
+"""Not a desk tool: the model's way of saying what the turn taught."""
 
 
 def _tool(name: str, description: str, properties: Dict[str, Any]) -> Dict[str, Any]:
@@ -45,33 +48,28 @@ def _tool(name: str, description: str, properties: Dict[str, Any]) -> Dict[str, 
 
 
 TOOLS: List[Dict[str, Any]] = [
-    _tool("record_lesson", "Remember how a task is done.", {"lesson": {"type": "string"}}),
-    _tool(
-        "approve_procedure",
-        "Approve the drafted procedure for a tool under a state predicate.",
-        {
-            "tool": {"type": "string"},
-            "path": {"type": "string"},
-            "op": {"type": "string"},
-            "value": {"type": "string"},
-        },
-    ),
+    _tool(LESSON, "Remember how a task is done, when the user shows it.", {"lesson": {"type": "string"}}),
     _tool("issue_refund", "Refund an order.", {"order": {"type": "integer"}}),
-    _tool("ask_user", "Ask a supervisor before escalating a ticket.", {"ticket": {"type": "integer"}}),
+    _tool(INTERACTION, "Ask a supervisor a question; the calls after it wait for the answer.", {"question": {"type": "string"}}),
+    _tool("escalate_ticket", "Escalate a ticket to a supervisor.", {"ticket": {"type": "integer"}}),
     _tool("weather_lookup", "Look up the weather in a city.", {"city": {"type": "string"}}),
 ]
 
 
-class ModelHelpDesk(HelpDesk):
-    """The help desk, routed and worded by a model over the OpenAI API."""
+class OpenAIModel:
+    """Plans and words the desk's turns by a model over the OpenAI API."""
 
-    def __init__(self, durable_dir: str, twin: Optional[str] = None) -> None:
-        super().__init__(durable_dir, twin)
+    def __init__(self) -> None:
         self.client = OpenAI(timeout=30.0)
+        # This turn's conversation with the model: what ``plan`` sent, the
+        # tool calls (or the answer) it got back; ``reply`` continues it.
+        self._messages: List[Dict[str, Any]] = []
+        self._calls: List[Dict[str, Any]] = []
+        self._answer = ""
 
-    def _ask(self, **request: Any) -> Any:
+    def _create(self, **request: Any) -> Any:
         try:
-            return self.client.chat.completions.create(model=MODEL, **request)
+            return self.client.chat.completions.create(model=MODEL, temperature=0, **request)
         except openai.APIStatusError as error:
             # The body may quote the request's digest only; the harness names
             # the miss itself. Keep the kind and status.
@@ -79,55 +77,55 @@ class ModelHelpDesk(HelpDesk):
         except openai.APIConnectionError:
             raise TurnFailure("ModelUnreachable", "the model endpoint could not be reached") from None
 
-    def _decide(self, shown: str) -> Tuple[Optional[str], Dict[str, Any], Optional[str], Any]:
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": shown}]
-        completion = self._ask(messages=messages, tools=TOOLS, temperature=0)
-        message = completion.choices[0].message
-        if message.tool_calls:
-            call = message.tool_calls[0]
-            return call.function.name, json.loads(call.function.arguments or "{}"), call.id, messages
-        return None, {}, message.content or "", messages
-
-    def _word(self, messages: List[Dict[str, Any]], name: str, arguments: Dict[str, Any], call_id: str, draft: str) -> str:
-        follow_up = messages + [
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-                ],
-            },
-            {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"draft": draft})},
-        ]
-        stream = self._ask(messages=follow_up, temperature=0, stream=True)
+    def _streamed(self, messages: List[Dict[str, Any]]) -> str:
+        stream = self._create(messages=messages, stream=True)
         return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
 
-    def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
-        self._calls = 0
-        recall = "".join(f"\n- {p.text}" for p in self._approved())
-        shown = f"system: help desk agent\nrecall:{recall}\nuser: {request.prompt}"
-        record = TurnRecord(model_input=shown)
-        record.attributes["procedural_enforcement_ids"] = []
-        name, arguments, call_id, messages = self._decide(shown)
-        if name is None:
-            record.answer = str(call_id)
-        else:
-            if name == "record_lesson":
-                self.store.record_episode(str(arguments["lesson"]))
-                record.attributes["procedural_promoted"] = self.store.consolidate()
-                record.answer = "noted how this is done"
-            elif name == "approve_procedure":
-                record.answer = self._review(
-                    {key: str(arguments.get(key, "")) for key in ("tool", "path", "op", "value")}
-                )
-            elif name == "issue_refund":
-                self._refund(int(arguments["order"]), request.state or {}, record, turn)
-            elif name == "ask_user":
-                self._ask_user(request.conversation, int(arguments["ticket"]), record)
-            elif name == "weather_lookup":
-                self._weather(str(arguments["city"]), record)
+    def plan(self, prompt: str, model_input: str) -> Plan:
+        """The lesson and calls the model asks for, shown the model input."""
+        self._messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": model_input}]
+        message = self._create(messages=self._messages, tools=TOOLS).choices[0].message
+        self._answer = message.content or ""
+        self._calls = [
+            {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}
+            for call in message.tool_calls or []
+        ]
+        if self._calls:
+            self._messages.append({"role": "assistant", "content": message.content, "tool_calls": self._calls})
+        lesson: Optional[str] = None
+        requests: List[ToolRequest] = []
+        for call in self._calls:
+            name, arguments = call["function"]["name"], json.loads(call["function"]["arguments"] or "{}")
+            if name == LESSON:
+                lesson = str(arguments.get("lesson", ""))
             else:
-                raise TurnFailure("UnknownTool", "the model called a tool this desk does not have")
-            record.answer = self._word(messages, name, arguments, str(call_id), record.answer or "")
-        record.attributes.update(self._review_evidence())
-        return record
+                requests.append(ToolRequest(name, arguments))
+        return Plan(lesson=lesson, calls=requests)
+
+    def reply(self, plan: Plan, outcomes: List[Outcome], model_input: str) -> str:
+        """The answer, worded by the model from each call's outcome."""
+        if not self._calls:
+            return self._answer
+        # Every call the model asked for gets its tool message, in order: a
+        # lesson is noted, a desk call ended as its outcome says, and one
+        # after a pause or a failure never ran.
+        ended = iter(outcomes)
+        results: List[Dict[str, Any]] = []
+        for call in self._calls:
+            if call["function"]["name"] == LESSON:
+                content: Dict[str, Any] = {"status": "noted"}
+            else:
+                outcome = next(ended, None)
+                content = {"status": "not_run"} if outcome is None else {"status": outcome.status, "result": outcome.result}
+            results.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(content)})
+        return self._streamed(self._messages + results)
+
+    def resumed(self, approved: bool, outcomes: List[Outcome], model_input: str) -> str:
+        """The answer after a person answered the pause; the model input
+        holds the answer and how the calls after it ended."""
+        decision = "approved" if approved else "declined"
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"{model_input}\ndecision: {decision}"},
+        ]
+        return self._streamed(messages)

@@ -6,9 +6,10 @@
 //!
 //! - [`rust_desk`]: Chat Completions answered by [`ScriptedModel`] from the
 //!   rendered input the Rust desk sends.
-//! - [`python_desk`]: the Python desk's model mode (official OpenAI SDK):
-//!   the first call routes the request to one tool, the streamed second
-//!   call words the answer from the tool's draft.
+//! - [`python_desk`]: the Python desk's model mode (`openai_desk.py`, the
+//!   official OpenAI SDK), answered as `model.py`'s `ScriptedModel` would:
+//!   the plan as tool calls, then the streamed answer from the calls'
+//!   outcomes (tool messages) or from a resume's model input.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -29,21 +30,26 @@ fn completion(sample: u64, model: &Value, message: Value, finish: &str) -> Value
     })
 }
 
-fn tool_call(sample: u64, tool: &str, arguments: &Value) -> Value {
-    json!({
-        "role": "assistant",
-        "content": null,
-        "tool_calls": [{
-            "id": format!("call_{sample}"),
-            "type": "function",
-            "function": { "name": tool, "arguments": arguments.to_string() },
-        }],
-    })
+fn tool_calls(sample: u64, calls: &[(&str, Value)]) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(n, (tool, arguments))| {
+            json!({
+                "id": format!("call_{sample}_{n}"),
+                "type": "function",
+                "function": { "name": tool, "arguments": arguments.to_string() },
+            })
+        })
+        .collect();
+    json!({ "role": "assistant", "content": null, "tool_calls": calls })
 }
 
 fn message_reply(sample: u64, model: &Value, step: ModelStep) -> UpstreamReply {
     let (message, finish) = match step {
-        ModelStep::Call { tool, arguments } => (tool_call(sample, &tool, &arguments), "tool_calls"),
+        ModelStep::Call { tool, arguments } => {
+            (tool_calls(sample, &[(&tool, arguments)]), "tool_calls")
+        }
         ModelStep::Answer(text) => (json!({ "role": "assistant", "content": text }), "stop"),
     };
     UpstreamReply::json(completion(sample, model, message, finish))
@@ -85,51 +91,185 @@ pub fn rust_desk() -> std::io::Result<ScriptedUpstream> {
     })
 }
 
-fn number_after<'a>(text: &'a str, words: &str) -> Option<(u64, &'a str)> {
-    let at = text.find(words)? + words.len();
-    let rest = &text[at..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((digits.parse().ok()?, &rest[digits.len()..]))
+/// The first number right after `words` in `text`, as the Python desk's
+/// `words(?P<n>\d+)` patterns find it.
+fn number_after(text: &str, words: &str) -> Option<u64> {
+    text.match_indices(words).find_map(|(at, _)| {
+        let rest = &text[at + words.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
 }
 
-/// The Python desk's routing, as its model mode asks for it: which tool the
-/// user's request needs, with what arguments; `None` for small talk.
-pub fn python_route(user: &str) -> Option<(&'static str, Value)> {
-    if let Some(rest) = user.strip_prefix("walk me through refunding order ") {
-        let (_, lesson) = rest.split_once(": ")?;
-        return Some(("record_lesson", json!({ "lesson": lesson })));
+/// The city right after "weather in ", as `weather in (?P<city>[A-Z][a-z]+)`
+/// finds it.
+fn city_after(text: &str) -> Option<&str> {
+    text.match_indices("weather in ").find_map(|(at, words)| {
+        let rest = &text[at + words.len()..];
+        let lower = rest
+            .get(1..)?
+            .find(|c: char| !c.is_ascii_lowercase())
+            .unwrap_or(rest.len() - 1);
+        (rest.starts_with(|c: char| c.is_ascii_uppercase()) && lower > 0).then(|| &rest[..=lower])
+    })
+}
+
+/// The lesson of a demonstration, as `^walk me through [^:]+: (.+)$` reads it.
+fn lesson_of(prompt: &str) -> Option<&str> {
+    let (task, rest) = prompt.strip_prefix("walk me through ")?.split_once(':')?;
+    let lesson = rest.strip_prefix(' ')?;
+    let lesson = lesson.strip_suffix('\n').unwrap_or(lesson);
+    (!task.is_empty() && !lesson.is_empty() && !lesson.contains('\n')).then_some(lesson)
+}
+
+/// What the Python desk's `ScriptedModel.plan` (`model.py`) makes of a
+/// user's prompt, as the tool calls its model mode reads back: a lesson is
+/// a `record_lesson` call; no calls at all is small talk.
+pub fn python_plan(prompt: &str) -> Vec<(&'static str, Value)> {
+    if let Some(lesson) = lesson_of(prompt) {
+        return vec![("record_lesson", json!({ "lesson": lesson }))];
     }
-    if user.starts_with("approve") {
-        if let Some(at) = user.find("governs ") {
-            let mut words = user[at + "governs ".len()..].splitn(5, ' ');
-            let tool = words.next()?;
-            let when = words.next()?;
-            let (path, op) = (words.next()?, words.next()?);
-            let value = words.next().unwrap_or("");
-            if when == "when" {
-                return Some((
-                    "approve_procedure",
-                    json!({ "tool": tool, "path": path, "op": op, "value": value }),
-                ));
-            }
-        }
+    if let Some(order) = number_after(prompt, "refund order ") {
+        return vec![("issue_refund", json!({ "order": order }))];
     }
-    if let Some((order, _)) = number_after(user, "refund order ") {
-        return Some(("issue_refund", json!({ "order": order })));
+    if let Some(ticket) = number_after(prompt, "escalate ticket ") {
+        return vec![
+            (
+                "ask_user",
+                json!({ "question": format!("may I escalate ticket {ticket}?") }),
+            ),
+            ("escalate_ticket", json!({ "ticket": ticket })),
+        ];
     }
-    if let Some((ticket, _)) = number_after(user, "escalate ticket ") {
-        return Some(("ask_user", json!({ "ticket": ticket })));
+    if let Some(city) = city_after(prompt) {
+        return vec![("weather_lookup", json!({ "city": city }))];
     }
-    if let Some(at) = user.find("weather in ") {
-        let city: String = user[at + "weather in ".len()..]
-            .chars()
-            .take_while(char::is_ascii_alphabetic)
-            .collect();
-        if !city.is_empty() {
-            return Some(("weather_lookup", json!({ "city": city })));
-        }
+    Vec::new()
+}
+
+/// How one call ended, as the Python desk's model reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PythonOutcome {
+    /// The tool.
+    pub name: String,
+    /// `succeeded`, `failed`, `refused` or `pending`.
+    pub status: String,
+    /// A success's result.
+    pub result: Value,
+}
+
+fn field(result: &Value, key: &str) -> String {
+    match result.get(key) {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
     }
-    None
+}
+
+/// `ScriptedModel.reply` for a plan without a lesson: the answer written
+/// from how the calls ended.
+pub fn python_reply(outcomes: &[PythonOutcome]) -> String {
+    let Some(last) = outcomes.last() else {
+        return "how can I help?".into();
+    };
+    match (last.status.as_str(), last.name.as_str()) {
+        ("pending", _) => "waiting for a supervisor".into(),
+        ("refused", _) => "I cannot do that here".into(),
+        ("failed", name) => format!("{name} did not work"),
+        (_, "issue_refund") => format!(
+            "refund for order {} issued",
+            field(&last.result, "refunded")
+        ),
+        (_, "escalate_ticket") => format!("ticket {} escalated", field(&last.result, "escalated")),
+        (_, "weather_lookup") => format!(
+            "{}: {}",
+            field(&last.result, "city"),
+            field(&last.result, "forecast")
+        ),
+        _ => "done".into(),
+    }
+}
+
+/// The answer to the tool messages after the last assistant message's tool
+/// calls: a noted lesson, or [`python_reply`] over the calls that ran.
+fn python_words_reply(messages: &[Value]) -> String {
+    let Some(asked) = messages
+        .iter()
+        .rposition(|m| m.get("tool_calls").is_some_and(Value::is_array))
+    else {
+        return python_reply(&[]);
+    };
+    let calls = messages[asked]["tool_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let name_of = |id: &Value| {
+        calls
+            .iter()
+            .find(|c| c.get("id") == Some(id))
+            .and_then(|c| c.pointer("/function/name"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    if calls
+        .iter()
+        .any(|c| c.pointer("/function/name").and_then(Value::as_str) == Some("record_lesson"))
+    {
+        return "noted how this is done".into();
+    }
+    let outcomes: Vec<PythonOutcome> = messages[asked + 1..]
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
+        .filter_map(|m| {
+            let content = m.get("content").and_then(Value::as_str)?;
+            let content: Value = serde_json::from_str(content).ok()?;
+            let status = content.get("status")?.as_str()?;
+            (status != "not_run").then(|| PythonOutcome {
+                name: name_of(m.get("tool_call_id").unwrap_or(&Value::Null)),
+                status: status.to_owned(),
+                result: content.get("result").cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    python_reply(&outcomes)
+}
+
+/// `ScriptedModel.resumed`, reading the resume's model input: the person's
+/// decision line and the desk's `tool ...` lines for the calls that ran.
+pub fn python_resumed(shown: &str) -> String {
+    if shown.lines().any(|l| l == "decision: declined") {
+        return "left as it was".into();
+    }
+    let outcomes: Vec<PythonOutcome> = shown
+        .lines()
+        .filter_map(|l| l.strip_prefix("tool "))
+        .filter_map(|rest| {
+            let (name, rest) = rest.split_once(' ')?;
+            let (status, result) = if let Some(json) = rest.strip_prefix("-> ") {
+                (
+                    "succeeded",
+                    serde_json::from_str(json).unwrap_or(Value::Null),
+                )
+            } else if rest.starts_with("refused by ") {
+                ("refused", Value::Null)
+            } else if rest.starts_with("failed: ") {
+                ("failed", Value::Null)
+            } else {
+                ("pending", Value::Null)
+            };
+            Some(PythonOutcome {
+                name: name.to_owned(),
+                status: status.to_owned(),
+                result,
+            })
+        })
+        .collect();
+    if outcomes.is_empty() {
+        "carried on".into()
+    } else {
+        python_reply(&outcomes)
+    }
 }
 
 /// The streamed wording of a draft answer: one chunk per word, then the
@@ -158,34 +298,43 @@ fn streamed_words(sample: u64, model: &Value, text: &str) -> UpstreamReply {
     UpstreamReply::Events(events)
 }
 
-/// What the Python desk's model would answer to `request`, as sample `sample`.
+/// What the Python desk's model would answer to `request`, as sample
+/// `sample`: its plan as tool calls (or small talk's answer), or, streamed
+/// when asked, the answer after the calls or after a resume.
 pub fn python_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamReply {
     let model = request.body.get("model").cloned().unwrap_or(Value::Null);
-    let Some(last) = last_message(request) else {
+    let Some(messages) = request.body.get("messages").and_then(Value::as_array) else {
+        return bad_request("expected messages");
+    };
+    let Some(last) = messages.last() else {
         return bad_request("expected messages");
     };
     let content = last.get("content").and_then(Value::as_str).unwrap_or("");
-    if last.get("role").and_then(Value::as_str) == Some("tool") {
-        let draft: Value = serde_json::from_str(content).unwrap_or(Value::Null);
-        let text = draft.get("draft").and_then(Value::as_str).unwrap_or("");
-        return if request.body.get("stream") == Some(&Value::Bool(true)) {
-            streamed_words(sample, &model, text)
-        } else {
-            message_reply(sample, &model, ModelStep::Answer(text.to_owned()))
-        };
-    }
-    let user = content
+    let answer = if last.get("role").and_then(Value::as_str) == Some("tool") {
+        python_words_reply(messages)
+    } else if content
         .lines()
-        .find_map(|l| l.strip_prefix("user: "))
-        .unwrap_or(content);
-    let step = match python_route(user) {
-        Some((tool, arguments)) => ModelStep::Call {
-            tool: tool.to_owned(),
-            arguments,
-        },
-        None => ModelStep::Answer("how can I help?".into()),
+        .last()
+        .is_some_and(|l| l.starts_with("decision: "))
+    {
+        python_resumed(content)
+    } else {
+        let prompt = content
+            .lines()
+            .find_map(|l| l.strip_prefix("user: "))
+            .unwrap_or(content);
+        let calls = python_plan(prompt);
+        if !calls.is_empty() {
+            let message = tool_calls(sample, &calls);
+            return UpstreamReply::json(completion(sample, &model, message, "tool_calls"));
+        }
+        python_reply(&[])
     };
-    message_reply(sample, &model, step)
+    if request.body.get("stream") == Some(&Value::Bool(true)) {
+        streamed_words(sample, &model, &answer)
+    } else {
+        message_reply(sample, &model, ModelStep::Answer(answer))
+    }
 }
 
 /// Starts the Python desk's scripted upstream.
@@ -205,31 +354,91 @@ mod tests {
     use super::*;
 
     #[test]
-    fn python_routes_match_the_desk_prompts() {
+    fn python_plans_match_the_scripted_model() {
         assert_eq!(
-            python_route("walk me through refunding order 1: verify the account region, then issue the refund"),
-            Some(("record_lesson", json!({"lesson": "verify the account region, then issue the refund"})))
+            python_plan("walk me through refunding order 1: verify the account region, then issue the refund"),
+            [("record_lesson", json!({"lesson": "verify the account region, then issue the refund"}))]
+        );
+        assert_eq!(python_plan("walk me through: nothing"), []);
+        assert_eq!(
+            python_plan("please refund order x, no: refund order 4"),
+            [("issue_refund", json!({"order": 4}))]
         );
         assert_eq!(
-            python_route("approve the refund procedure: governs issue_refund when region eq US"),
-            Some((
-                "approve_procedure",
-                json!({"tool": "issue_refund", "path": "region", "op": "eq", "value": "US"})
-            ))
+            python_plan("escalate ticket 7 to a supervisor"),
+            [
+                ("ask_user", json!({"question": "may I escalate ticket 7?"})),
+                ("escalate_ticket", json!({"ticket": 7}))
+            ]
         );
         assert_eq!(
-            python_route("refund order 4"),
-            Some(("issue_refund", json!({"order": 4})))
+            python_plan("what is the weather in Lisbon?"),
+            [("weather_lookup", json!({"city": "Lisbon"}))]
+        );
+        assert_eq!(python_plan("weather in L or in Oslo"), []);
+        assert_eq!(python_plan("thanks, that is all for today"), []);
+    }
+
+    #[test]
+    fn python_replies_match_the_scripted_model() {
+        let outcome = |name: &str, status: &str, result: Value| PythonOutcome {
+            name: name.into(),
+            status: status.into(),
+            result,
+        };
+        assert_eq!(python_reply(&[]), "how can I help?");
+        assert_eq!(
+            python_reply(&[outcome("issue_refund", "succeeded", json!({"refunded": 4}))]),
+            "refund for order 4 issued"
         );
         assert_eq!(
-            python_route("escalate ticket 7 to a supervisor"),
-            Some(("ask_user", json!({"ticket": 7})))
+            python_reply(&[outcome("issue_refund", "refused", Value::Null)]),
+            "I cannot do that here"
         );
         assert_eq!(
-            python_route("what is the weather in Lisbon"),
-            Some(("weather_lookup", json!({"city": "Lisbon"})))
+            python_reply(&[outcome("ask_user", "pending", Value::Null)]),
+            "waiting for a supervisor"
         );
-        assert_eq!(python_route("hello"), None);
+        assert_eq!(
+            python_resumed("resume: ask_user answered {}\ndecision: declined"),
+            "left as it was"
+        );
+        assert_eq!(
+            python_resumed(
+                "resume: ask_user answered {}\ntool escalate_ticket -> {\"escalated\": 7}\ndecision: approved"
+            ),
+            "ticket 7 escalated"
+        );
+        assert_eq!(
+            python_resumed("resume: ask_user answered {}\ndecision: approved"),
+            "carried on"
+        );
+    }
+
+    #[test]
+    fn tool_messages_are_worded_from_the_calls_that_ran() {
+        let request = UpstreamRequest {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: json!({"model": "m", "messages": [
+                {"role": "user", "content": "user: escalate ticket 7"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "ask_user", "arguments": "{}"}},
+                    {"id": "b", "type": "function", "function": {"name": "escalate_ticket", "arguments": "{}"}},
+                ]},
+                {"role": "tool", "tool_call_id": "a", "content": "{\"status\": \"pending\", \"result\": null}"},
+                {"role": "tool", "tool_call_id": "b", "content": "{\"status\": \"not_run\"}"},
+            ]}),
+        };
+        let reply = python_desk_reply(&request, 0);
+        let UpstreamReply::Json { body, .. } = reply else {
+            panic!("expected JSON");
+        };
+        assert_eq!(
+            body["choices"][0]["message"]["content"],
+            "waiting for a supervisor"
+        );
     }
 
     #[test]
@@ -238,7 +447,10 @@ mod tests {
             method: "POST".into(),
             path: "/v1/chat/completions".into(),
             headers: Vec::new(),
-            body: json!({"model": "m", "stream": true, "messages": [{"role": "tool", "content": "{\"draft\": \"Lisbon: sunny\"}"}]}),
+            body: json!({"model": "m", "stream": true, "messages": [
+                {"role": "assistant", "tool_calls": [{"id": "w", "function": {"name": "weather_lookup"}}]},
+                {"role": "tool", "tool_call_id": "w", "content": "{\"status\": \"succeeded\", \"result\": {\"city\": \"Lisbon\", \"forecast\": \"sunny\"}}"},
+            ]}),
         };
         let UpstreamReply::Events(events) = python_desk_reply(&request, 3) else {
             panic!("expected a stream");
