@@ -63,7 +63,9 @@ fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
     Helpdesk::open(ctx)
 }
 
+// The packs below name the desk's own constructor as their builder.
 #[extension_tool_pack(
+    builder = Helpdesk::open,
     prompt = "where is the parcel for order 7?",
     tool_name = "track_shipment",
     arguments = { "order": 7, "include_eta": true },
@@ -71,29 +73,25 @@ fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
     witnessed = true,
     effects_probe = helpdesk::store::effects_in_store,
 )]
-fn helpdesk_shipping_extension(ctx: &TargetContext) -> Helpdesk {
-    Helpdesk::open(ctx)
-}
+fn helpdesk_shipping_extension() {}
 
 #[exactly_once_pack(
+    builder = Helpdesk::open,
     prompt = "cancel the subscription of customer 42",
     answer = { "approved": true },
     effects_probe = helpdesk::store::effects_in_store,
 )]
-fn helpdesk_cancellation_exactly_once(ctx: &TargetContext) -> Helpdesk {
-    Helpdesk::open(ctx)
-}
+fn helpdesk_cancellation_exactly_once() {}
 
 // A turn whose effect comes from the prompt itself: the crash lands inside
 // the first turn, with nothing paused.
 #[exactly_once_pack(
+    builder = Helpdesk::open,
     prompt = "refund order 4",
     state = { "region": "US", "receipt": "r-104" },
     effects_probe = helpdesk::store::effects_in_store,
 )]
-fn helpdesk_refund_exactly_once(ctx: &TargetContext) -> Helpdesk {
-    Helpdesk::open(ctx)
-}
+fn helpdesk_refund_exactly_once() {}
 
 #[test]
 fn the_attributes_spell_the_main_jobs_definitions() {

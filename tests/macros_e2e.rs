@@ -149,10 +149,20 @@ fn every_pack_in_this_binary_is_registered_with_its_path_and_kind() {
     let packs = registered_packs();
     assert_eq!(packs.len(), 11);
     let paths: Vec<String> = packs.iter().map(|pack| pack.path()).collect();
-    assert!(
-        paths.contains(&"macros_e2e::refund_rule".to_owned()),
-        "{paths:?}"
-    );
+    assert!(paths.contains(&"refund_rule".to_owned()), "{paths:?}");
+    // Each path selects exactly its own test under `--exact`.
+    for pack in &packs {
+        let listed = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([pack.path().as_str(), "--exact", "--list"])
+            .output()
+            .expect("the test binary lists its tests");
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        let tests: Vec<&str> = listed
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .collect();
+        assert_eq!(tests, [pack.path()], "{listed}");
+    }
     assert_eq!(registered("refund_rule").kind(), PackKind::Procedural);
     assert_eq!(
         registered("refund_approval").kind(),

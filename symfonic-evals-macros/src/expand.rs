@@ -9,7 +9,7 @@
 
 use std::str::FromStr;
 
-use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Signature, Visibility};
@@ -17,9 +17,9 @@ use syn::{Attribute, Signature, Visibility};
 use crate::check::{check, Checked, Typed};
 use crate::json::Loaded;
 use crate::parse::{combine, parse_args};
-use crate::plain::{build_name, derived_name, home, plain, Home, Parts};
+use crate::plain::{build_name, derived_name, home, plain, returned_type, Home, Parts};
 use crate::schema::{Kind, Slot};
-use crate::shape::check_shape;
+use crate::shape::{check_shape, check_test_shape};
 
 /// The annotated function, with its body kept as raw tokens: the body is
 /// re-emitted untouched, so there is no reason to parse it.
@@ -54,7 +54,24 @@ impl Parse for PackFn {
 pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let parsed = parse_args(attr);
     let mut errors = parsed.errors;
-    let parts = if let Some(parts) = plain(&item) {
+    for error in stacked(kind, &item) {
+        combine(&mut errors, error);
+    }
+    let names_builder = parsed.args.iter().any(|arg| arg.name == "builder");
+    let parts = if names_builder {
+        let Ok(function) = syn::parse2::<PackFn>(item.clone()) else {
+            let message = format!(
+                "#[{}(builder = ...)] goes on the test's function: `fn name() {{}}`",
+                kind.attribute()
+            );
+            combine(&mut errors, syn::Error::new(Span::call_site(), message));
+            return with_errors(&item, errors);
+        };
+        if let Err(error) = check_test_shape(&function.sig, &function.body) {
+            combine(&mut errors, error);
+        }
+        function.into_test_parts()
+    } else if let Some(parts) = plain(&item) {
         parts
     } else {
         let Ok(function) = syn::parse2::<PackFn>(item.clone()) else {
@@ -79,6 +96,46 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
             with_errors(&quote!(#[allow(dead_code)] #item), errors)
         }
     }
+}
+
+/// The other pack attributes stacked on the same function, each an error
+/// spanned on it: every attribute writes a test named after the function,
+/// so two cannot share one. They are recognised by the last segment of
+/// their path, so an import under another name is not (it then fails on
+/// the duplicate test name instead).
+fn stacked(kind: Kind, item: &TokenStream) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    let tokens: Vec<TokenTree> = item.clone().into_iter().collect();
+    for pair in tokens.windows(2) {
+        let (TokenTree::Punct(pound), TokenTree::Group(group)) = (&pair[0], &pair[1]) else {
+            continue;
+        };
+        if pound.as_char() != '#' || group.delimiter() != Delimiter::Bracket {
+            continue;
+        }
+        let last = group
+            .stream()
+            .into_iter()
+            .take_while(|t| !matches!(t, TokenTree::Group(_)))
+            .filter_map(|t| match t {
+                TokenTree::Ident(ident) => Some(ident.to_string()),
+                _ => None,
+            })
+            .last();
+        if let Some(other) = last.filter(|name| Kind::named(name).is_some()) {
+            errors.push(syn::Error::new(
+                group.span(),
+                format!(
+                    "one pack attribute per function: #[{}] and #[{other}] would both write \
+                     a test named after it; to run several packs against one builder, give \
+                     each pack its own test, `#[{other}(builder = path, ...)] fn name() {{}}`, \
+                     naming the shared builder",
+                    kind.attribute()
+                ),
+            ));
+        }
+    }
+    errors
 }
 
 fn with_errors(item: &TokenStream, errors: Option<syn::Error>) -> TokenStream {
@@ -106,6 +163,10 @@ impl PackFn {
         let mut sig = self.sig;
         sig.ident = syn::Ident::new(&build_name(&name), sig.ident.span());
         let is_async = sig.asyncness.is_some();
+        let returned = match &sig.output {
+            syn::ReturnType::Type(_, ty) => returned_type(ty.to_token_stream()),
+            syn::ReturnType::Default => quote!(()),
+        };
         let body = self.body;
         Parts {
             builder_fn: quote!(#cfg #builder #sig #body),
@@ -114,6 +175,40 @@ impl PackFn {
             vis: self.vis.to_token_stream(),
             name,
             is_async,
+            returned,
+        }
+    }
+}
+
+impl PackFn {
+    /// The pieces for the `builder = path` form: the function only names
+    /// the test (and carries its `cfg`, `ignore` and `should_panic`); any
+    /// other attribute lands on an empty item, where it is checked like
+    /// anywhere else, rather than vanishing.
+    fn into_test_parts(self) -> Parts {
+        let (mut cfg, mut test, mut rest) =
+            (TokenStream::new(), TokenStream::new(), TokenStream::new());
+        for attr in &self.attrs {
+            let target = match home(&attr.meta.to_token_stream()) {
+                Home::All => &mut cfg,
+                Home::Test => &mut test,
+                Home::Builder => &mut rest,
+            };
+            attr.to_tokens(target);
+        }
+        let builder_fn = if rest.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(#cfg #rest const _: () = ();)
+        };
+        Parts {
+            builder_fn,
+            cfg,
+            test,
+            vis: self.vis.to_token_stream(),
+            name: self.sig.ident.to_string(),
+            is_async: false,
+            returned: TokenStream::new(),
         }
     }
 }
@@ -133,15 +228,26 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
         vis,
         name: n,
         is_async,
+        returned,
     } = parts;
     let (runner, build) = (derived_name("pack", n), build_name(n));
-    let mode = if *is_async { "async" } else { "sync" };
     let accept = matches!(
         checked.get("accept_not_applicable"),
         Some(Typed::Bool(true))
     );
     let thread = matches!(checked.get("isolation"), Some(Typed::Str(mode)) if mode == "thread");
     let (text, files) = definition(checked);
+    // The builder the runner calls: the annotated function under its
+    // derived name, or the one `builder = path` names (with the path's own
+    // spans, so a path that builds nothing is an error on it).
+    let factory = match checked.get("builder") {
+        Some(Typed::Path(path)) => quote!(builder #path),
+        _ => {
+            let mode = code(if *is_async { "async" } else { "sync" });
+            let build = code(&build);
+            quote!(#mode #build #returned)
+        }
+    };
     let tracked: Vec<String> = files.iter().map(|path| format!("{path:?}")).collect();
     let effects = match checked.get("effects_probe") {
         Some(Typed::Path(path)) => path.to_token_stream().to_string(),
@@ -150,21 +256,22 @@ fn generate(checked: &Checked, parts: &Parts) -> TokenStream {
     // The items themselves are spelled out by `__private::pack!`, a
     // declarative macro: the compiler expands it natively, far faster than
     // this (unoptimised, in a debug build) proc macro could emit them.
-    let generated = code(&format!(
-        "::symfonic_evals::__private::pack! {{\
-             cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, title: {title:?}, runner: {runner}, \
-             factory: {mode} {build}, kind: {variant}, definition: {text:?}, \
-             tracked: [{tracked}], accept: {accept}, thread: {thread}, effects: [{effects}], \
-             expected_to_pass: {expected_to_pass}\
-         }}",
+    let head = code(&format!(
+        "cfg: [{cfg}], test: [{test}], vis: {vis}, name: {n}, title: {title:?}, runner: {runner}, \
+         factory:",
+        title = n.strip_prefix("r#").unwrap_or(n),
+    ));
+    let tail = code(&format!(
+        ", kind: {variant}, definition: {text:?}, \
+         tracked: [{tracked}], accept: {accept}, thread: {thread}, effects: [{effects}], \
+         expected_to_pass: {expected_to_pass}",
         tracked = tracked.join(", "),
         variant = variant(checked.kind),
-        title = n.strip_prefix("r#").unwrap_or(n),
         // `#[ignore]` or `#[should_panic]` on the test: not counted as
         // exercising its capability.
         expected_to_pass = test.is_empty(),
     ));
-    quote!(#builder_fn #generated)
+    quote!(#builder_fn ::symfonic_evals::__private::pack! { #head [#factory] #tail })
 }
 
 fn variant(kind: Kind) -> &'static str {
@@ -286,7 +393,10 @@ mod tests {
             ("vis", "pub"),
             ("name", "weather"),
             ("runner", "__symfonic_evals_pack_weather"),
-            ("factory", "sync __symfonic_evals_build_weather"),
+            (
+                "factory",
+                "[sync __symfonic_evals_build_weather Deployment]",
+            ),
             ("kind", "ExtensionTool"),
             ("tracked", "[]"),
             ("accept", "false"),
@@ -358,8 +468,49 @@ mod tests {
         assert!(builder.sig.asyncness.is_some());
         assert_eq!(
             argument(&arguments, "factory"),
-            "async __symfonic_evals_build_weather"
+            "[async __symfonic_evals_build_weather Deployment]"
         );
+    }
+
+    #[test]
+    fn a_named_builder_is_called_instead_and_the_function_only_names_the_test() {
+        let out = expanded(
+            Kind::ExtensionTool,
+            extension(quote!(builder = desks::open)),
+            quote!(
+                #[ignore]
+                fn weather() {}
+            ),
+        );
+        let file: syn::File = syn::parse_str(&out).expect("valid items");
+        let [syn::Item::Macro(invocation)] = &file.items[..] else {
+            panic!("no builder is emitted, only the pack: {out}")
+        };
+        let tokens = invocation.mac.tokens.to_string();
+        assert!(
+            tokens.contains("factory : [builder desks :: open]"),
+            "{tokens}"
+        );
+        assert!(tokens.contains("name : weather"), "{tokens}");
+        assert!(tokens.contains("test : [# [ignore]]"), "{tokens}");
+    }
+
+    #[test]
+    fn a_second_pack_attribute_on_the_function_is_an_error_on_it() {
+        let out = expanded(
+            Kind::ExtensionTool,
+            extension(quote!()),
+            quote!(
+                #[symfonic_evals::approval_resume_pack(pause_prompt = "x")]
+                #[doc = "kept"]
+                fn weather(ctx: &TargetContext) -> Deployment {
+                    todo!()
+                }
+            ),
+        );
+        assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+        assert!(out.contains("one pack attribute per function"), "{out}");
+        assert!(out.contains("fn weather"), "the item stays: {out}");
     }
 
     #[test]

@@ -27,6 +27,20 @@ pub struct Parts {
     pub name: String,
     /// Whether the builder is an `async fn`.
     pub is_async: bool,
+    /// The deployment type the builder returns, with the user's spans (so
+    /// a type that is no `Target` is an error on it); `_` for an `impl`
+    /// type, which cannot be named.
+    pub returned: TokenStream,
+}
+
+/// The returned type's tokens as the runner names them.
+pub fn returned_type(tokens: TokenStream) -> TokenStream {
+    match tokens.clone().into_iter().next() {
+        Some(TokenTree::Ident(ident)) if ident == "impl" => {
+            TokenStream::from(TokenTree::Ident(Ident::new("_", ident.span())))
+        }
+        _ => tokens,
+    }
 }
 
 /// The name the builder is emitted under.
@@ -146,6 +160,7 @@ pub fn plain(item: &TokenStream) -> Option<Parts> {
         vis,
         name: name.to_string(),
         is_async,
+        returned: returned_type(returned.iter().cloned().collect()),
     })
 }
 

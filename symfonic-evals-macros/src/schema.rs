@@ -17,7 +17,6 @@ pub enum Kind {
     ExactlyOnce,
 }
 
-#[cfg(test)]
 impl Kind {
     /// Every pack attribute.
     pub const ALL: [Self; 4] = [
@@ -37,6 +36,11 @@ impl Kind {
             Self::ExtensionTool => "extension_tool_pack",
             Self::ExactlyOnce => "exactly_once_pack",
         }
+    }
+
+    /// The pack attribute called `name`, if one is.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.attribute() == name)
     }
 
     /// The pack-specific arguments, then the ones every pack shares.
@@ -178,6 +182,9 @@ pub enum Slot {
     Options,
     /// The effect oracle: a function the generated runner names.
     Effects,
+    /// A builder shared by several packs: the function the runner calls
+    /// instead of the annotated one.
+    Builder,
 }
 
 /// One argument an attribute accepts.
@@ -481,6 +488,14 @@ static COMMON: &[Field] = &[
         presence: Presence::Optional,
         rule: Rule::Any,
         slot: Slot::Options,
+        why: "",
+    },
+    Field {
+        name: "builder",
+        ty: Ty::Path,
+        presence: Presence::Optional,
+        rule: Rule::Any,
+        slot: Slot::Builder,
         why: "",
     },
     Field {

@@ -87,6 +87,56 @@ pub fn check_shape(sig: &Signature) -> Result<(), syn::Error> {
     errors.map_or(Ok(()), Err)
 }
 
+const EXPECTED_TEST: &str = "expected `fn name() {}`: with `builder = path`, the annotated \
+     function only names the test, and the builder it names builds the deployment";
+
+/// Checks the function of the `builder = path` form: a test name and
+/// nothing else, so nothing the user writes there is silently ignored.
+///
+/// # Errors
+///
+/// Every part that would be ignored, combined.
+pub fn check_test_shape(sig: &Signature, body: &proc_macro2::Group) -> Result<(), syn::Error> {
+    let mut errors = None;
+    let mut fail = |tokens: &dyn quote::ToTokens, what: &str| {
+        combine(
+            &mut errors,
+            syn::Error::new_spanned(tokens, format!("{what}; {EXPECTED_TEST}")),
+        );
+    };
+    if let Some(asyncness) = &sig.asyncness {
+        fail(
+            asyncness,
+            "the test function is not async (an async builder is named as it is)",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        fail(&sig.generics, "the test function cannot be generic");
+    }
+    if let Some(first) = sig.inputs.first() {
+        fail(
+            first,
+            "the test function takes no arguments: the builder receives the context",
+        );
+    }
+    if let ReturnType::Type(arrow, ty) = &sig.output {
+        fail(
+            &quote::quote!(#arrow #ty),
+            "the test function returns nothing: the builder returns the deployment",
+        );
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        fail(unsafety, "the test function cannot be `unsafe`");
+    }
+    if !body.stream().is_empty() {
+        fail(
+            body,
+            "the test function's body stays empty: the pack is the test",
+        );
+    }
+    errors.map_or(Ok(()), Err)
+}
+
 /// `&TargetContext`, `&symfonic_evals::TargetContext` or
 /// `&::symfonic_evals::TargetContext` (shared, any lifetime).
 fn is_context_ref(ty: &Type) -> bool {

@@ -14,6 +14,12 @@ use crate::runner::WORKER_PREFIX;
 use crate::target::{Target, TargetContext};
 
 /// An async deployment. Mirrors [`Target`] with `async fn`s.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an async deployment: it does not implement `symfonic_evals::AsyncTarget`",
+    label = "the deployment this `async fn` builder returns",
+    note = "implement `symfonic_evals::AsyncTarget` for `{Self}`; if it implements `Target` instead, \
+            make its builder a plain `fn`"
+)]
 pub trait AsyncTarget {
     /// What the deployment declares it can do.
     fn capabilities(&self) -> CapabilityEvidence;

@@ -9,7 +9,7 @@ pub use inventory;
 
 pub use crate::registry::RegisteredPack;
 pub use crate::{
-    run_pack, EffectsProbe, PackDefinition, PackKind, PackRun, RunOptions, TargetContext,
+    run_pack, EffectsProbe, PackDefinition, PackKind, PackRun, RunOptions, Target, TargetContext,
 };
 
 /// The pack the attribute defined: the runtime defaults with the
@@ -42,7 +42,7 @@ macro_rules! __symfonic_evals_pack {
         name: $name:ident,
         title: $title:literal,
         runner: $runner:ident,
-        factory: $mode:ident $build:ident,
+        factory: [$($factory:tt)+],
         kind: $kind:ident,
         definition: $definition:literal,
         tracked: [$($file:literal),*],
@@ -57,16 +57,15 @@ macro_rules! __symfonic_evals_pack {
             $(const _: &str = ::core::include_str!(::core::concat!(
                 ::core::env!("CARGO_MANIFEST_DIR"), "/", $file
             ));)*
-            $crate::__private::run_pack(
-                ::core::concat!(::core::module_path!(), "::", $title),
-                &$crate::__private::definition($crate::__private::PackKind::$kind, $definition),
-                &$crate::__private::options(
-                    $accept,
-                    $thread,
-                    $crate::__symfonic_evals_pack!(@effects $($effects)?),
-                ),
-                $crate::__symfonic_evals_pack!(@factory $mode $build),
-            )
+            let name = ::core::concat!(::core::module_path!(), "::", $title);
+            let definition =
+                $crate::__private::definition($crate::__private::PackKind::$kind, $definition);
+            let options = $crate::__private::options(
+                $accept,
+                $thread,
+                $crate::__symfonic_evals_pack!(@effects $($effects)?),
+            );
+            $crate::__symfonic_evals_pack!(@run [$($factory)+] name, &definition, &options)
         }
 
         $(#[$cfg])*
@@ -91,8 +90,21 @@ macro_rules! __symfonic_evals_pack {
     };
     // A fn pointer, not the fn item: every pack whose builder returns the same
     // deployment type then shares one instantiation of the generic runner.
-    (@factory sync $build:ident) => {
-        $build as fn(&$crate::__private::TargetContext) -> _
+    // The returned type is named with the user's spans, so one that is no
+    // `Target` is reported once, on it.
+    (@run [sync $build:ident $returned:ty] $($run:tt)*) => {
+        $crate::__private::run_sync::<$returned>($($run)*, $build)
+    };
+    (@run [async $build:ident $returned:ty] $($run:tt)*) => {
+        $crate::__private::run_pack(
+            $($run)*,
+            (|ctx: &$crate::__private::TargetContext| {
+                $crate::__private::tokio_target::<$returned, _>(ctx, $build)
+            }) as fn(&$crate::__private::TargetContext) -> _,
+        )
+    };
+    (@run [builder $build:path] $($run:tt)*) => {
+        $crate::__private::run_built($($run)*, $build)
     };
     (@effects) => {
         ::core::option::Option::None
@@ -100,13 +112,77 @@ macro_rules! __symfonic_evals_pack {
     (@effects $effects:path) => {
         ::core::option::Option::Some($effects as $crate::__private::EffectsProbe)
     };
-    (@factory async $build:ident) => {
-        (|ctx: &$crate::__private::TargetContext| $crate::__private::tokio_target(ctx, $build))
-            as fn(&$crate::__private::TargetContext) -> _
-    };
 }
 
 pub use crate::__symfonic_evals_pack as pack;
+
+/// Marks [`Builder`] for a function that returns its deployment.
+pub struct Returns;
+
+/// Marks [`Builder`] for an `async fn` that awaits its deployment.
+pub struct Awaits;
+
+/// What `builder = path` may name: `fn(&TargetContext) -> T` with `T:
+/// Target`, or (feature `tokio`) `async fn(&TargetContext) -> T` with `T:
+/// AsyncTarget`. The marker `M` lets one path stand for either without the
+/// attribute seeing the function: exactly one impl's bounds hold for it.
+#[diagnostic::on_unimplemented(
+    message = "`builder = ...` must name a function that builds a deployment",
+    label = "this cannot build a deployment",
+    note = "a builder is `fn(&symfonic_evals::TargetContext) -> T` where `T: symfonic_evals::Target`, \
+            or `async fn(&symfonic_evals::TargetContext) -> T` where `T: symfonic_evals::AsyncTarget`"
+)]
+pub trait Builder<M>: Send + Sync + 'static {
+    /// The deployment it builds, as the runner drives it.
+    type Built: Target + 'static;
+    /// Builds one.
+    fn build(&self, context: &TargetContext) -> Self::Built;
+}
+
+impl<F, T> Builder<Returns> for F
+where
+    F: Fn(&TargetContext) -> T + Send + Sync + 'static,
+    T: Target + 'static,
+{
+    type Built = T;
+    fn build(&self, context: &TargetContext) -> T {
+        self(context)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl<F, T> Builder<Awaits> for F
+where
+    F: AsyncFn(&TargetContext) -> T + Send + Sync + 'static,
+    T: crate::AsyncTarget + 'static,
+{
+    type Built = crate::TokioTarget<T>;
+    fn build(&self, context: &TargetContext) -> Self::Built {
+        crate::TokioTarget::build(context, async |ctx: &TargetContext| self(ctx).await)
+    }
+}
+
+/// Runs a pack whose builder is the annotated (sync) function.
+pub fn run_sync<T: Target + 'static>(
+    name: &str,
+    definition: &PackDefinition,
+    options: &RunOptions,
+    build: fn(&TargetContext) -> T,
+) -> PackRun {
+    run_pack(name, definition, options, build)
+}
+
+/// Runs a pack whose builder a `builder = path` argument names.
+pub fn run_built<M, B: Builder<M>>(
+    name: &str,
+    definition: &PackDefinition,
+    options: &RunOptions,
+    builder: B,
+) -> PackRun {
+    run_pack(name, definition, options, move |context: &TargetContext| {
+        builder.build(context)
+    })
+}
 
 /// Run options from the attribute's `accept_not_applicable`, `isolation`
 /// and `effects_probe`.

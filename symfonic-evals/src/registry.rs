@@ -67,9 +67,14 @@ impl RegisteredPack {
         self.module
     }
 
-    /// `module::name`: the test's path for `cargo test -- --exact`.
+    /// The test's name as the test harness lists it (its module path
+    /// without the crate, then the function), so `cargo test -- --exact
+    /// PATH` (or `cargo nextest run -E 'test(=PATH)'`) runs exactly it.
     pub fn path(&self) -> String {
-        format!("{}::{}", self.module, self.name)
+        match self.module.split_once("::") {
+            Some((_crate, inner)) => format!("{inner}::{}", self.name),
+            None => self.name.to_owned(),
+        }
     }
 
     /// Which pack it runs.

@@ -24,6 +24,12 @@ use crate::ledger::SideEffectLedger;
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a deployment the packs can drive: it does not implement `symfonic_evals::Target`",
+    label = "the deployment this builder returns",
+    note = "implement `symfonic_evals::Target` for `{Self}`; if it implements `AsyncTarget` instead, \
+            make its builder an `async fn` (the harness then drives it on a runtime it owns)"
+)]
 pub trait Target {
     /// What the deployment declares it can do; packs decide applicability on it.
     fn capabilities(&self) -> CapabilityEvidence;

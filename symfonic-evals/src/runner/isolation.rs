@@ -31,6 +31,16 @@ pub enum Isolation {
     /// In a child process running this same binary: restarts are real and
     /// a crashing deployment fails one step, not the test binary. A
     /// deployment that already is a child ([`ProcessTarget`]) runs as it is.
+    ///
+    /// The child runs the same test from its start until it reaches the
+    /// same `run_pack` call, and serves the factory it builds there. What
+    /// a hand-written test does before the call must therefore come out
+    /// the same in both processes: a temporary directory, a random port or
+    /// a file written there is made afresh in the child, and its factory
+    /// sees those, not the parent's. The attributes run nothing before the
+    /// pack; for a hand-written test with such setup, pass it through
+    /// [`TargetContext`] (the durable directory is the same in both), or
+    /// run on [`Isolation::Thread`].
     #[default]
     Process,
     /// On a thread of the test's own process.
