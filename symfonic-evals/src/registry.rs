@@ -207,7 +207,7 @@ mod tests {
     }
 
     inventory::submit! {
-        RegisteredPack::new("silent", "registry_test", PackKind::ExtensionTool, (file!(), line!()), SILENT, true, run_nothing)
+        RegisteredPack::new("silent", "registry_test::inner", PackKind::ExtensionTool, (file!(), line!()), SILENT, true, run_nothing)
     }
 
     #[test]
@@ -215,8 +215,9 @@ mod tests {
         let packs = registered_packs();
         let silent = packs
             .iter()
-            .find(|p| p.path() == "registry_test::silent")
+            .find(|p| p.path() == "inner::silent")
             .unwrap();
+        assert_eq!(silent.module(), "registry_test::inner");
         assert_eq!(silent.kind(), PackKind::ExtensionTool);
         assert_eq!(silent.location().0, file!());
         assert!(
