@@ -53,7 +53,7 @@ pub struct ExtensionToolPack {
     pub witnessed: bool,
     /// The conversation the seed step runs in (probes derive theirs).
     pub conversation: String,
-    /// Probes to switch off, by name (see [`PROBES`]).
+    /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
     /// duration, which the attribute spells as `step_timeout_ms`).

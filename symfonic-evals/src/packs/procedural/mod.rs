@@ -117,7 +117,7 @@ pub struct ProceduralPack {
     pub control_demonstrations: Vec<String>,
     /// How many states the gate sweep judges.
     pub gate_sweep: u32,
-    /// Probes to switch off, by name (see [`PROBES`]).
+    /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
     /// duration, which the attribute spells as `step_timeout_ms`).
