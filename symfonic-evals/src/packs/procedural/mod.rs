@@ -66,6 +66,8 @@ pub const PROBES: &[Probe] = &[
 /// Arguments of the procedural skills pack. `Default` fills the optional
 /// arguments with their documented defaults and leaves the required ones
 /// empty, which [`check`](Self::check) refuses.
+///
+#[doc = include_str!("../../../docs/procedural.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProceduralPack {
