@@ -69,6 +69,8 @@ pub const PROBES: &[Probe] = &[
 
 /// Arguments of the approval and resume pack. `Default` fills the optional
 /// arguments with their documented defaults.
+///
+#[doc = include_str!("../../../docs/approval_resume.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApprovalResumePack {
