@@ -35,6 +35,8 @@ pub const PROBES: &[Probe] = &[
 ];
 
 /// Arguments of the extension tool pack.
+///
+#[doc = include_str!("../../../docs/extension_tool.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtensionToolPack {
