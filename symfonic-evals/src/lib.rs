@@ -1,11 +1,15 @@
-//! Capability packs that prove, in `cargo test`, what a tool-using agent
-//! deployment really does.
+#![doc = include_str!("../README.md")]
 //!
-//! An adopter implements [`Target`] for its deployment and annotates a
-//! function that builds it with one of the pack attributes
-//! ([`procedural_pack`], [`approval_resume_pack`], [`extension_tool_pack`]).
-//! Each attribute expands into an ordinary `#[test]` that runs the pack's
-//! scenario against the deployment and asserts on the evidence it reported.
+//! ## In this documentation
+//!
+//! The contract pages are the docs of [`ProceduralPack`],
+//! [`ApprovalResumePack`], [`ExtensionToolPack`] and [`ExactlyOncePack`];
+//! the attributes' arguments are on [`procedural_pack`],
+//! [`approval_resume_pack`], [`extension_tool_pack`] and
+//! [`exactly_once_pack`]. The evidence a turn reports is [`TurnRecord`],
+//! the fixtures the harness owns are [`TargetContext`] and
+//! [`SideEffectLedger`], and the shared contracts a deployment builds on are
+//! in [`contracts`].
 #![warn(missing_docs)]
 
 mod assertion;

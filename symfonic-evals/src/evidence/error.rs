@@ -64,7 +64,7 @@ impl TurnError {
 }
 
 /// Whether `name` is a plain identifier a report may print as it is:
-/// letters, digits and `_ : . -`, at most [`PLAIN_NAME_MAX`] characters. A
+/// letters, digits and `_ : . -`, at most 64 characters. A
 /// kind or code outside that shape is the deployment's free text, which
 /// could carry a secret from the turn's state, so reports digest it.
 pub fn is_plain_name(name: &str) -> bool {

@@ -87,7 +87,7 @@ pub struct AssertionRun {
     pub expected: String,
     /// What the evidence showed.
     pub observed: String,
-    /// The evidence was not in the contract's shape (see [`Check::malformed`]).
+    /// The evidence was not in the contract's shape (see [`Check`]'s `malformed`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub malformed: bool,
 }

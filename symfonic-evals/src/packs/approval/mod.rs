@@ -69,6 +69,8 @@ pub const PROBES: &[Probe] = &[
 
 /// Arguments of the approval and resume pack. `Default` fills the optional
 /// arguments with their documented defaults.
+///
+#[doc = include_str!("../../../docs/approval_resume.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApprovalResumePack {
@@ -101,7 +103,7 @@ pub struct ApprovalResumePack {
     /// An answer the deployment must reject: the resume fails, the token
     /// stays unspent, and the fitting answer then succeeds.
     pub unfit_answer: Option<Value>,
-    /// Probes to switch off, by name (see [`PROBES`]).
+    /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
     /// duration, which the attribute spells as `step_timeout_ms`).

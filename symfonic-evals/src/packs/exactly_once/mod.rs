@@ -34,6 +34,8 @@ pub const IDEMPOTENT_EFFECTS: &str = "idempotent-effects";
 pub const PROBES: &[Probe] = &[];
 
 /// Arguments of the exactly-once effects pack.
+///
+#[doc = include_str!("../../../docs/exactly_once.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExactlyOncePack {

@@ -35,6 +35,8 @@ pub const PROBES: &[Probe] = &[
 ];
 
 /// Arguments of the extension tool pack.
+///
+#[doc = include_str!("../../../docs/extension_tool.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtensionToolPack {
@@ -53,7 +55,7 @@ pub struct ExtensionToolPack {
     pub witnessed: bool,
     /// The conversation the seed step runs in (probes derive theirs).
     pub conversation: String,
-    /// Probes to switch off, by name (see [`PROBES`]).
+    /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
     /// duration, which the attribute spells as `step_timeout_ms`).

@@ -66,6 +66,8 @@ pub const PROBES: &[Probe] = &[
 /// Arguments of the procedural skills pack. `Default` fills the optional
 /// arguments with their documented defaults and leaves the required ones
 /// empty, which [`check`](Self::check) refuses.
+///
+#[doc = include_str!("../../../docs/procedural.md")]
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProceduralPack {
@@ -117,7 +119,7 @@ pub struct ProceduralPack {
     pub control_demonstrations: Vec<String>,
     /// How many states the gate sweep judges.
     pub gate_sweep: u32,
-    /// Probes to switch off, by name (see [`PROBES`]).
+    /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
     /// duration, which the attribute spells as `step_timeout_ms`).
