@@ -213,10 +213,7 @@ mod tests {
     #[test]
     fn lists_and_runs_what_was_registered() {
         let packs = registered_packs();
-        let silent = packs
-            .iter()
-            .find(|p| p.path() == "inner::silent")
-            .unwrap();
+        let silent = packs.iter().find(|p| p.path() == "inner::silent").unwrap();
         assert_eq!(silent.module(), "registry_test::inner");
         assert_eq!(silent.kind(), PackKind::ExtensionTool);
         assert_eq!(silent.location().0, file!());

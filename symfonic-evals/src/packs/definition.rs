@@ -161,6 +161,24 @@ impl PackDefinition {
         self
     }
 
+    /// The same pack with the probes named in `probes` switched off too
+    /// (as the `skip_probes` argument does); [`PackKind::probes`] lists
+    /// them, so `skipping` all of them runs the seed scenario alone. A name
+    /// that is not one of the pack's probes is refused by
+    /// [`check`](Self::check).
+    #[must_use]
+    pub fn skipping<S: AsRef<str>>(mut self, probes: &[S]) -> Self {
+        let names = probes.iter().map(|p| p.as_ref().to_owned());
+        match &mut self {
+            Self::Procedural(pack) => pack.skip_probes.extend(names),
+            Self::ApprovalResume(pack) => pack.skip_probes.extend(names),
+            Self::ExtensionTool(pack) => pack.skip_probes.extend(names),
+            // No probes to skip: its one scenario is the experiment.
+            Self::ExactlyOnce(_) => {}
+        }
+        self
+    }
+
     /// A pack of `kind` from a JSON object of its arguments by field name
     /// (the runtime defaults fill the rest), plus an optional `policy`
     /// object `{"trials", "required", "step_timeout_ms"}`. This is what the
@@ -323,6 +341,26 @@ mod tests {
 
     fn extension(json: &str) -> PackDefinition {
         PackDefinition::from_arguments(PackKind::ExtensionTool, json).unwrap()
+    }
+
+    #[test]
+    fn skipping_every_probe_leaves_the_seed_alone_and_unknown_names_are_refused() {
+        let pack = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);
+        assert_eq!(
+            pack.scenarios().len(),
+            1 + PackKind::ExtensionTool.probes().len()
+        );
+        let names: Vec<&str> = PackKind::ExtensionTool
+            .probes()
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        let seed = pack.clone().skipping(&names);
+        let scenarios = seed.scenarios();
+        assert_eq!(scenarios.len(), 1);
+        assert_eq!(scenarios[0].name, PackKind::ExtensionTool.seed_scenario());
+        assert!(seed.check().is_ok());
+        assert!(pack.skipping(&["extension/nonsense"]).check().is_err());
     }
 
     #[test]
