@@ -330,3 +330,22 @@ fn exactly_once_twins_pass_every_other_pack() {
         }
     }
 }
+
+/// Every scenario the Python desk runs (seed and each probe) is where some
+/// twin is caught: no probe goes unshown over the protocol.
+#[test]
+fn every_scenario_the_python_desk_runs_catches_a_twin() {
+    for pack in [
+        Pack::Procedural,
+        Pack::ApprovalResume,
+        Pack::ExtensionTool,
+        Pack::ExactlyOnce,
+    ] {
+        for scenario in python::definition(pack).scenarios() {
+            let caught = all_twins()
+                .filter(|t| t.pack == pack && t.catch.scenario == scenario.name)
+                .count();
+            assert!(caught >= 1, "no Python twin is caught by {}", scenario.name);
+        }
+    }
+}
