@@ -1,0 +1,48 @@
+//! The failure tables as an adopter reads them, pinned: the first line that
+//! says where the run first failed, only the failing scenario step by step,
+//! structural diffs (the JSON shape, differing paths, leaves digested
+//! unless public), and the closing line on how to see values. Any change to
+//! the wording shows up here for review (`cargo insta review`).
+
+mod common;
+
+use common::extension::{ExtensionFlaw, WeatherDesk};
+use symfonic_evals::{run_pack, Isolation, RunOptions};
+
+fn thread() -> RunOptions {
+    RunOptions {
+        isolation: Isolation::Thread,
+        ..RunOptions::default()
+    }
+}
+
+/// The report's path is the machine's; everything else is the harness's.
+fn settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"report: \S+", "report: [path]");
+    settings
+}
+
+#[test]
+fn a_failing_table_with_a_structural_diff() {
+    common::private_report_dir("render_snapshots");
+    let run = run_pack(
+        "render.wrong_arguments",
+        &common::extension(common::extension_pack()),
+        &thread(),
+        |_| WeatherDesk::with(Some(ExtensionFlaw::WrongArguments)),
+    );
+    settings().bind(|| insta::assert_snapshot!(run.render()));
+}
+
+#[test]
+fn a_failing_table_where_a_call_failed() {
+    common::private_report_dir("render_snapshots");
+    let run = run_pack(
+        "render.called_but_failed",
+        &common::extension(common::extension_pack()),
+        &thread(),
+        |_| WeatherDesk::with(Some(ExtensionFlaw::CalledButFailed)),
+    );
+    settings().bind(|| insta::assert_snapshot!(run.render()));
+}
