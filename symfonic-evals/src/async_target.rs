@@ -14,6 +14,13 @@ use crate::runner::WORKER_PREFIX;
 use crate::target::{Target, TargetContext};
 
 /// An async deployment. Mirrors [`Target`] with `async fn`s.
+///
+/// Its builder is an `async fn(&TargetContext) -> T` under a pack attribute
+/// (or named with `builder = path`), which needs the `tokio` feature (on by
+/// default): the harness drives each trial's deployment on a
+/// current-thread tokio runtime it owns ([`TokioTarget`]), so the futures
+/// need not be `Send`, and the deployment may spawn local tasks on that
+/// runtime but must not build one of its own.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an async deployment: it does not implement `symfonic_evals::AsyncTarget`",
     label = "the deployment this `async fn` builder returns",

@@ -18,7 +18,19 @@ use serde_json::Value;
 
 use super::path::{json_eq, resolve_path};
 
-/// The operators a predicate may use.
+/// The operators a predicate may use:
+///
+/// | `op` | matches when the state at `path` | `value` |
+/// |---|---|---|
+/// | `eq` | is present and equals `value` (numbers by value) | any JSON |
+/// | `neq` | is present and differs from `value`; a missing key does not match | any JSON |
+/// | `in` | is present and equals one of `value`'s items | a JSON array |
+/// | `exists` | is present (any value, `null` included) | none |
+///
+/// `path` is dotted (`account.region`); each segment is looked up as
+/// written in UPPER case first, then in lower case (see [`resolve_path`]).
+/// Any other operator, or a predicate that is not such an object, does not
+/// match (fail closed).
 pub const PREDICATE_OPERATORS: [&str; 4] = ["eq", "neq", "in", "exists"];
 
 /// Whether one predicate matched, and a line saying why.
