@@ -8,7 +8,7 @@
 
 use std::sync::Barrier;
 
-use helpdesk::Helpdesk;
+use helpdesk::{Helpdesk, Pack};
 use serde_json::json;
 use symfonic_evals::{
     approval_resume_pack, exactly_once_pack, extension_tool_pack, procedural_pack, Pause,
@@ -98,29 +98,22 @@ fn the_attributes_spell_the_main_jobs_definitions() {
     // The packs above and the ones the main job runs are one definition
     // each, written twice: the fingerprints say they have not drifted.
     let registered = symfonic_evals::registered_packs();
-    let fingerprint = |name: &str| {
-        registered
+    for (name, pack) in [
+        ("helpdesk_refund_procedure", Pack::Procedural),
+        ("helpdesk_cancellation_approval", Pack::ApprovalResume),
+        ("helpdesk_shipping_extension", Pack::ExtensionTool),
+        ("helpdesk_cancellation_exactly_once", Pack::ExactlyOnce),
+    ] {
+        let registered = registered
             .iter()
-            .find(|pack| pack.name() == name)
-            .map(|pack| pack.fingerprint().to_owned())
-            .unwrap_or_else(|| panic!("{name} is registered"))
-    };
-    assert_eq!(
-        fingerprint("helpdesk_refund_procedure"),
-        helpdesk::packs::procedural().fingerprint()
-    );
-    assert_eq!(
-        fingerprint("helpdesk_cancellation_approval"),
-        helpdesk::packs::approval_resume().fingerprint()
-    );
-    assert_eq!(
-        fingerprint("helpdesk_shipping_extension"),
-        helpdesk::packs::extension_tool().fingerprint()
-    );
-    assert_eq!(
-        fingerprint("helpdesk_cancellation_exactly_once"),
-        helpdesk::packs::exactly_once().fingerprint()
-    );
+            .find(|p| p.name() == name)
+            .unwrap_or_else(|| panic!("{name} is registered"));
+        assert_eq!(
+            registered.fingerprint(),
+            helpdesk::packs::definition(pack).fingerprint(),
+            "{name}"
+        );
+    }
 }
 
 const CONVERSATION: &str = "approval";

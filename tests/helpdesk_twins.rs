@@ -24,14 +24,6 @@ fn run_twin(flaw: Flaw) -> PackRun {
     )
 }
 
-fn failing(run: &PackRun) -> Vec<&str> {
-    run.scenarios()
-        .iter()
-        .filter(|s| !s.passed())
-        .map(|s| s.name.as_str())
-        .collect()
-}
-
 /// Runs the flaw's pack against its twin and checks where it was caught and
 /// which scenarios failed.
 fn caught(flaw: Flaw, scenario: &str, step: &str, assertion: &str, detail: &str) {
@@ -53,7 +45,7 @@ fn caught(flaw: Flaw, scenario: &str, step: &str, assertion: &str, detail: &str)
         "{failure:?}"
     );
     let seed = flaw.pack_kind_seed();
-    let failed = failing(&run);
+    let failed = run.failed_scenarios();
     if scenario == seed {
         assert_eq!(failed.first(), Some(&seed), "{failed:?}");
     } else {

@@ -132,12 +132,7 @@ fn assert_caught(name: &str) {
         twin.catch,
         run.render()
     );
-    let failing: BTreeSet<&str> = run
-        .scenarios()
-        .iter()
-        .filter(|s| !s.passed())
-        .map(|s| s.name.as_str())
-        .collect();
+    let failing: BTreeSet<&str> = run.failed_scenarios().into_iter().collect();
     let expected: BTreeSet<&str> = std::iter::once(twin.catch.scenario)
         .chain(twin.also_fails.iter().copied())
         .collect();

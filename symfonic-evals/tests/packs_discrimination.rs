@@ -233,12 +233,7 @@ fn spent_token_forgotten_on_restart_fails_only_the_restart_before_replay_probe()
     let run = approval_run("discrimination.approval.in_memory", flaw);
     let failure = assert_fails_at(&run, "replay", "ExpectedError");
     assert_eq!(failure.scenario, "approval/restart-before-replay");
-    let failed: Vec<&str> = run
-        .scenarios()
-        .iter()
-        .filter(|s| !s.passed())
-        .map(|s| s.name.as_str())
-        .collect();
+    let failed: Vec<&str> = run.failed_scenarios();
     assert_eq!(
         failed,
         ["approval/restart-before-replay"],

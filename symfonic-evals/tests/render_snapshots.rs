@@ -23,26 +23,26 @@ fn settings() -> insta::Settings {
     settings
 }
 
-#[test]
-fn a_failing_table_with_a_structural_diff() {
+/// The rendered failure of the weather pack against the desk with `flaw`.
+fn rendered(name: &str, flaw: ExtensionFlaw) -> String {
     common::private_report_dir("render_snapshots");
     let run = run_pack(
-        "render.wrong_arguments",
+        name,
         &common::extension(common::extension_pack()),
         &thread(),
-        |_| WeatherDesk::with(Some(ExtensionFlaw::WrongArguments)),
+        move |_| WeatherDesk::with(Some(flaw)),
     );
-    settings().bind(|| insta::assert_snapshot!(run.render()));
+    run.render()
+}
+
+#[test]
+fn a_failing_table_with_a_structural_diff() {
+    let table = rendered("render.wrong_arguments", ExtensionFlaw::WrongArguments);
+    settings().bind(|| insta::assert_snapshot!(table));
 }
 
 #[test]
 fn a_failing_table_where_a_call_failed() {
-    common::private_report_dir("render_snapshots");
-    let run = run_pack(
-        "render.called_but_failed",
-        &common::extension(common::extension_pack()),
-        &thread(),
-        |_| WeatherDesk::with(Some(ExtensionFlaw::CalledButFailed)),
-    );
-    settings().bind(|| insta::assert_snapshot!(run.render()));
+    let table = rendered("render.called_but_failed", ExtensionFlaw::CalledButFailed);
+    settings().bind(|| insta::assert_snapshot!(table));
 }

@@ -99,11 +99,6 @@ pub struct Pauses {
     run: RunLease,
 }
 
-/// A fresh name for a run of the desk.
-pub fn fresh_run_id() -> String {
-    fresh_token().replacen("pt_", "run_", 1)
-}
-
 /// A fresh, unguessable-in-practice token. Seeded from the standard
 /// library's per-process random keys; a production desk would draw it from
 /// the operating system's CSPRNG.

@@ -203,12 +203,7 @@ impl Tally {
                 (_, None) => (Outcome::Bad, "ESCAPED: every scenario passed".to_owned()),
             },
         };
-        let failed: Vec<&str> = run
-            .scenarios()
-            .iter()
-            .filter(|s| !s.passed())
-            .map(|s| s.name.as_str())
-            .collect();
+        let failed: Vec<&str> = run.failed_scenarios();
         let (outcome, at) = match failing {
             Some(expected) if outcome == Outcome::Good && failed != expected => (
                 Outcome::Elsewhere,

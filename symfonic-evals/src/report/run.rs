@@ -153,6 +153,16 @@ impl PackRun {
         self.scenarios.iter().find(|s| s.kind == ScenarioKind::Seed)
     }
 
+    /// The names of the scenarios that did not meet their policy, in the
+    /// order they ran: what a twin's pinned set is compared with.
+    pub fn failed_scenarios(&self) -> Vec<&str> {
+        self.scenarios
+            .iter()
+            .filter(|s| !s.passed())
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
     /// The scenario called `name`, if it ran.
     pub fn scenario(&self, name: &str) -> Option<&ScenarioRun> {
         self.scenarios.iter().find(|s| s.name == name)

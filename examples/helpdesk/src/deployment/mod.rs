@@ -18,7 +18,6 @@ use symfonic_evals::{
 
 use crate::extension::{Extension, ShippingExtension};
 use crate::gate::{Gate, GateError};
-use crate::interaction::fresh_run_id;
 use crate::interaction::{Pauses, ASK_USER};
 use crate::memory::consolidation::RuleExtractor;
 use crate::model::{Model, ScriptedModel};
@@ -138,7 +137,7 @@ impl Helpdesk {
                 extension.bind(&mut tools, flaw);
             }
         }
-        let run = RunLease::take(ctx.durable_dir(), fresh_run_id()).map_err(OpenError::Lease)?;
+        let run = RunLease::take(ctx.durable_dir()).map_err(OpenError::Lease)?;
         let door = ReviewDoor::new(Arc::clone(&store), flaw);
         let gate = Gate::build(door.clone(), flaw).map_err(OpenError::Gate)?;
         let model = if flaw == Some(Flaw::GatedActionBeforeAnswer) {

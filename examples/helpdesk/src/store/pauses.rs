@@ -285,8 +285,8 @@ mod tests {
         let dir = ctx.durable_dir();
         let store = Store::open_in(dir).unwrap();
         issued(&store);
-        let first = RunLease::take(dir, "run-1".into()).unwrap();
-        let second = RunLease::take(dir, "run-2".into()).unwrap();
+        let first = RunLease::take(dir).unwrap();
+        let second = RunLease::take(dir).unwrap();
         assert!(store.claim_token("t", first.id()).unwrap());
         assert!(
             !store.claim_token("t", first.id()).unwrap(),
@@ -300,7 +300,7 @@ mod tests {
         assert!(store.claim_token("t", second.id()).unwrap(), "a dead claim");
         store.finish_token("t").unwrap();
         drop(second);
-        let third = RunLease::take(dir, "run-3".into()).unwrap();
+        let third = RunLease::take(dir).unwrap();
         assert!(!store.claim_token("t", third.id()).unwrap(), "finished");
     }
 }

@@ -12,6 +12,8 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The directory of lease files inside the durable directory.
 const RUNS_DIR: &str = "runs";
@@ -28,12 +30,23 @@ fn lease_path(durable_dir: &Path, id: &str) -> PathBuf {
 }
 
 impl RunLease {
-    /// Takes the lease of a new run named `id` in `durable_dir`.
+    /// Takes the lease of a new run in `durable_dir`, under a name no
+    /// other opening has used: the process, the time and a counter, so two
+    /// openings in one process (or two processes) never share one.
     ///
     /// # Errors
     ///
     /// When the lease file cannot be created or locked.
-    pub fn take(durable_dir: &Path, id: String) -> io::Result<Self> {
+    pub fn take(durable_dir: &Path) -> io::Result<Self> {
+        static OPENINGS: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let id = format!(
+            "run-{}-{nanos}-{}",
+            std::process::id(),
+            OPENINGS.fetch_add(1, Ordering::Relaxed)
+        );
         std::fs::create_dir_all(durable_dir.join(RUNS_DIR))?;
         let file = OpenOptions::new()
             .create(true)
@@ -74,10 +87,14 @@ mod tests {
     fn a_lease_is_alive_while_held_and_gone_once_dropped() {
         let ctx = symfonic_evals::TargetContext::fresh(0).unwrap();
         let dir = ctx.durable_dir();
-        let lease = RunLease::take(dir, "r1".into()).unwrap();
-        assert!(is_alive(dir, "r1"));
+        let lease = RunLease::take(dir).unwrap();
+        let other = RunLease::take(dir).unwrap();
+        assert_ne!(lease.id(), other.id());
+        let id = lease.id().to_owned();
+        assert!(is_alive(dir, &id));
         assert!(!is_alive(dir, "never"));
         drop(lease);
-        assert!(!is_alive(dir, "r1"));
+        assert!(!is_alive(dir, &id));
+        assert!(is_alive(dir, other.id()));
     }
 }
