@@ -45,7 +45,8 @@ fn record_extension(cassette: &Path, trials: u32) -> usize {
     let upstream = upstream::rust_desk().unwrap();
     let config = ReplayConfig::mode(ReplayMode::RecordAll)
         .with_cassette(cassette)
-        .with_upstream(upstream.url());
+        .with_upstream(upstream.url())
+        .allowing_loopback_recording_in_ci();
     run_pack(
         "replay.record",
         &extension(PARCEL, trials),
@@ -321,7 +322,8 @@ fn pending_exchanges_are_not_replayed_until_accepted() {
     let cassette = dir.path().join("ext.jsonl");
     let config = ReplayConfig::mode(ReplayMode::RecordMissing)
         .with_cassette(&cassette)
-        .with_upstream(up.url());
+        .with_upstream(up.url())
+        .allowing_loopback_recording_in_ci();
     run_pack(
         "replay.pending",
         &extension(PARCEL, 1),

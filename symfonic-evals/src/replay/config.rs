@@ -94,6 +94,13 @@ pub struct ReplayConfig {
     pub scrub_patterns: Vec<String>,
     /// The upstream to record from. `None` reads [`UPSTREAM_URL_ENV`].
     pub upstream_url: Option<String>,
+    /// Lets a recording mode run under [`CI_ENV`] when the upstream is on
+    /// this machine's loopback interface (`127.0.0.0/8`, `::1`,
+    /// `localhost`): for tests of the recording path itself, which record
+    /// from a scripted upstream they started into a scratch cassette. A
+    /// remote upstream is still refused, so this can never let CI reach a
+    /// model provider.
+    pub loopback_recording_in_ci: bool,
 }
 
 impl ReplayConfig {
@@ -118,6 +125,33 @@ impl ReplayConfig {
         self.upstream_url = Some(url.into());
         self
     }
+
+    /// This configuration allowed to record under CI from a loopback
+    /// upstream; see [`Self::loopback_recording_in_ci`].
+    #[must_use]
+    pub fn allowing_loopback_recording_in_ci(mut self) -> Self {
+        self.loopback_recording_in_ci = true;
+        self
+    }
+}
+
+/// Whether `url`'s host is this machine's loopback interface. Anything that
+/// does not parse as `scheme://host[:port][/path]` is not.
+fn is_loopback_url(url: &str) -> bool {
+    let Some((_, rest)) = url.trim().split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// How the upstream key is presented.
@@ -186,8 +220,9 @@ impl ReplaySettings {
     /// # Errors
     ///
     /// `InvalidRecordMode` for an unknown [`RECORD_ENV`] value,
-    /// `RecordingRefusedInCi` for any recording mode under [`CI_ENV`],
-    /// `NoUpstream` for a recording mode without an upstream URL.
+    /// `RecordingRefusedInCi` for any recording mode under [`CI_ENV`]
+    /// (unless [`ReplayConfig::loopback_recording_in_ci`] admits a loopback
+    /// upstream), `NoUpstream` for a recording mode without an upstream URL.
     pub fn resolve_with(
         pack: &str,
         config: &ReplayConfig,
@@ -202,8 +237,12 @@ impl ReplaySettings {
                 Some(other) => return Err(ReplayError::InvalidRecordMode(other.to_owned())),
             },
         };
-        if mode.records() && env(CI_ENV).is_some_and(|v| is_true(&v)) {
-            return Err(ReplayError::RecordingRefusedInCi { mode });
+        let in_ci = mode.records() && env(CI_ENV).is_some_and(|v| is_true(&v));
+        if in_ci && !config.loopback_recording_in_ci {
+            return Err(ReplayError::RecordingRefusedInCi {
+                mode,
+                remote_upstream: None,
+            });
         }
         let cassette = config
             .cassette
@@ -225,6 +264,12 @@ impl ReplaySettings {
                 .or_else(|| env(UPSTREAM_URL_ENV))
                 .filter(|u| !u.trim().is_empty())
                 .ok_or(ReplayError::NoUpstream)?;
+            if in_ci && !is_loopback_url(&url) {
+                return Err(ReplayError::RecordingRefusedInCi {
+                    mode,
+                    remote_upstream: Some(url),
+                });
+            }
             let auth = match env(UPSTREAM_AUTH_ENV).as_deref().map(str::trim) {
                 None | Some("" | "auto") => UpstreamAuth::Auto,
                 Some("bearer") => UpstreamAuth::Bearer,
@@ -353,6 +398,45 @@ mod tests {
             ]),
         );
         assert_eq!(s.unwrap().mode, ReplayMode::RecordAll);
+    }
+
+    #[test]
+    fn the_ci_opt_in_admits_only_a_loopback_upstream() {
+        let config = ReplayConfig::mode(ReplayMode::RecordAll).allowing_loopback_recording_in_ci();
+        for url in [
+            "http://127.0.0.1:4000",
+            "http://127.8.0.1/v1",
+            "http://localhost:80",
+            "http://[::1]:9/v1",
+            "https://user@LOCALHOST",
+        ] {
+            let s = ReplaySettings::resolve_with(
+                "p",
+                &config.clone().with_upstream(url),
+                env(&[(CI_ENV, "true")]),
+            );
+            assert_eq!(s.unwrap().mode, ReplayMode::RecordAll, "{url}");
+        }
+        for url in [
+            "https://api.openai.com",
+            "http://localhost.example.com",
+            "http://10.0.0.1:80",
+            "http://127.0.0.1.example",
+            "127.0.0.1:80",
+            "http://user@api.openai.com/?h=127.0.0.1",
+        ] {
+            let err = ReplaySettings::resolve_with(
+                "p",
+                &config.clone().with_upstream(url),
+                env(&[(CI_ENV, "true")]),
+            )
+            .unwrap_err();
+            assert!(
+                matches!(&err, ReplayError::RecordingRefusedInCi { remote_upstream: Some(u), .. } if u == url),
+                "{url}: {err}"
+            );
+            assert!(err.to_string().contains("is not on the loopback"), "{err}");
+        }
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub enum ReplayError {
     RecordingRefusedInCi {
         /// The mode that was asked for.
         mode: ReplayMode,
+        /// Set when the configuration allowed loopback recording in CI but
+        /// the upstream is elsewhere.
+        remote_upstream: Option<String>,
     },
     /// A recording mode without an upstream URL.
     NoUpstream,
@@ -97,10 +100,22 @@ impl fmt::Display for ReplayError {
                 f,
                 "SYMFONIC_EVALS_UPSTREAM_AUTH={value:?}; use `auto`, `bearer` or `x-api-key`"
             ),
-            Self::RecordingRefusedInCi { mode } => write!(
+            Self::RecordingRefusedInCi {
+                mode,
+                remote_upstream: None,
+            } => write!(
                 f,
                 "recording (mode `{}`) is refused under CI=true: CI replays committed cassettes \
                  and never reaches a model; record locally, review, accept and commit",
+                mode.as_str()
+            ),
+            Self::RecordingRefusedInCi {
+                mode,
+                remote_upstream: Some(url),
+            } => write!(
+                f,
+                "recording (mode `{}`) is refused under CI=true: the upstream {url} is not on \
+                 the loopback interface, and the CI opt-in admits only a local scripted upstream",
                 mode.as_str()
             ),
             Self::NoUpstream => write!(
