@@ -21,6 +21,10 @@ use symfonic_evals::replay::{accept_pending, Cassette, ReplayConfig, ReplayMode,
 use symfonic_evals::{run_pack, Isolation, PackDefinition, RunOptions, TargetContext, TrialPolicy};
 use symfonic_evals_e2e::venv_python;
 
+/// The OpenAI SDK the Python desk's model client runs on, pinned so a new
+/// release cannot change the requests the committed cassettes replay.
+const OPENAI_SDK: &str = "openai==3.57.0";
+
 const PACKS: [Pack; 3] = [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool];
 
 fn name(pack: Pack) -> &'static str {
@@ -80,7 +84,7 @@ fn committed_cassettes_replay_every_rust_desk_pack() {
 
 #[test]
 fn committed_cassettes_replay_every_python_desk_pack_through_the_openai_sdk() {
-    let python = venv_python(&["openai"]);
+    let python = venv_python(&[OPENAI_SDK]);
     let upstream = recording().then(|| upstream::python_desk().expect("a scripted upstream"));
     for pack in PACKS {
         let config = ReplayConfig {
@@ -165,7 +169,7 @@ fn the_rust_desk_records_then_replays_with_no_upstream_running() {
 
 #[test]
 fn the_python_desk_records_then_replays_with_no_upstream_running() {
-    let python = venv_python(&["openai"]);
+    let python = venv_python(&[OPENAI_SDK]);
     let dir = tempfile::tempdir().unwrap();
     let spec = python::model_spec(&python);
     record_stop_replay(

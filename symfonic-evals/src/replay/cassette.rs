@@ -476,6 +476,8 @@ pub fn accept_pending(
 mod tests {
     use serde_json::json;
 
+    use crate::replay::ReplayMiss;
+
     use super::*;
 
     fn exchange(scenario: &str, trial: u32, ordinal: u32, content: &str) -> Exchange {
@@ -578,10 +580,32 @@ mod tests {
         };
         assert_eq!(n.line, 1);
         assert_eq!(n.differences[0].path, "$.messages[0].content");
-        assert!(matches!(
-            c.lookup("other", 0, &req("a"), 0),
-            Lookup::Miss(MissReason::NotRecorded { nearest: Some(_) })
-        ));
+        let Lookup::Miss(reason) = c.lookup("other", 0, &req("a"), 0) else {
+            panic!("another scenario's request does not replay here");
+        };
+        let MissReason::NotRecorded { nearest: Some(n) } = &reason else {
+            panic!("expected a nearest request, got {reason:?}");
+        };
+        assert!(n.differences.is_empty());
+        // The same body under another scope: the message says so instead
+        // of listing no differing paths.
+        let miss = ReplayMiss {
+            step: None,
+            scenario: "other".into(),
+            trial: 0,
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            digest: "d".into(),
+            ordinal: 0,
+            cassette: path.clone(),
+            reason,
+        };
+        let text = miss.to_string();
+        assert!(
+            text.contains("the same request is recorded at line 1 under scenario `s`, trial 0"),
+            "{text}"
+        );
+        assert!(!text.contains("differing paths"), "{text}");
     }
 
     #[test]

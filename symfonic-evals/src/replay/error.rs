@@ -231,6 +231,15 @@ impl fmt::Display for ReplayMiss {
             ),
             MissReason::NotRecorded {
                 nearest: Some(near),
+            } if near.differences.is_empty() => write!(
+                f,
+                "the same request is recorded at line {} under scenario `{}`, trial {}: requests \
+                 replay only in the scenario and trial that recorded them, so the scenarios or \
+                 their order changed since recording; re-record with SYMFONIC_EVALS_RECORD=missing",
+                near.line, near.scenario, near.trial
+            ),
+            MissReason::NotRecorded {
+                nearest: Some(near),
             } => {
                 write!(
                     f,
