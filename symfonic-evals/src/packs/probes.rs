@@ -63,3 +63,28 @@ impl<'a> Selection<'a> {
         given && !self.skipped.iter().any(|name| name == probe.name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::packs::PackKind;
+
+    #[test]
+    fn every_probe_is_named_for_its_pack_and_described_in_plain_prose() {
+        for kind in [
+            PackKind::Procedural,
+            PackKind::ApprovalResume,
+            PackKind::ExtensionTool,
+            PackKind::ExactlyOnce,
+        ] {
+            for probe in kind.probes() {
+                let (pack, what) = probe.name.split_once('/').expect("pack/what");
+                assert!(kind.name().starts_with(pack), "{}", probe.name);
+                assert!(!what.is_empty() && !what.contains(' '), "{}", probe.name);
+                // `explain` and the README print these sentences: a broken
+                // line continuation shows up as a run of spaces.
+                assert!(!probe.catches.contains("  "), "{}", probe.name);
+                assert!(!probe.catches.trim().is_empty(), "{}", probe.name);
+            }
+        }
+    }
+}

@@ -29,37 +29,45 @@ pub const DEFAULT_GATE_SWEEP: u32 = 16;
 pub const PROBES: &[Probe] = &[
     Probe::default_on(
         "procedural/enforcement-without-restart",
-        "an approval in force only after a restart (a policy cache loaded at start-up): run          when the seed restarts before enforcing",
+        "an approval in force only after a restart (a policy cache loaded at start-up): run when \
+         the seed restarts before enforcing",
     ),
     Probe::default_on(
         "procedural/enforcement-after-restart",
-        "an approval that lives only in process memory: run when the seed does not restart          before enforcing",
+        "an approval that lives only in process memory: run when the seed does not restart before \
+         enforcing",
     ),
     Probe::default_on(
         "procedural/separate-conversations",
-        "recall or the governed tool taken from the chat transcript (the review's words, the          last tool called) rather than the store: the review and each enforcement turn run in          conversations of their own",
+        "recall or the governed tool taken from the chat transcript (the review's words, the last \
+         tool called) rather than the store: the review and each enforcement turn run in \
+         conversations of their own",
     ),
     Probe::default_on(
         "procedural/review-needs-operator",
-        "a review door open to users: the review prompt sent as a user's turn must approve          nothing",
+        "a review door open to users: the review prompt sent as a user's turn must approve nothing",
     ),
     Probe::default_on(
         "procedural/identity-bound",
-        "identity digests that are labels rather than digests of what was reviewed and          enforced, and pack states that do not mean what they claim",
+        "identity digests that are labels rather than digests of what was reviewed and enforced, \
+         and pack states that do not mean what they claim",
     ),
     Probe::default_on(
         "procedural/gate-sweep",
-        "a gate that agrees with the contract only on the two states the seed tries: key          casing, missing keys, null, wrong types, neighbouring values, list membership",
+        "a gate that agrees with the contract only on the two states the seed tries: key casing, \
+         missing keys, null, wrong types, neighbouring values, list membership",
     ),
     Probe::enabled_by(
         "procedural/decoy-stays-draft",
         "decoy_demonstrations",
-        "a review that approves every draft, or a second draft that leaks into recall or          governs at the gate",
+        "a review that approves every draft, or a second draft that leaks into recall or governs \
+         at the gate",
     ),
     Probe::enabled_by(
         "procedural/control-promotes-nothing",
         "control_demonstrations",
-        "a promotion count that is not the cycle's own: turns with nothing to learn must          promote nothing",
+        "a promotion count that is not the cycle's own: turns with nothing to learn must promote \
+         nothing",
     ),
 ];
 
