@@ -327,3 +327,71 @@ fn an_unguarded_token_also_loses_the_race() {
     assert_eq!(winners, RACERS);
     assert_eq!(ctx.ledger().counts().duplicates, (RACERS - 1) as u64);
 }
+
+/// The procedural pack with the seed enforcing in the same process, so the
+/// probe that restarts is `enforcement-after-restart`.
+fn procedural_without_restart() -> symfonic_evals::PackDefinition {
+    let symfonic_evals::PackDefinition::Procedural(mut pack) =
+        definition(helpdesk::Pack::Procedural)
+    else {
+        unreachable!("the desk's procedural definition")
+    };
+    pack.restart_before_enforcement = false;
+    symfonic_evals::PackDefinition::Procedural(pack)
+}
+
+#[test]
+fn with_the_seed_not_restarting_its_probes_swap_places() {
+    // An approval held only in memory now passes the seed; only the probe
+    // that restarts before enforcing catches it.
+    let run = run_pack(
+        "helpdesk_twins::no-restart::approval-only-in-memory",
+        &procedural_without_restart(),
+        &run_options(),
+        |ctx| Helpdesk::open_with(ctx, Some(Flaw::ApprovalOnlyInMemory)),
+    );
+    assert_eq!(
+        run.failed_scenarios(),
+        ["procedural/enforcement-after-restart"],
+        "{}",
+        run.render()
+    );
+    let failure = run.first_failure().expect("a failure");
+    assert_eq!(
+        (failure.step_label.as_str(), failure.assertion.as_str()),
+        ("satisfied", "AttributeEquals"),
+        "{}",
+        run.render()
+    );
+    // A policy cached at start-up is now the seed's to catch, and the
+    // probe that enforces without a restart is not run twice.
+    let run = run_pack(
+        "helpdesk_twins::no-restart::policy-cached-at-startup",
+        &procedural_without_restart(),
+        &run_options(),
+        |ctx| Helpdesk::open_with(ctx, Some(Flaw::PolicyCachedAtStartup)),
+    );
+    let failed = run.failed_scenarios();
+    assert_eq!(
+        failed.first().copied(),
+        Some("procedural-review-and-enforcement"),
+        "{}",
+        run.render()
+    );
+    assert!(
+        !failed.contains(&"procedural/enforcement-after-restart"),
+        "{failed:?}"
+    );
+    // The reference passes both placements.
+    let run = run_pack(
+        "helpdesk_twins::no-restart::reference",
+        &procedural_without_restart(),
+        &run_options(),
+        |ctx| Helpdesk::open_with(ctx, None),
+    );
+    run.assert_passed();
+    assert!(run
+        .scenarios()
+        .iter()
+        .any(|s| s.name == "procedural/enforcement-after-restart"));
+}
