@@ -459,6 +459,16 @@ class HelpDesk(Deployment):
         approved = self._approval(request.answer)
         if not self._spend(pause.token):
             self._replayed()
+        try:
+            return self._continue(request, turn, pause, approved)
+        except Exception:
+            # A continuation that fails with an error gives the token back,
+            # so the client's retry carries the turn on.
+            if not self.has("tokens-in-memory") and not self.has("resume-not-retriable"):
+                self.store.release(pause.token, self._run)
+            raise
+
+    def _continue(self, request: ResumeRequest, turn: Turn, pause: PauseRow, approved: bool) -> TurnRecord:
         checkpoint = self._checkpoint(pause.token)
         later = checkpoint.get("next") if isinstance(checkpoint, dict) else None
         continued = isinstance(later, list)

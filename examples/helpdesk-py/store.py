@@ -277,6 +277,16 @@ class Store:
             )
             return cursor.rowcount == 1
 
+    def release(self, token: str, run: "RunLease") -> None:
+        """Gives back the claim ``run`` holds after its continuation failed
+        with an error: the client's retry redeems the token again. A claim
+        another run took over, or a finished token, is left alone."""
+        with self._db:
+            self._db.execute(
+                "UPDATE pauses SET consumed = 0, claimed_by = NULL WHERE token = ? AND consumed = 2 AND claimed_by = ?",
+                (token, run.id),
+            )
+
     def finish(self, token: str) -> None:
         """Marks a claimed token's continuation done: every later
         redemption is a replay."""

@@ -303,6 +303,25 @@ impl Pauses {
         self.store.finish_token(token).map_err(store_error)
     }
 
+    /// Gives back this run's claim on `token` after its continuation failed
+    /// with an error: the client's retry redeems it again. Twins that spend
+    /// tokens outright have nothing to give back.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the database refuses the write.
+    pub fn release(&self, token: &str) -> Result<(), TurnError> {
+        if self.has(Flaw::SpentMarkOnlyInMemory)
+            || self.has(Flaw::TokenRedeemableTwice)
+            || self.has(Flaw::ResumeNotRetriable)
+        {
+            return Ok(());
+        }
+        self.store
+            .release_token(token, self.run.id())
+            .map_err(store_error)
+    }
+
     /// Redeems a token with a person's answer; see the module documentation
     /// for the order of the checks.
     ///

@@ -92,8 +92,26 @@ impl Helpdesk {
     }
 
     /// Redeems the token and continues the paused turn from its checkpoint.
+    /// A continuation that fails with an error gives the token back, so the
+    /// client's retry carries the turn on (its effects deduplicated under
+    /// their keys); only a finished continuation spends it.
     pub(super) fn redeem(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         let redeemed = self.pauses.redeem(request)?;
+        let token = redeemed.token.clone();
+        let continued = self.continue_redeemed(request, redeemed);
+        if continued.is_err() {
+            // The continuation's error is what the client must hear; a
+            // failed release leaves the claim to the dead-run takeover.
+            let _ = self.pauses.release(&token);
+        }
+        continued
+    }
+
+    fn continue_redeemed(
+        &mut self,
+        request: &ResumeRequest,
+        redeemed: crate::interaction::Redeemed,
+    ) -> Result<TurnRecord, TurnError> {
         let bound = redeemed.checkpoint.is_some();
         let resumed = |builder: TurnRecordBuilder, continued: bool| {
             builder

@@ -247,6 +247,23 @@ impl Store {
         Ok(())
     }
 
+    /// Gives back a claim `run` holds, when its continuation failed with an
+    /// error the client may retry: the token redeems again, and a claim
+    /// another run took over or a finished token is left alone.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn release_token(&self, token: &str, run: &str) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "UPDATE pause_tokens SET consumed = 0, claimed_by = NULL
+             WHERE token = ?1 AND consumed = 2 AND claimed_by = ?2",
+            params![token, run],
+        )?;
+        Ok(())
+    }
+
     /// Spends a token without the guard: the flaw a replay-safe store avoids.
     /// Only the `TokenRedeemableTwice` twin calls it.
     ///
@@ -302,5 +319,25 @@ mod tests {
         drop(second);
         let third = RunLease::take(dir).unwrap();
         assert!(!store.claim_token("t", third.id()).unwrap(), "finished");
+        store.release_token("t", third.id()).unwrap();
+        assert!(
+            !store.claim_token("t", third.id()).unwrap(),
+            "still finished"
+        );
+    }
+
+    #[test]
+    fn a_released_claim_redeems_again_and_only_its_holder_releases_it() {
+        let ctx = symfonic_evals::TargetContext::fresh(0).unwrap();
+        let dir = ctx.durable_dir();
+        let store = Store::open_in(dir).unwrap();
+        issued(&store);
+        let run = RunLease::take(dir).unwrap();
+        let other = RunLease::take(dir).unwrap();
+        assert!(store.claim_token("t", run.id()).unwrap());
+        store.release_token("t", other.id()).unwrap();
+        assert!(!store.claim_token("t", run.id()).unwrap(), "not its claim");
+        store.release_token("t", run.id()).unwrap();
+        assert!(store.claim_token("t", run.id()).unwrap(), "released");
     }
 }
