@@ -175,17 +175,20 @@ twins! {
         "procedural/identity-bound", "review", "ProceduresBound",
         "ProceduresBound(procedural_review_procedures, procedural_review_ids)";
     gate_matches_keys_in_any_case: GateKeysCaseInsensitive =>
-        "procedural/gate-sweep", "sweep 4: `region` eq: key in capitalised case", "GateAgrees",
-        "refuse";
+        "procedural/gate-sweep", "sweep 13: `receipt` exists: key in capitalised case",
+        "GateAgrees", "refuse";
     gate_looks_keys_up_in_lower_case_only: GateKeysLowerCaseOnly =>
-        "procedural/gate-sweep", "sweep 3: `region` eq: key in upper case", "GateAgrees",
+        "procedural/gate-sweep", "sweep 9: `receipt` exists: key in upper case", "GateAgrees",
         "admit";
     gate_reads_a_missing_key_as_null: GateMissingKeyAsNull =>
-        "procedural/gate-sweep", "sweep 15: `receipt` exists: key in capitalised case",
-        "GateAgrees", "refuse";
+        "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",
+        "refuse";
     gate_enforces_a_compiled_copy_of_the_rule: GateEnforcesCompiledRule =>
-        "procedural/gate-sweep", "sweep 6: `region` eq: the declared value in lower case",
+        "procedural/gate-sweep", "sweep 8: `region` eq: the declared value in lower case",
         "GateAgrees", "refuse";
+    gate_judges_only_the_first_predicate: GateJudgesFirstPredicateOnly =>
+        "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",
+        "refuse";
     review_approves_every_draft: ReviewApprovesEveryDraft =>
         "procedural/decoy-stays-draft", "review", "AttributeEquals",
         "AttributeEquals(procedural_review)";
@@ -193,8 +196,8 @@ twins! {
         "procedural/control-promotes-nothing", "control 1", "AttributeEquals",
         "AttributeEquals(procedural_promoted)";
     refused_refund_written_straight_to_the_store: RefusedRefundWrittenToStore =>
-        "procedural/gate-sweep", "sweep 4: `region` eq: key in capitalised case",
-        "EffectsMatchOracle", "EffectsMatchOracle";
+        "procedural/gate-sweep", "sweep 4: `region` eq: key missing", "EffectsMatchOracle",
+        "EffectsMatchOracle";
 
     // Caught by one extension probe each.
     call_ids_restart_every_turn: CallIdsRestartEveryTurn =>

@@ -465,7 +465,7 @@ pub const TWINS: [PythonTwin; 30] = [
         Pack::Procedural,
         (
             "procedural/gate-sweep",
-            "sweep 4: `region` neq: key in capitalised case",
+            "sweep 6: `region` neq: key in capitalised case",
             "GateAgrees",
             "GateAgrees",
         ),
@@ -476,8 +476,8 @@ pub const TWINS: [PythonTwin; 30] = [
         Pack::Procedural,
         (
             "procedural/gate-sweep",
-            // A capitalised key is missing to the contract, and null to it.
-            "sweep 4: `region` neq: key in capitalised case",
+            // A missing key fails `neq` by the contract, and null passes it.
+            "sweep 4: `region` neq: key missing",
             "GateAgrees",
             "GateAgrees",
         ),

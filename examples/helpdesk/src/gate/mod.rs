@@ -67,6 +67,7 @@ fn precondition_stage(
         Some(Flaw::GateKeysCaseInsensitive) => own(Judge::Looking(Lookup::CaseInsensitive)),
         Some(Flaw::GateKeysLowerCaseOnly) => own(Judge::Looking(Lookup::LowerCaseOnly)),
         Some(Flaw::GateMissingKeyAsNull) => own(Judge::Looking(Lookup::MissingAsNull)),
+        Some(Flaw::GateJudgesFirstPredicateOnly) => own(Judge::FirstPredicateOnly),
         // The approved procedure named, a hand-written copy of its rule judged.
         Some(Flaw::GateEnforcesCompiledRule) => own(Judge::Compiled(json!([
             {"state": {"path": "region", "op": "neq", "value": "EU"}},

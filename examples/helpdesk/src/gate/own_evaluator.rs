@@ -36,6 +36,8 @@ pub enum Judge {
     Looking(Lookup),
     /// A precondition compiled into the desk, whatever the review approved.
     Compiled(Value),
+    /// The stored precondition's first predicate alone, by the library.
+    FirstPredicateOnly,
 }
 
 /// The stage; see the module documentation.
@@ -96,6 +98,12 @@ impl Judge {
                         .all(|predicate| holds(state, predicate, *lookup))
             }
             Self::Compiled(rule) => skill_applies(state, rule),
+            Self::FirstPredicateOnly => {
+                precondition_problem(precondition).is_none()
+                    && state_predicates_in(precondition)
+                        .first()
+                        .is_none_or(|predicate| evaluate_state_predicate(state, predicate).matched)
+            }
         }
     }
 }

@@ -310,18 +310,19 @@ impl Flaw {
                 "ProceduresBound",
                 "ProceduresBound(procedural_review_procedures, procedural_review_ids)",
             ),
-            Self::GateKeysCaseInsensitive => sweep("sweep 4: `region` eq: key in capitalised case"),
+            Self::GateKeysCaseInsensitive => {
+                sweep("sweep 13: `receipt` exists: key in capitalised case")
+            }
             Self::GateKeysLowerCaseOnly => at(
                 "procedural/gate-sweep",
-                "sweep 3: `region` eq: key in upper case",
+                "sweep 9: `receipt` exists: key in upper case",
                 "GateAgrees",
                 "admit",
             ),
-            Self::GateMissingKeyAsNull => {
-                sweep("sweep 15: `receipt` exists: key in capitalised case")
-            }
+            Self::GateMissingKeyAsNull => sweep("sweep 6: `receipt` exists: key missing"),
+            Self::GateJudgesFirstPredicateOnly => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateEnforcesCompiledRule => {
-                sweep("sweep 6: `region` eq: the declared value in lower case")
+                sweep("sweep 8: `region` eq: the declared value in lower case")
             }
             Self::ReviewApprovesEveryDraft => at(
                 "procedural/decoy-stays-draft",
@@ -337,7 +338,7 @@ impl Flaw {
             ),
             Self::RefusedRefundWrittenToStore => at(
                 "procedural/gate-sweep",
-                "sweep 4: `region` eq: key in capitalised case",
+                "sweep 4: `region` eq: key missing",
                 "EffectsMatchOracle",
                 "EffectsMatchOracle",
             ),

@@ -149,6 +149,10 @@ flaws! {
     /// The gate names the approved procedure but judges a hand-written copy
     /// of its rule, which agrees on the pack's two states only.
     GateEnforcesCompiledRule = "gate-enforces-compiled-rule" in Procedural,
+    /// The gate's own evaluator judges only a precondition's first
+    /// predicate: the pack's blocked state fails that one, so the seed
+    /// passes.
+    GateJudgesFirstPredicateOnly = "gate-judges-first-predicate-only" in Procedural,
     /// An approval approves every draft on file, not the one it selects.
     ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,
     /// The promoted count is the number of episodes the cycle read.

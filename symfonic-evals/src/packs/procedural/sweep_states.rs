@@ -48,8 +48,25 @@ fn rules(preconditions: &[&Value]) -> Vec<(String, String, Option<Value>)> {
     out
 }
 
+/// How many priority tiers candidates fall into; see [`Tiered`].
+const TIERS: u8 = 3;
+
+/// A candidate with its priority: tier 0 holds what every gate must get
+/// right (the declared value, the key missing), tier 1 the commonest slips
+/// (null, key casing, value casing, another type, a non-member), tier 2 the
+/// rest. A sweep cut short by its budget still tries every rule's tier 0.
+struct Tiered {
+    tier: u8,
+    state: Value,
+    shape: String,
+}
+
 /// Every candidate state around `bases` for the predicates in
-/// `preconditions`, in generation order, without repeats.
+/// `preconditions`, without repeats: the declared states first, then tier
+/// by tier, taking one candidate from each rule in turn, so a second or
+/// third predicate is swept as early as the first. `bases` are the pack's
+/// satisfied and blocked states, in that order; the first is what every
+/// generated state changes one path of.
 pub(super) fn candidates(preconditions: &[&Value], bases: &[&Value]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut push = |state: Value, shape: String| {
@@ -57,105 +74,166 @@ pub(super) fn candidates(preconditions: &[&Value], bases: &[&Value]) -> Vec<Cand
             out.push(Candidate { state, shape });
         }
     };
-    for base in bases {
-        push((*base).clone(), "a state the pack declares".into());
+    for (i, base) in bases.iter().enumerate() {
+        let shape = match i {
+            0 => "the satisfied state the pack declares".to_owned(),
+            1 => "the blocked state the pack declares".to_owned(),
+            n => format!("state {} the pack declares", n + 1),
+        };
+        push((*base).clone(), shape);
     }
     let base = bases
         .first()
         .copied()
         .cloned()
         .unwrap_or(Value::Object(Map::new()));
-    for (path, op, value) in rules(preconditions) {
-        let rule = Rule {
-            path: &path,
-            op: &op,
-            value: value.as_ref(),
-        };
-        for (value, class) in values_for(&rule, &base) {
-            push(
-                with_path(&base, &path, Casing::AsWritten, Some(value.clone())),
-                format!("`{path}` {op}: {class}"),
-            );
-            if class == "a value the rule admits" {
-                for casing in [Casing::Upper, Casing::Lower, Casing::Capitalised] {
-                    push(
-                        with_path(&base, &path, casing, Some(value.clone())),
-                        format!("`{path}` {op}: key in {} case", casing.name()),
-                    );
+    let per_rule: Vec<Vec<Tiered>> = rules(preconditions)
+        .iter()
+        .map(|(path, op, value)| {
+            let rule = Rule {
+                path,
+                op,
+                value: value.as_ref(),
+            };
+            rule_candidates(&rule, &base)
+        })
+        .collect();
+    for tier in 0..TIERS {
+        let lists: Vec<Vec<&Tiered>> = per_rule
+            .iter()
+            .map(|list| list.iter().filter(|c| c.tier == tier).collect())
+            .collect();
+        let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+        for i in 0..longest {
+            for list in &lists {
+                if let Some(candidate) = list.get(i) {
+                    push(candidate.state.clone(), candidate.shape.clone());
                 }
             }
-        }
-        push(
-            with_path(&base, &path, Casing::AsWritten, None),
-            format!("`{path}` {op}: key missing"),
-        );
-        push(
-            with_path(&base, &path, Casing::AsWritten, Some(Value::Null)),
-            format!("`{path}` {op}: null"),
-        );
-        if let Some((parent, _)) = path.rsplit_once('.') {
-            push(
-                with_path(&base, parent, Casing::AsWritten, None),
-                format!("`{path}` {op}: parent `{parent}` missing"),
-            );
-            push(
-                with_path(
-                    &base,
-                    parent,
-                    Casing::AsWritten,
-                    Some(Value::String("x".into())),
-                ),
-                format!("`{path}` {op}: parent `{parent}` not an object"),
-            );
         }
     }
     out
 }
 
-/// Values at a rule's path worth trying, each with its edge class.
-fn values_for(rule: &Rule<'_>, base: &Value) -> Vec<(Value, &'static str)> {
-    let admitted = "a value the rule admits";
+/// One rule's candidates, each a change at the rule's path alone.
+fn rule_candidates(rule: &Rule<'_>, base: &Value) -> Vec<Tiered> {
+    let (path, op) = (rule.path, rule.op);
     let mut out = Vec::new();
+    let mut add = |tier: u8, casing: Casing, value: Option<Value>, class: String| {
+        out.push(Tiered {
+            tier,
+            state: with_path(base, path, casing, value),
+            shape: format!("`{path}` {op}: {class}"),
+        });
+    };
+    let values = values_for(rule, base);
+    for (tier, value, class) in &values {
+        add(
+            *tier,
+            Casing::AsWritten,
+            Some(value.clone()),
+            (*class).to_owned(),
+        );
+    }
+    add(0, Casing::AsWritten, None, "key missing".into());
+    add(1, Casing::AsWritten, Some(Value::Null), "null".into());
+    // Key casing, around the first value the rule admits: a gate that
+    // folds keys admits these, one that ignores them refuses the rest.
+    if let Some((_, admitted, _)) = values
+        .iter()
+        .find(|(_, _, class)| class.starts_with(ADMITS))
+    {
+        for (tier, casing) in [
+            (1, Casing::Capitalised),
+            (2, Casing::Upper),
+            (2, Casing::Lower),
+        ] {
+            add(
+                tier,
+                casing,
+                Some(admitted.clone()),
+                format!("key in {} case", casing.name()),
+            );
+        }
+    }
+    if let Some((parent, _)) = path.rsplit_once('.') {
+        out.push(Tiered {
+            tier: 2,
+            state: with_path(base, parent, Casing::AsWritten, None),
+            shape: format!("`{path}` {op}: parent `{parent}` missing"),
+        });
+        out.push(Tiered {
+            tier: 2,
+            state: with_path(
+                base,
+                parent,
+                Casing::AsWritten,
+                Some(Value::String("x".into())),
+            ),
+            shape: format!("`{path}` {op}: parent `{parent}` not an object"),
+        });
+    }
+    out
+}
+
+/// How the label of a value a rule admits begins.
+const ADMITS: &str = "admitted";
+
+/// Values at a rule's path worth trying, each with its tier and its edge
+/// class (distinct within the rule, so no two sweep labels read alike).
+fn values_for(rule: &Rule<'_>, base: &Value) -> Vec<(u8, Value, String)> {
+    let mut out: Vec<(u8, Value, String)> = Vec::new();
+    // The neighbours a sloppy comparison confuses with a value; the first
+    // two (value casing) are common slips, the rest rarer.
+    let tiered = |i: usize| if i < 2 { 1 } else { 2 };
     match (rule.op, rule.value) {
         ("eq", Some(declared)) => {
-            out.push((declared.clone(), admitted));
-            out.extend(neighbours(declared));
-            out.push((wrong_type(declared), "a value of another type"));
+            out.push((0, declared.clone(), format!("{ADMITS}: the declared value")));
+            for (i, (value, class)) in neighbours(declared).into_iter().enumerate() {
+                out.push((tiered(i), value, class.to_owned()));
+            }
+            out.push((1, wrong_type(declared), "a value of another type".into()));
         }
         ("neq", Some(declared)) => {
-            out.push((declared.clone(), "the declared value"));
-            for (value, _) in neighbours(declared) {
-                out.push((value, admitted));
+            out.push((0, declared.clone(), "the declared value".into()));
+            for (i, (value, class)) in neighbours(declared).into_iter().enumerate() {
+                out.push((tiered(i), value, format!("{ADMITS}: {class}")));
             }
-            out.push((wrong_type(declared), "a value of another type"));
+            out.push((1, wrong_type(declared), "a value of another type".into()));
         }
         ("in", Some(Value::Array(members))) => {
-            for member in members.iter().take(3) {
-                out.push((member.clone(), admitted));
+            for (i, member) in members.iter().take(3).enumerate() {
+                let tier = if i == 0 { 0 } else { 1 };
+                out.push((tier, member.clone(), format!("{ADMITS}: member {}", i + 1)));
             }
             if let Some(first) = members.first() {
-                out.extend(
-                    neighbours(first)
-                        .into_iter()
-                        .map(|(v, _)| (v, "a non-member")),
-                );
+                for (i, (value, class)) in neighbours(first).into_iter().enumerate() {
+                    let class = format!("a non-member ({class} of member 1)");
+                    out.push((tiered(i), value, class));
+                }
                 out.push((
+                    2,
                     Value::Array(vec![first.clone()]),
-                    "a list where a member is expected",
+                    "a list where a member is expected".into(),
                 ));
-                out.push((wrong_type(first), "a value of another type"));
+                out.push((1, wrong_type(first), "a value of another type".into()));
             }
             let joined: String = members.iter().filter_map(Value::as_str).collect();
             if !joined.is_empty() {
-                out.push((Value::String(joined), "a string containing the members"));
+                out.push((
+                    2,
+                    Value::String(joined),
+                    "a string containing the members".into(),
+                ));
             }
         }
         ("exists", _) => {
             let present = crate::contracts::resolve_path(base, rule.path)
                 .cloned()
                 .unwrap_or(Value::Bool(true));
-            out.push((present, admitted));
-            out.push((Value::String(String::new()), "an empty string"));
+            out.push((0, present, format!("{ADMITS}: a value present")));
+            out.push((1, Value::String(String::new()), "an empty string".into()));
+            out.push((2, Value::Bool(false), "the value false".into()));
         }
         _ => {}
     }
@@ -419,6 +497,42 @@ mod tests {
                 "{expected} missing from {states:?}"
             );
         }
+    }
+
+    #[test]
+    fn every_rule_is_swept_early_and_no_two_labels_read_alike() {
+        let pre = json!([
+            {"state": {"path": "window", "op": "eq", "value": "open"}},
+            {"state": {"path": "severity", "op": "neq", "value": "sev1"}},
+            {"state": {"path": "team", "op": "in", "value": ["ops", "sre"]}},
+        ]);
+        let satisfied = json!({"window": "open", "severity": "sev2", "team": "ops"});
+        let blocked = json!({"window": "shut", "severity": "sev2", "team": "ops"});
+        let all = candidates(&[&pre], &[&satisfied, &blocked]);
+        let position = |label: &str| {
+            all.iter()
+                .position(|c| c.shape == label)
+                .unwrap_or_else(|| panic!("{label} not generated"))
+        };
+        // Tier 0 of every rule comes before any rule's tier 1: the declared
+        // value of the last rule and each rule's missing key are among the
+        // first few states, whatever the rules' order.
+        for label in [
+            "`severity` neq: the declared value",
+            "`window` eq: key missing",
+            "`severity` neq: key missing",
+            "`team` in: key missing",
+        ] {
+            assert!(
+                position(label) < 2 + 3 * 3,
+                "{label} at {}",
+                position(label)
+            );
+        }
+        assert!(position("`team` in: key missing") < position("`window` eq: null"));
+        let labels: std::collections::HashSet<&str> =
+            all.iter().map(|c| c.shape.as_str()).collect();
+        assert_eq!(labels.len(), all.len(), "a label repeats");
     }
 
     #[test]
