@@ -175,8 +175,8 @@ twins! {
         "procedural/identity-bound", "review", "ProceduresBound",
         "ProceduresBound(procedural_review_procedures, procedural_review_ids)";
     gate_matches_keys_in_any_case: GateKeysCaseInsensitive =>
-        "procedural/gate-sweep", "sweep 13: `receipt` exists: key in capitalised case",
-        "GateAgrees", "refuse";
+        "procedural/gate-sweep", "sweep 8: `region` eq: key in capitalised case", "GateAgrees",
+        "refuse";
     gate_looks_keys_up_in_lower_case_only: GateKeysLowerCaseOnly =>
         "procedural/gate-sweep", "sweep 9: `receipt` exists: key in upper case", "GateAgrees",
         "admit";
@@ -184,7 +184,7 @@ twins! {
         "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",
         "refuse";
     gate_enforces_a_compiled_copy_of_the_rule: GateEnforcesCompiledRule =>
-        "procedural/gate-sweep", "sweep 8: `region` eq: the declared value in lower case",
+        "procedural/gate-sweep", "sweep 12: `region` eq: null",
         "GateAgrees", "refuse";
     gate_judges_only_the_first_predicate: GateJudgesFirstPredicateOnly =>
         "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",

@@ -310,9 +310,7 @@ impl Flaw {
                 "ProceduresBound",
                 "ProceduresBound(procedural_review_procedures, procedural_review_ids)",
             ),
-            Self::GateKeysCaseInsensitive => {
-                sweep("sweep 13: `receipt` exists: key in capitalised case")
-            }
+            Self::GateKeysCaseInsensitive => sweep("sweep 8: `region` eq: key in capitalised case"),
             Self::GateKeysLowerCaseOnly => at(
                 "procedural/gate-sweep",
                 "sweep 9: `receipt` exists: key in upper case",
@@ -321,9 +319,7 @@ impl Flaw {
             ),
             Self::GateMissingKeyAsNull => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateJudgesFirstPredicateOnly => sweep("sweep 6: `receipt` exists: key missing"),
-            Self::GateEnforcesCompiledRule => {
-                sweep("sweep 8: `region` eq: the declared value in lower case")
-            }
+            Self::GateEnforcesCompiledRule => sweep("sweep 12: `region` eq: null"),
             Self::ReviewApprovesEveryDraft => at(
                 "procedural/decoy-stays-draft",
                 "review",

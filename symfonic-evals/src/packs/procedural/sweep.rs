@@ -118,33 +118,9 @@ impl GateSweep {
         }
     }
 
-    /// Up to `n` candidates, alternating admitted and refused states so both
-    /// verdicts are tried whatever `n` is.
     fn choose(&self, preconditions: &[Value]) -> Vec<(Candidate, GateVerdict)> {
-        let rules: Vec<&Value> = preconditions.iter().collect();
         let bases: Vec<&Value> = self.bases.iter().collect();
-        let (mut admit, mut refuse): (Vec<_>, Vec<_>) = candidates(&rules, &bases)
-            .into_iter()
-            .map(|c| {
-                let verdict = Self::verdict(preconditions, &c.state);
-                (c, verdict)
-            })
-            .partition(|(_, v)| *v == GateVerdict::Admit);
-        admit.reverse();
-        refuse.reverse();
-        let mut out = Vec::new();
-        while out.len() < self.states {
-            let pick = if out.len() % 2 == 0 {
-                admit.pop().or_else(|| refuse.pop())
-            } else {
-                refuse.pop().or_else(|| admit.pop())
-            };
-            match pick {
-                Some(pick) => out.push(pick),
-                None => break,
-            }
-        }
-        out
+        choose(preconditions, &bases, self.states)
     }
 
     /// Shrinks a disagreeing state while the gate keeps disagreeing.
@@ -183,6 +159,35 @@ impl GateSweep {
     }
 }
 
+/// Up to `n` candidates around `bases`, alternating states the contract
+/// admits and refuses so both verdicts are tried whatever `n` is, each
+/// side in generation order.
+fn choose(preconditions: &[Value], bases: &[&Value], n: usize) -> Vec<(Candidate, GateVerdict)> {
+    let rules: Vec<&Value> = preconditions.iter().collect();
+    let (mut admit, mut refuse): (Vec<_>, Vec<_>) = candidates(&rules, bases)
+        .into_iter()
+        .map(|c| {
+            let verdict = GateSweep::verdict(preconditions, &c.state);
+            (c, verdict)
+        })
+        .partition(|(_, v)| *v == GateVerdict::Admit);
+    admit.reverse();
+    refuse.reverse();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let pick = if out.len() % 2 == 0 {
+            admit.pop().or_else(|| refuse.pop())
+        } else {
+            refuse.pop().or_else(|| admit.pop())
+        };
+        match pick {
+            Some(pick) => out.push(pick),
+            None => break,
+        }
+    }
+    out
+}
+
 impl Continuation for GateSweep {
     fn describe(&self) -> String {
         format!(
@@ -216,6 +221,45 @@ impl Continuation for GateSweep {
         }
         if let Some(state) = first_disagreement {
             self.shrink(session, &preconditions, state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_default_budget_reaches_every_predicate_and_the_first_key_casing() {
+        // Two predicates, the second a `neq` on a nested path: a budget of
+        // 16 must try the second's declared value and missing key, and the
+        // first's key in another case, whatever order the rules are in.
+        let rules = [
+            json!({"state": {"path": "change.window", "op": "eq", "value": "open"}}),
+            json!({"state": {"path": "incident.severity", "op": "neq", "value": "sev1"}}),
+        ];
+        let satisfied = json!({"change": {"window": "open"}, "incident": {"severity": "sev3"}});
+        let blocked = json!({"change": {"window": "closed"}, "incident": {"severity": "sev3"}});
+        for order in [[0, 1], [1, 0]] {
+            let pre = json!([rules[order[0]].clone(), rules[order[1]].clone()]);
+            let chosen = choose(&[pre], &[&satisfied, &blocked], 16);
+            let labels: Vec<&str> = chosen.iter().map(|(c, _)| c.shape.as_str()).collect();
+            for wanted in [
+                "`incident.severity` neq: the declared value",
+                "`incident.severity` neq: key missing",
+                "`change.window` eq: key missing",
+                "`change.window` eq: key in capitalised case",
+                "`incident.severity` neq: key in capitalised case",
+            ] {
+                assert!(labels.contains(&wanted), "{wanted} not in {labels:#?}");
+            }
+            let admitted = chosen
+                .iter()
+                .filter(|(_, v)| *v == GateVerdict::Admit)
+                .count();
+            assert!(admitted >= 4 && chosen.len() - admitted >= 4, "{labels:#?}");
         }
     }
 }

@@ -127,30 +127,42 @@ fn rule_candidates(rule: &Rule<'_>, base: &Value) -> Vec<Tiered> {
         });
     };
     let values = values_for(rule, base);
-    for (tier, value, class) in &values {
-        add(
-            *tier,
-            Casing::AsWritten,
-            Some(value.clone()),
-            (*class).to_owned(),
-        );
+    // Within a tier the order below is the order tried: key casing before
+    // null before the value variations, since gates that fold or ignore
+    // key case are the commonest slip after a missing key.
+    for (tier, value, class) in values.iter().filter(|(tier, ..)| *tier == 0) {
+        add(*tier, Casing::AsWritten, Some(value.clone()), class.clone());
     }
     add(0, Casing::AsWritten, None, "key missing".into());
-    add(1, Casing::AsWritten, Some(Value::Null), "null".into());
     // Key casing, around the first value the rule admits: a gate that
     // folds keys admits these, one that ignores them refuses the rest.
-    if let Some((_, admitted, _)) = values
+    let admitted = values
         .iter()
         .find(|(_, _, class)| class.starts_with(ADMITS))
-    {
-        for (tier, casing) in [
-            (1, Casing::Capitalised),
-            (2, Casing::Upper),
-            (2, Casing::Lower),
-        ] {
+        .map(|(_, value, _)| value.clone());
+    let casings = [
+        (1, Casing::Capitalised),
+        (2, Casing::Upper),
+        (2, Casing::Lower),
+    ];
+    if let Some(admitted) = &admitted {
+        let (tier, casing) = casings[0];
+        add(
+            tier,
+            casing,
+            Some(admitted.clone()),
+            format!("key in {} case", casing.name()),
+        );
+    }
+    add(1, Casing::AsWritten, Some(Value::Null), "null".into());
+    for (tier, value, class) in values.iter().filter(|(tier, ..)| *tier > 0) {
+        add(*tier, Casing::AsWritten, Some(value.clone()), class.clone());
+    }
+    if let Some(admitted) = &admitted {
+        for (tier, casing) in &casings[1..] {
             add(
-                tier,
-                casing,
+                *tier,
+                *casing,
                 Some(admitted.clone()),
                 format!("key in {} case", casing.name()),
             );
