@@ -46,10 +46,12 @@ fn caught(flaw: Flaw, scenario: &str, step: &str, assertion: &str, detail: &str)
     );
     let seed = flaw.pack_kind_seed();
     let failed = run.failed_scenarios();
-    if scenario == seed {
-        assert_eq!(failed.first(), Some(&seed), "{failed:?}");
-    } else {
-        assert_eq!(failed, [scenario], "only its probe catches it");
+    // The scenario pinned is the first to fail; the others it fails are
+    // pinned below (a probe's twin usually fails that probe alone, but a
+    // crash is a restart too).
+    assert_eq!(failed.first(), Some(&scenario), "{failed:?}");
+    if scenario != seed {
+        assert!(!failed.contains(&seed), "the seed passes a probe's twin");
     }
     assert_eq!(failed, flaw.failing_scenarios(), "{}", run.render());
     // The first failure of the whole run is the catch: nothing earlier broke.
@@ -160,6 +162,9 @@ twins! {
         "approval/unfit-answer", "resume", "UnexpectedError", "the turn succeeds";
     ledger_effect_without_a_row_in_the_store: LedgerKeyPerConversation =>
         "approval/two-conversations", "resume b", "EffectsMatchOracle", "EffectsMatchOracle";
+    token_spent_before_the_continuation: ResumeNotRetriable =>
+        "approval/crash-inside-resume", "resume killed at its first effect", "UnexpectedError",
+        "the turn succeeds";
 
     // Caught by one procedural probe each.
     policy_cached_at_start_up: PolicyCachedAtStartup =>
@@ -221,16 +226,14 @@ twins! {
     key_recorded_only_after_the_effect: KeyRecordedAfterEffect =>
         "exactly-once-effects", "crash at resume effect 1", "CrashedEffectRetried",
         "CrashedEffectRetried";
-    token_spent_before_the_continuation: ResumeNotRetriable =>
-        "exactly-once-effects", "crash at resume effect 1", "UnexpectedError",
-        "the turn succeeds";
     outbox_written_only_when_the_ledger_applies: OutboxOnlyWhenApplied =>
         "exactly-once-effects", "crash at resume effect 1", "EffectsMatchOracle",
         "the effect oracle counts the ledger's 1 applied effect(s)";
 }
 
-/// The exactly-once twins keep every other pack green: without the crash
-/// experiments nothing tells them from the reference.
+/// The exactly-once twins keep the procedural and extension packs green:
+/// without a crash nothing tells them from the reference. The approval
+/// pack crashes inside its resume, and that probe alone catches them.
 #[test]
 fn exactly_once_twins_pass_every_other_pack() {
     let twins = Flaw::ALL
@@ -249,7 +252,16 @@ fn exactly_once_twins_pass_every_other_pack() {
                 &run_options(),
                 move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
             );
-            assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render());
+            if pack == helpdesk::Pack::ApprovalResume {
+                assert_eq!(
+                    run.failed_scenarios(),
+                    ["approval/crash-inside-resume"],
+                    "{flaw:?}:\n{}",
+                    run.render()
+                );
+            } else {
+                assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render());
+            }
         }
     }
 }
@@ -266,7 +278,7 @@ fn every_flaw_is_pinned_above_exactly_once() {
 }
 
 #[test]
-fn every_probe_the_desk_runs_has_a_twin_only_it_catches() {
+fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
     for pack in [
         helpdesk::Pack::Procedural,
         helpdesk::Pack::ApprovalResume,
@@ -277,16 +289,25 @@ fn every_probe_the_desk_runs_has_a_twin_only_it_catches() {
         let seed = definition.kind().seed_scenario();
         for scenario in definition.scenarios() {
             let name = scenario.name.as_str();
-            let only = Flaw::ALL
+            // A probe's twin passes the seed and fails that probe first;
+            // almost always that probe alone (pinned per twin above), but a
+            // crash is a restart too, so a checkpoint held in memory fails
+            // both the restart and the crash probes.
+            let first = Flaw::ALL
                 .iter()
-                .filter(|f| f.pack() == pack && f.failing_scenarios() == [name])
+                .filter(|f| f.pack() == pack && f.expected_catch().scenario == name)
                 .count();
-            let seed_twins = Flaw::ALL
-                .iter()
-                .filter(|f| f.pack() == pack && f.expected_catch().scenario == seed)
-                .count();
-            let expected = if name == seed { seed_twins } else { only };
-            assert!(expected >= 1, "no twin is caught first by {name}");
+            assert!(first >= 1, "no twin is caught first by {name}");
+            if name != seed {
+                let alone = Flaw::ALL
+                    .iter()
+                    .any(|f| f.pack() == pack && f.failing_scenarios() == [name]);
+                let shared = ["approval/restart-between-pause-and-resume"];
+                assert!(
+                    alone || shared.contains(&name),
+                    "no twin fails {name} alone"
+                );
+            }
         }
     }
 }

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from model import INTERACTION, Outcome, Plan, ScriptedModel, ToolRequest
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence
-from store import Procedure, Store
+from store import PauseRow, Procedure, RunLease, Store
 from symfonic_evals_protocol import (
     AsyncDeployment,
     AsyncTurn,
@@ -68,9 +68,13 @@ class AsyncHelpDesk(AsyncDeployment):
 
     async def start(self) -> None:
         self.store = Store(self.durable_dir)
+        # Names this process's redemptions, so a claim left by a process
+        # that died mid-continuation is a client's retry and is honoured.
+        self.run = RunLease(self.durable_dir)
         self.model = ScriptedModel()
 
     async def close(self) -> None:
+        self.run.close()
         self.store.close()
 
     def _approved(self) -> List[Procedure]:
@@ -152,15 +156,19 @@ class AsyncHelpDesk(AsyncDeployment):
     async def _body(self, name: str, arguments: Dict[str, Any], turn: AsyncTurn) -> Any:
         """Runs a tool body and witnesses it from where it ran."""
         try:
+            # The row is written whether the ledger applied the effect or
+            # refused it as a duplicate (both writes are idempotent): a
+            # duplicate may be the retry of a run that died between the
+            # ledger and the row, and the store must not lag the world.
             if name == "issue_refund":
                 order = int(arguments["order"])
-                if await turn.ledger_apply(f"refund:{order}"):
-                    self.store.record_refund(order)
+                await turn.ledger_apply(f"refund:{order}")
+                self.store.record_refund(order)
                 result: Any = {"refunded": order}
             elif name == "escalate_ticket":
                 ticket = int(arguments["ticket"])
-                if await turn.ledger_apply(f"escalate:{ticket}"):
-                    self.store.record_escalation(ticket)
+                await turn.ledger_apply(f"escalate:{ticket}")
+                self.store.record_escalation(ticket)
                 result = {"escalated": ticket}
             elif name == "weather_lookup":
                 city = str(arguments["city"])
@@ -198,12 +206,25 @@ class AsyncHelpDesk(AsyncDeployment):
         if request.question_id != pause.question_id:
             raise TurnFailure("QuestionMismatch", "the answer addresses another question", code="question.mismatch")
         answer = request.answer
-        if pause.consumed:
-            raise TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
+        replayed = TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
+        if pause.finished or pause.claimed_by == self.run.id:
+            raise replayed
         if not (isinstance(answer, dict) and set(answer) == {"approved"} and isinstance(answer["approved"], bool)):
             raise TurnFailure("InvalidAnswer", "the answer says only whether it is approved", code="answer.invalid")
-        if not self.store.consume(pause.token):
-            raise TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
+        # Claimed, not spent: the token is spent for good only once the
+        # continuation is done, so a crash inside it leaves a turn the
+        # client's retry can finish (its effects deduplicated by key).
+        if not self.store.claim(pause.token, self.run):
+            raise replayed
+        try:
+            record = await self._continue(pause, answer, turn)
+        except Exception:
+            self.store.release(pause.token, self.run)
+            raise
+        self.store.finish(pause.token)
+        return record
+
+    async def _continue(self, pause: PauseRow, answer: Any, turn: AsyncTurn) -> TurnRecord:
         later: Optional[List[Any]] = None
         if isinstance(pause.checkpoint, dict) and isinstance(pause.checkpoint.get("next"), list):
             later = pause.checkpoint["next"]

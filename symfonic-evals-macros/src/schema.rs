@@ -76,6 +76,7 @@ impl Kind {
             Self::ApprovalResume => &[
                 "approval/restart-between-pause-and-resume",
                 "approval/restart-before-replay",
+                "approval/crash-inside-resume",
                 "approval/forged-token",
                 "approval/token-bound-to-conversation",
                 "approval/two-conversations",

@@ -243,6 +243,7 @@ const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
 const WITH_REPLAY: &[&str] = &[
     "approval/restart-between-pause-and-resume",
     "approval/restart-before-replay",
+    "approval/crash-inside-resume",
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
@@ -269,6 +270,18 @@ pub const TWINS: [PythonTwin; 30] = [
             "resume",
             "AttributeEquals",
             "AttributeEquals(resume_checkpoint)",
+        ),
+        // A crash is a restart too.
+        &["approval/crash-inside-resume"],
+    ),
+    twin(
+        "resume-not-retriable",
+        Pack::ApprovalResume,
+        (
+            "approval/crash-inside-resume",
+            "resume killed at its first effect",
+            "UnexpectedError",
+            "the turn succeeds",
         ),
         &[],
     ),
@@ -570,17 +583,6 @@ pub const TWINS: [PythonTwin; 30] = [
             "crash at resume effect 1",
             "CrashedEffectRetried",
             "CrashedEffectRetried",
-        ),
-        &[],
-    ),
-    twin(
-        "resume-not-retriable",
-        Pack::ExactlyOnce,
-        (
-            EXACTLY_ONCE_SEED,
-            "crash at resume effect 1",
-            "UnexpectedError",
-            "the turn succeeds",
         ),
         &[],
     ),

@@ -102,6 +102,16 @@ impl<'a> Session<'a> {
         self.pauses.get(conversation)
     }
 
+    /// Whether a step may crash the deployment at an effect: only a
+    /// deployment in a child process can be killed (the default process
+    /// isolation, or a process target). A continuation that crashes as an
+    /// extra check, rather than as the pack's point, asks first.
+    pub fn can_crash(&self) -> bool {
+        self.target
+            .as_ref()
+            .is_some_and(|target| target.crashable())
+    }
+
     /// Whether the trial has ended (a step broke, or the watchdog gave up):
     /// nothing more will run.
     pub fn ended(&self) -> bool {

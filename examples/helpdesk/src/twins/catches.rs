@@ -57,6 +57,7 @@ const APPROVAL_ALL: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
     "approval/restart-before-replay",
+    "approval/crash-inside-resume",
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
@@ -73,6 +74,7 @@ const APPROVAL_APPROVING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
     "approval/restart-before-replay",
+    "approval/crash-inside-resume",
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
@@ -88,6 +90,7 @@ const APPROVAL_REPLAYING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
     "approval/restart-before-replay",
+    "approval/crash-inside-resume",
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
@@ -188,8 +191,8 @@ impl Flaw {
                 "CrashedEffectRetried",
             ),
             Self::ResumeNotRetriable => at(
-                EXACTLY_ONCE,
-                "crash at resume effect 1",
+                "approval/crash-inside-resume",
+                "resume killed at its first effect",
                 "UnexpectedError",
                 "the turn succeeds",
             ),
@@ -394,6 +397,11 @@ impl Flaw {
             Self::PauseReportedAsAttribute | Self::ResumeRestartsTurn => APPROVAL_ALL,
             Self::ResumeWithoutCheckpoint | Self::ResumeWithoutContinuation => APPROVAL_APPROVING,
             Self::TokenRedeemableTwice => APPROVAL_REPLAYING,
+            // A crash is a restart too.
+            Self::CheckpointOnlyInMemory => &[
+                "approval/restart-between-pause-and-resume",
+                "approval/crash-inside-resume",
+            ],
             Self::ExtensionDeclaredNotBound => &[
                 EXTENSION,
                 "extension/repeated-and-fresh-conversation",

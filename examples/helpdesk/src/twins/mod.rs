@@ -128,6 +128,9 @@ flaws! {
     /// customer in the store: a second conversation's cancellation is a
     /// ledger effect with no row behind it.
     LedgerKeyPerConversation = "ledger-key-per-conversation" in ApprovalResume,
+    /// The token is spent for good before the continuation runs, so a
+    /// crash inside the continuation leaves a turn nobody can finish.
+    ResumeNotRetriable = "resume-not-retriable" in ApprovalResume,
     /// The gate reads approvals once, when the desk opens: an approval
     /// takes effect only after a restart.
     PolicyCachedAtStartup = "policy-cached-at-startup" in Procedural,
@@ -179,9 +182,6 @@ flaws! {
     /// recorded only after the effect is done: a crash in between forgets
     /// it.
     KeyRecordedAfterEffect = "key-recorded-after-effect" in ExactlyOnce,
-    /// The token is spent for good before the continuation runs, so a
-    /// crash inside the continuation leaves a turn nobody can finish.
-    ResumeNotRetriable = "resume-not-retriable" in ExactlyOnce,
     /// The outbox row is written only when the ledger applies the effect,
     /// never on a duplicate: a crash between the two loses the row for
     /// good.

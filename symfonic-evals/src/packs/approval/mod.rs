@@ -26,6 +26,12 @@ pub const PROBES: &[Probe] = &[
         "a spent mark held only in memory: after a restart the replayed token redeems again",
     ),
     Probe::default_on(
+        "approval/crash-inside-resume",
+        "a token spent, or an effect keyed, so that a resume killed right after its first \
+         effect cannot be retried: the retry with the same token must finish the turn without \
+         applying anything twice",
+    ),
+    Probe::default_on(
         "approval/forged-token",
         "a token that is never checked: a forgery of the same shape redeems, or spends the \
          genuine one",

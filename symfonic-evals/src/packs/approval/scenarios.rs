@@ -93,6 +93,9 @@ impl ApprovalResumePack {
                 probe(vec![pause, resume.restarting(true), replay])
             }
             "approval/restart-before-replay" => probe(vec![pause, resume, replay.restarting(true)]),
+            "approval/crash-inside-resume" => {
+                probe(vec![pause, resume]).continued(CrashInsideResume { pack: self.clone() })
+            }
             "approval/forged-token" => probe(vec![
                 pause,
                 Step::resume("forged token", self.answer.clone(), c)
@@ -182,6 +185,76 @@ impl ApprovalResumePack {
                 ])
             }
             other => unreachable!("the approval pack has no probe {other}"),
+        }
+    }
+}
+
+/// After an uncrashed pause and resume: when the resume applied an effect
+/// through the ledger and the deployment can be killed, the same pause from
+/// fresh fixtures and a resume killed right after the ledger grants its
+/// first new effect, the deployment rebuilt and the same resume (same
+/// token) sent again, as a client retries. It must finish the turn with
+/// the interrupted effect retried under its key and exactly the uncrashed
+/// run's effects; then the replay is refused. Otherwise a note says why
+/// nothing was crashed, and the probe runs the seed's replay.
+struct CrashInsideResume {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for CrashInsideResume {
+    fn describe(&self) -> String {
+        "when the uncrashed resume applied an effect through the ledger and the deployment runs \
+         in a child process: fresh fixtures, pause, the resume killed right after its first new \
+         effect is granted, the deployment rebuilt and the same resume sent again; the retry \
+         returns the resume's record, retries the interrupted effect under its key \
+         (CrashedEffectRetried) and ends with the uncrashed run's effects (EffectsApplied); then \
+         the replay is refused"
+            .into()
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let c = self.pack.conversation.as_str();
+        let learned = session.steps();
+        let (Some(paused), Some(resumed)) = (learned.first(), learned.last()) else {
+            return;
+        };
+        let total = resumed.ledger.effects;
+        let skipped = if total == paused.ledger.effects {
+            Some("the resume applied no effect through the ledger, so there was none to crash at")
+        } else if !session.can_crash() {
+            Some(
+                "the deployment runs on the harness's own thread, and a crash needs it in a \
+                 child process (process isolation, or a process target)",
+            )
+        } else {
+            None
+        };
+        if session.run(&self.pack.replay("replay", c)).is_none() {
+            return;
+        }
+        if let Some(why) = skipped {
+            session.note(format!("{why}; the probe ran the seed's replay only"));
+            return;
+        }
+        if !session.reset("pause again") {
+            return;
+        }
+        let crashed = self
+            .pack
+            .resume("resume killed at its first effect", c)
+            .crashing_at_effect(1)
+            .asserting([
+                Assertion::CrashedEffectRetried,
+                Assertion::EffectsApplied { effects: total },
+            ]);
+        for step in [
+            self.pack.pause("pause again", c),
+            crashed,
+            self.pack.replay("replay after the crash", c),
+        ] {
+            if session.run(&step).is_none() {
+                return;
+            }
         }
     }
 }
