@@ -2,9 +2,10 @@
 //!
 //! Its first line says, on its own, what failed first: a JUnit report and a
 //! terminal both show it as the failure's message. Then one line per
-//! scenario, then the failing scenarios step by step, expected against
-//! observed for each failure, the first failure marked, and a last line on
-//! how to see the digested values locally.
+//! scenario and one naming the probes that did not run (and why), then the
+//! failing scenarios step by step, expected against observed for each
+//! failure, the first failure marked, and a last line on how to see the
+//! digested values locally.
 
 use std::fmt::Write as _;
 
@@ -97,6 +98,14 @@ impl PackRun {
         );
         for scenario in &self.scenarios {
             let _ = writeln!(out, "  {}", scenario.headline());
+        }
+        if !self.probes_not_run.is_empty() {
+            let probes: Vec<String> = self
+                .probes_not_run
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let _ = writeln!(out, "  not run: {}", probes.join(", "));
         }
         let mut marked = false;
         for scenario in self.scenarios.iter().filter(|s| !s.passed()) {

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::capability::Missing;
+use crate::packs::probes::ProbeNotRun;
 use crate::packs::PackKind;
 use crate::runner::TrialRun;
 use crate::scenario::ScenarioKind;
@@ -83,6 +84,10 @@ pub struct PackRun {
     pub(crate) fingerprint: String,
     pub(crate) verdict: Verdict,
     pub(crate) scenarios: Vec<ScenarioRun>,
+    /// The pack's probes left out of the run, and why (a report from
+    /// before the list was kept reads as none).
+    #[serde(default)]
+    pub(crate) probes_not_run: Vec<ProbeNotRun>,
     pub(crate) accept_not_applicable: bool,
     pub(crate) started: SystemTime,
     pub(crate) duration: Duration,
@@ -99,6 +104,7 @@ impl PackRun {
             fingerprint: definition.fingerprint(),
             verdict: Verdict::Passed,
             scenarios: Vec::new(),
+            probes_not_run: Vec::new(),
             accept_not_applicable: false,
             started: SystemTime::now(),
             duration: Duration::ZERO,
@@ -146,6 +152,15 @@ impl PackRun {
     /// Every scenario that ran: the seed scenario first, then the probes.
     pub fn scenarios(&self) -> &[ScenarioRun] {
         &self.scenarios
+    }
+
+    /// The pack's probes that did not run, in the order the pack lists
+    /// them, each with why (see
+    /// [`PackDefinition::probes_not_run`](crate::PackDefinition::probes_not_run)).
+    /// Empty when every probe ran, and when the pack ran no scenario at all
+    /// (its verdict says why).
+    pub fn probes_not_run(&self) -> &[ProbeNotRun] {
+        &self.probes_not_run
     }
 
     /// The seed scenario's run, if the pack ran at all.

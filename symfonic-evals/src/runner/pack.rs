@@ -85,6 +85,7 @@ where
         fingerprint: definition.fingerprint(),
         verdict: Verdict::Passed,
         scenarios: Vec::new(),
+        probes_not_run: Vec::new(),
         accept_not_applicable: options.accept_not_applicable,
         started: SystemTime::now(),
         duration: Duration::ZERO,
@@ -134,6 +135,8 @@ where
                                 required: scenario.policy.required,
                             })
                             .collect();
+                        let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+                        run.probes_not_run = definition.probes_left_out(&ran);
                         if run.scenarios.iter().all(ScenarioRun::passed) {
                             Verdict::Passed
                         } else {
