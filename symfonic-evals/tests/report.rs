@@ -119,6 +119,30 @@ fn a_passing_run_reports_every_step_and_assertion() {
          decoy_demonstrations), procedural/control-promotes-nothing (needs \
          control_demonstrations)\n"
     ));
+    // The gate sweep sends one prompt in many states: the state digest
+    // tells its steps apart, where the prompt's cannot.
+    let sweep = scenarios
+        .iter()
+        .find(|s| s["name"] == "procedural/gate-sweep")
+        .unwrap();
+    let swept: Vec<&Value> = sweep["trials"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["label"].as_str().unwrap().starts_with("sweep "))
+        .collect();
+    let digests = |field: &str| -> std::collections::BTreeSet<&str> {
+        swept.iter().map(|s| s[field].as_str().unwrap()).collect()
+    };
+    assert!(swept.len() > 1);
+    assert_eq!(digests("input_digest").len(), 1);
+    assert_eq!(digests("state_digest").len(), swept.len());
+    // A step that sends no state carries no state digest.
+    assert!(steps[0].get("state_digest").is_none(), "{}", steps[0]);
+    assert!(steps[4]["state_digest"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
     // The run is listed in the directory's index, by binary and report.
     let index = std::fs::read_to_string(path.with_file_name(symfonic_evals::INDEX_FILE))
         .expect("an index beside the reports");

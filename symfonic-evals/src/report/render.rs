@@ -150,8 +150,13 @@ fn step_line(step: &StepRun) -> String {
     } else {
         ""
     };
+    let state = step
+        .state_digest
+        .as_deref()
+        .map(|digest| format!("; state {digest}"))
+        .unwrap_or_default();
     format!(
-        "    step {} {} [{status}] ({} {}{role}{restart}; ledger {}/{}/{})",
+        "    step {} {} [{status}] ({} {}{role}{restart}{state}; ledger {}/{}/{})",
         step.index + 1,
         step.label,
         step.operation.as_str(),
