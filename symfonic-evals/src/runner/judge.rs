@@ -267,6 +267,7 @@ mod tests {
             started: SystemTime::now(),
             duration: Duration::ZERO,
             report_path: None,
+            elsewhere: false,
         };
         let rendered = run.render();
         assert!(

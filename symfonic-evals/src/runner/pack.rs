@@ -73,7 +73,7 @@ where
     let (factory, occurrence) = match place(name, options.isolation, step_timeout, factory) {
         Placement::Build(factory, occurrence) => (factory, occurrence),
         Placement::Recorded(Some(Recorded::Pack(run))) => return *run,
-        Placement::Recorded(_) => return PackRun::served_elsewhere(name, definition),
+        Placement::Recorded(_) => return PackRun::not_run_here(name, definition),
     };
     if crate::packs::explaining() {
         eprintln!("{name}:\n{}", definition.explain());
@@ -90,6 +90,7 @@ where
         started: SystemTime::now(),
         duration: Duration::ZERO,
         report_path: None,
+        elsewhere: false,
     };
     let policy = definition.policy().overridden_by_env();
     run.verdict = match (definition.check(), policy) {
