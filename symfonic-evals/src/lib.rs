@@ -37,8 +37,8 @@ pub use assertion::{
 };
 pub use packs::{
     explain_scenario, procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack,
-    ArgumentError, ExactlyOncePack, ExtensionToolPack, PackDefinition, PackKind, PackResolution,
-    Probe, ProceduralPack, APPROVED, EXPLAIN_ENV, IDEMPOTENT_EFFECTS,
+    ArgumentError, ExactlyOncePack, ExtensionToolPack, NotRunReason, PackDefinition, PackKind,
+    PackResolution, Probe, ProbeNotRun, ProceduralPack, APPROVED, EXPLAIN_ENV, IDEMPOTENT_EFFECTS,
 };
 pub use redact::{short_digest, SHOW_VALUES_ENV};
 pub use registry::{

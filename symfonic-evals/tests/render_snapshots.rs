@@ -1,7 +1,8 @@
 //! The failure tables as an adopter reads them, pinned: the first line that
 //! says where the run first failed, only the failing scenario step by step,
 //! structural diffs (the JSON shape, differing paths, leaves digested
-//! unless public), and the closing line on how to see values. Any change to
+//! unless public), and the closing line on how to see values; and a passing
+//! table, which still names the probes that did not run. Any change to
 //! the wording shows up here for review (`cargo insta review`).
 
 mod common;
@@ -23,26 +24,38 @@ fn settings() -> insta::Settings {
     settings
 }
 
-/// The rendered failure of the weather pack against the desk with `flaw`.
-fn rendered(name: &str, flaw: ExtensionFlaw) -> String {
+/// The rendered run of the weather pack against the desk with `flaw`.
+fn rendered(name: &str, flaw: Option<ExtensionFlaw>) -> String {
     common::private_report_dir("render_snapshots");
     let run = run_pack(
         name,
         &common::extension(common::extension_pack()),
         &thread(),
-        move |_| WeatherDesk::with(Some(flaw)),
+        move |_| WeatherDesk::with(flaw),
     );
     run.render()
 }
 
 #[test]
 fn a_failing_table_with_a_structural_diff() {
-    let table = rendered("render.wrong_arguments", ExtensionFlaw::WrongArguments);
+    let table = rendered(
+        "render.wrong_arguments",
+        Some(ExtensionFlaw::WrongArguments),
+    );
     settings().bind(|| insta::assert_snapshot!(table));
 }
 
 #[test]
 fn a_failing_table_where_a_call_failed() {
-    let table = rendered("render.called_but_failed", ExtensionFlaw::CalledButFailed);
+    let table = rendered(
+        "render.called_but_failed",
+        Some(ExtensionFlaw::CalledButFailed),
+    );
+    settings().bind(|| insta::assert_snapshot!(table));
+}
+
+#[test]
+fn a_passing_table_names_the_probes_that_did_not_run() {
+    let table = rendered("render.passing", None);
     settings().bind(|| insta::assert_snapshot!(table));
 }

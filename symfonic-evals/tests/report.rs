@@ -90,6 +90,59 @@ fn a_passing_run_reports_every_step_and_assertion() {
         ]
     );
     assert_eq!(blocked[4]["observed"], "attempts=2 effects=2 duplicates=0");
+    // The probes these arguments leave out are listed, each with why.
+    let not_run: Vec<(&str, &str)> = report["probes_not_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["probe"].as_str().unwrap(), p["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        not_run,
+        [
+            ("procedural/enforcement-after-restart", "not_applicable"),
+            ("procedural/decoy-stays-draft", "needs"),
+            ("procedural/control-promotes-nothing", "needs"),
+        ]
+    );
+    assert_eq!(
+        report["probes_not_run"][1]["argument"],
+        "decoy_demonstrations"
+    );
+    assert_eq!(
+        scenarios.len() + not_run.len(),
+        1 + run.kind().probes().len()
+    );
+    assert!(run.render().contains(
+        "\n  not run: procedural/enforcement-after-restart (restart_before_enforcement = true: \
+         the seed already enforces after a restart), procedural/decoy-stays-draft (needs \
+         decoy_demonstrations), procedural/control-promotes-nothing (needs \
+         control_demonstrations)\n"
+    ));
+    // The gate sweep sends one prompt in many states: the state digest
+    // tells its steps apart, where the prompt's cannot.
+    let sweep = scenarios
+        .iter()
+        .find(|s| s["name"] == "procedural/gate-sweep")
+        .unwrap();
+    let swept: Vec<&Value> = sweep["trials"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["label"].as_str().unwrap().starts_with("sweep "))
+        .collect();
+    let digests = |field: &str| -> std::collections::BTreeSet<&str> {
+        swept.iter().map(|s| s[field].as_str().unwrap()).collect()
+    };
+    assert!(swept.len() > 1);
+    assert_eq!(digests("input_digest").len(), 1);
+    assert_eq!(digests("state_digest").len(), swept.len());
+    // A step that sends no state carries no state digest.
+    assert!(steps[0].get("state_digest").is_none(), "{}", steps[0]);
+    assert!(steps[4]["state_digest"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
     // The run is listed in the directory's index, by binary and report.
     let index = std::fs::read_to_string(path.with_file_name(symfonic_evals::INDEX_FILE))
         .expect("an index beside the reports");
@@ -136,6 +189,12 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
     );
     let report = report_of(&run);
     assert_eq!(report["verdict"], "failed");
+    // A failing account names the probes that did not run, as a passing one does.
+    assert!(run.render().contains(
+        "\n  not run: approval/gated-action (needs gated_tool), approval/deny-answer (needs \
+         deny_answer), approval/unfit-answer (needs unfit_answer)\n"
+    ));
+    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 3);
     let steps = report["scenarios"][0]["trials"][0]["steps"]
         .as_array()
         .unwrap();

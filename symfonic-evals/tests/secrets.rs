@@ -174,6 +174,8 @@ fn echoed_state_stays_out_of_every_account() {
         observed.iter().any(|o| o.contains("sha256:")),
         "{observed:?}"
     );
+    // Each step's state is named by its digest, never by its values.
+    assert!(run.render().contains("; state sha256:"), "{}", run.render());
     assert_sealed(&run);
 }
 

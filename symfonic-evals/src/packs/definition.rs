@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::probes::Probe;
+use super::probes::{Probe, ProbeNotRun};
 use super::{
     ApprovalResumePack, ArgumentError, ExactlyOncePack, ExtensionToolPack, ProceduralPack,
 };
@@ -276,6 +276,61 @@ impl PackDefinition {
         }
     }
 
+    /// The probes [`scenarios`](Self::scenarios) leaves out, in the order
+    /// [`PackKind::probes`] lists them, each with why: the argument it
+    /// needs, `skip_probes`, or a reason these arguments leave nothing for
+    /// it to prove. A pack run carries the same list
+    /// ([`PackRun::probes_not_run`](crate::PackRun::probes_not_run)).
+    pub fn probes_not_run(&self) -> Vec<ProbeNotRun> {
+        let scenarios = self.scenarios();
+        let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+        self.probes_left_out(&ran)
+    }
+
+    /// The pack's probes whose names are not in `ran`, the scenarios a run
+    /// actually ran, each with why it did not run.
+    pub(crate) fn probes_left_out(&self, ran: &[&str]) -> Vec<ProbeNotRun> {
+        let probes = self.kind().probes();
+        if probes.iter().all(|p| ran.contains(&p.name)) {
+            return Vec::new();
+        }
+        // What would run with nothing skipped tells an argument not given
+        // from a probe switched off.
+        let unskipped = self.clone().without_skips().scenarios();
+        let would_run: Vec<&str> = unskipped.iter().map(|s| s.name.as_str()).collect();
+        super::probes::not_run(
+            probes,
+            ran,
+            &would_run,
+            self.skipped(),
+            |probe| match self {
+                Self::Procedural(pack) => pack.placement(probe),
+                _ => None,
+            },
+        )
+    }
+
+    /// The probes `skip_probes` names.
+    fn skipped(&self) -> &[String] {
+        match self {
+            Self::Procedural(pack) => &pack.skip_probes,
+            Self::ApprovalResume(pack) => &pack.skip_probes,
+            Self::ExtensionTool(pack) => &pack.skip_probes,
+            Self::ExactlyOnce(_) => &[],
+        }
+    }
+
+    /// The same pack with no probe skipped.
+    fn without_skips(mut self) -> Self {
+        match &mut self {
+            Self::Procedural(pack) => pack.skip_probes.clear(),
+            Self::ApprovalResume(pack) => pack.skip_probes.clear(),
+            Self::ExtensionTool(pack) => pack.skip_probes.clear(),
+            Self::ExactlyOnce(_) => {}
+        }
+        self
+    }
+
     /// The seed scenario alone, exactly as the pack's contract fixes it.
     pub fn seed_scenario(&self) -> Scenario {
         match self {
@@ -361,6 +416,121 @@ mod tests {
         assert_eq!(scenarios[0].name, PackKind::ExtensionTool.seed_scenario());
         assert!(seed.check().is_ok());
         assert!(pack.skipping(&["extension/nonsense"]).check().is_err());
+    }
+
+    fn approval(json: &str) -> PackDefinition {
+        PackDefinition::from_arguments(PackKind::ApprovalResume, json).unwrap()
+    }
+
+    fn not_run(pack: &PackDefinition) -> Vec<String> {
+        pack.probes_not_run()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn probes_left_out_by_default_name_the_argument_they_need() {
+        let pack =
+            approval(r#"{"pause_prompt":"p","interaction_tool":"ask","answer":{"ok":true}}"#);
+        assert!(pack.check().is_ok());
+        assert_eq!(
+            not_run(&pack),
+            [
+                "approval/gated-action (needs gated_tool)",
+                "approval/deny-answer (needs deny_answer)",
+                "approval/unfit-answer (needs unfit_answer)",
+            ]
+        );
+        // Every probe either runs or is listed, never both.
+        let ran = pack.scenarios().len() - 1;
+        assert_eq!(
+            ran + pack.probes_not_run().len(),
+            PackKind::ApprovalResume.probes().len()
+        );
+        let all = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);
+        assert!(all.probes_not_run().is_empty());
+        let once = PackDefinition::ExactlyOnce(crate::ExactlyOncePack::default());
+        assert!(once.probes_not_run().is_empty());
+    }
+
+    #[test]
+    fn a_skipped_probe_says_so_unless_it_lacks_its_argument_too() {
+        let pack = approval(
+            r#"{"pause_prompt":"p","interaction_tool":"ask","answer":{"ok":true},
+                "gated_tool":"refund"}"#,
+        )
+        .skipping(&[
+            "approval/forged-token",
+            "approval/gated-action",
+            "approval/unfit-answer",
+        ]);
+        assert!(pack.check().is_ok());
+        assert_eq!(
+            not_run(&pack),
+            [
+                "approval/forged-token (skipped by skip_probes)",
+                "approval/gated-action (skipped by skip_probes)",
+                "approval/deny-answer (needs deny_answer)",
+                "approval/unfit-answer (needs unfit_answer)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_enforcement_probe_the_seed_stands_in_for_says_why() {
+        let procedural = |restart: bool| {
+            PackDefinition::Procedural(crate::ProceduralPack {
+                restart_before_enforcement: restart,
+                ..crate::ProceduralPack::default()
+            })
+        };
+        assert_eq!(
+            not_run(&procedural(true)),
+            [
+                "procedural/enforcement-after-restart (restart_before_enforcement = true: the \
+                 seed already enforces after a restart)",
+                "procedural/decoy-stays-draft (needs decoy_demonstrations)",
+                "procedural/control-promotes-nothing (needs control_demonstrations)",
+            ]
+        );
+        let without = procedural(false).probes_not_run();
+        assert_eq!(without[0].probe, "procedural/enforcement-without-restart");
+        assert_eq!(
+            without[0].reason.to_string(),
+            "restart_before_enforcement = false: the seed already enforces without a restart"
+        );
+        // Skipped, a probe on by default says so, whatever its placement.
+        let skipped = procedural(true).skipping(&["procedural/enforcement-after-restart"]);
+        assert_eq!(
+            skipped.probes_not_run()[0].reason,
+            crate::packs::NotRunReason::Skipped
+        );
+    }
+
+    #[test]
+    fn a_probe_not_run_is_plain_json_naming_arguments_only() {
+        let pack =
+            approval(r#"{"pause_prompt":"p","interaction_tool":"ask","answer":{"ok":"hunter2"}}"#)
+                .skipping(&["approval/forged-token"]);
+        let json = serde_json::to_value(pack.probes_not_run()).unwrap();
+        assert_eq!(
+            json[0],
+            serde_json::json!({"probe": "approval/forged-token", "reason": "skipped"})
+        );
+        assert_eq!(
+            json[1],
+            serde_json::json!({
+                "probe": "approval/gated-action", "reason": "needs", "argument": "gated_tool"
+            })
+        );
+        assert!(!json.to_string().contains("hunter2"));
+        let back: Vec<ProbeNotRun> = serde_json::from_value(json).unwrap();
+        assert_eq!(back, pack.probes_not_run());
+        let placed = PackDefinition::Procedural(crate::ProceduralPack::default());
+        let json = serde_json::to_value(placed.probes_not_run()).unwrap();
+        assert_eq!(json[0]["reason"], "not_applicable");
+        assert!(json[0]["why"].as_str().unwrap().contains("restart"));
     }
 
     #[test]

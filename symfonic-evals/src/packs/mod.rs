@@ -20,6 +20,6 @@ pub use exactly_once::{ExactlyOncePack, IDEMPOTENT_EFFECTS};
 pub(crate) use explain::explaining;
 pub use explain::{explain_scenario, EXPLAIN_ENV};
 pub use extension::ExtensionToolPack;
-pub use probes::Probe;
+pub use probes::{NotRunReason, Probe, ProbeNotRun};
 pub use procedural::{ProceduralPack, APPROVED};
 pub use review::{procedural_review_rows, procedure_identity};

@@ -47,6 +47,89 @@ impl Probe {
     }
 }
 
+/// A probe a pack run left out, and why. Only probe and argument names:
+/// never an argument's value.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeNotRun {
+    /// The probe's name (`pack/what-it-proves`).
+    pub probe: String,
+    /// Why it did not run.
+    #[serde(flatten)]
+    pub reason: NotRunReason,
+}
+
+/// Why a probe did not run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum NotRunReason {
+    /// The argument that enables it was not given.
+    Needs {
+        /// The argument's name.
+        argument: String,
+    },
+    /// Switched off by `skip_probes`.
+    Skipped,
+    /// On by default, but these arguments leave nothing for it to prove
+    /// (the seed already does what it would).
+    NotApplicable {
+        /// In a few words, naming arguments only.
+        why: String,
+    },
+}
+
+/// What a probe that is on by default says when its pack's arguments leave
+/// it out and the pack gives no reason of its own.
+pub(crate) const NOT_APPLICABLE: &str = "not applicable to these arguments";
+
+impl std::fmt::Display for NotRunReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Needs { argument } => write!(f, "needs {argument}"),
+            Self::Skipped => f.write_str("skipped by skip_probes"),
+            Self::NotApplicable { why } => f.write_str(why),
+        }
+    }
+}
+
+impl std::fmt::Display for ProbeNotRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.probe, self.reason)
+    }
+}
+
+/// The probes of `probes` that are not in `ran`, each with its reason:
+/// `needs` when it has an argument to be enabled by and would not run even
+/// unskipped (`would_run` says what runs with `skip_probes` cleared),
+/// skipped when `skipped` names it, else `placement`'s reason for it or
+/// "not applicable to these arguments".
+pub(crate) fn not_run(
+    probes: &[Probe],
+    ran: &[&str],
+    would_run: &[&str],
+    skipped: &[String],
+    placement: impl Fn(&str) -> Option<String>,
+) -> Vec<ProbeNotRun> {
+    probes
+        .iter()
+        .filter(|probe| !ran.contains(&probe.name))
+        .map(|probe| {
+            let reason = match probe.needs {
+                Some(argument) if !would_run.contains(&probe.name) => NotRunReason::Needs {
+                    argument: argument.to_owned(),
+                },
+                _ if skipped.iter().any(|name| name == probe.name) => NotRunReason::Skipped,
+                _ => NotRunReason::NotApplicable {
+                    why: placement(probe.name).unwrap_or_else(|| NOT_APPLICABLE.to_owned()),
+                },
+            };
+            ProbeNotRun {
+                probe: probe.name.to_owned(),
+                reason,
+            }
+        })
+        .collect()
+}
+
 /// Which probes a pack run includes.
 pub(crate) struct Selection<'a> {
     skipped: &'a [String],

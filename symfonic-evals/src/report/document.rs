@@ -62,6 +62,7 @@ pub(crate) fn document(run: &PackRun) -> Value {
         "duration_us": u64::try_from(run.duration().as_micros()).unwrap_or(u64::MAX),
         "verdict": verdict_name(run),
         "scenarios": run.scenarios().iter().map(scenario).collect::<Vec<_>>(),
+        "probes_not_run": run.probes_not_run(),
     });
     match run.verdict() {
         Verdict::NotApplicable(missing) => report["missing"] = json!(missing),

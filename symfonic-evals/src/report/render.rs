@@ -2,9 +2,10 @@
 //!
 //! Its first line says, on its own, what failed first: a JUnit report and a
 //! terminal both show it as the failure's message. Then one line per
-//! scenario, then the failing scenarios step by step, expected against
-//! observed for each failure, the first failure marked, and a last line on
-//! how to see the digested values locally.
+//! scenario and one naming the probes that did not run (and why), then the
+//! failing scenarios step by step, expected against observed for each
+//! failure, the first failure marked, and a last line on how to see the
+//! digested values locally.
 
 use std::fmt::Write as _;
 
@@ -98,6 +99,14 @@ impl PackRun {
         for scenario in &self.scenarios {
             let _ = writeln!(out, "  {}", scenario.headline());
         }
+        if !self.probes_not_run.is_empty() {
+            let probes: Vec<String> = self
+                .probes_not_run
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let _ = writeln!(out, "  not run: {}", probes.join(", "));
+        }
         let mut marked = false;
         for scenario in self.scenarios.iter().filter(|s| !s.passed()) {
             let _ = writeln!(out, "  {} {}:", scenario_kind(scenario.kind), scenario.name);
@@ -141,8 +150,13 @@ fn step_line(step: &StepRun) -> String {
     } else {
         ""
     };
+    let state = step
+        .state_digest
+        .as_deref()
+        .map(|digest| format!("; state {digest}"))
+        .unwrap_or_default();
     format!(
-        "    step {} {} [{status}] ({} {}{role}{restart}; ledger {}/{}/{})",
+        "    step {} {} [{status}] ({} {}{role}{restart}{state}; ledger {}/{}/{})",
         step.index + 1,
         step.label,
         step.operation.as_str(),

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::capability::Missing;
+use crate::packs::probes::ProbeNotRun;
 use crate::packs::PackKind;
 use crate::runner::TrialRun;
 use crate::scenario::ScenarioKind;
@@ -83,27 +84,59 @@ pub struct PackRun {
     pub(crate) fingerprint: String,
     pub(crate) verdict: Verdict,
     pub(crate) scenarios: Vec<ScenarioRun>,
+    /// The pack's probes left out of the run, and why (a report from
+    /// before the list was kept reads as none).
+    #[serde(default)]
+    pub(crate) probes_not_run: Vec<ProbeNotRun>,
     pub(crate) accept_not_applicable: bool,
     pub(crate) started: SystemTime,
     pub(crate) duration: Duration,
     pub(crate) report_path: Option<PathBuf>,
+    /// Made in a child serving another run (see
+    /// [`served_elsewhere`](Self::served_elsewhere)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) elsewhere: bool,
 }
 
 impl PackRun {
     /// What `run_pack` returns in a child started to serve another pack
     /// run: nothing ran here, and nothing is reported.
-    pub(crate) fn served_elsewhere(name: &str, definition: &crate::PackDefinition) -> Self {
+    pub(crate) fn not_run_here(name: &str, definition: &crate::PackDefinition) -> Self {
         Self {
             name: name.to_owned(),
             kind: definition.kind(),
             fingerprint: definition.fingerprint(),
             verdict: Verdict::Passed,
             scenarios: Vec::new(),
+            probes_not_run: Vec::new(),
             accept_not_applicable: false,
             started: SystemTime::now(),
             duration: Duration::ZERO,
             report_path: None,
+            elsewhere: true,
         }
+    }
+
+    /// Whether this run was served elsewhere. Under the default process
+    /// isolation a child re-runs the test that started it up to the
+    /// `run_pack` call it serves. A run it passes on the way comes back as
+    /// the parent made it when the parent made it earlier on the same
+    /// thread; any other (one the parent made on another thread, say)
+    /// comes back served elsewhere: verdict [`Passed`](Verdict::Passed), no
+    /// scenarios, no report. The real run is the parent's. A hand-written
+    /// test that inspects a run (counts its scenarios, writes its results
+    /// to a file) must leave such a run alone:
+    ///
+    /// ```no_run
+    /// # fn check(run: symfonic_evals::PackRun) {
+    /// if run.served_elsewhere() {
+    ///     return; // the parent process judges and records this run
+    /// }
+    /// assert_eq!(run.scenarios().len(), 4);
+    /// # }
+    /// ```
+    pub fn served_elsewhere(&self) -> bool {
+        self.elsewhere
     }
 
     /// The name the run was given (usually the annotated function's path).
@@ -146,6 +179,15 @@ impl PackRun {
     /// Every scenario that ran: the seed scenario first, then the probes.
     pub fn scenarios(&self) -> &[ScenarioRun] {
         &self.scenarios
+    }
+
+    /// The pack's probes that did not run, in the order the pack lists
+    /// them, each with why (see
+    /// [`PackDefinition::probes_not_run`](crate::PackDefinition::probes_not_run)).
+    /// Empty when every probe ran, and when the pack ran no scenario at all
+    /// (its verdict says why).
+    pub fn probes_not_run(&self) -> &[ProbeNotRun] {
+        &self.probes_not_run
     }
 
     /// The seed scenario's run, if the pack ran at all.
@@ -237,6 +279,56 @@ impl PackRun {
                 eprintln!("{}", self.render());
             }
             _ => panic!("{}", self.render()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PackDefinition, PackKind};
+
+    #[test]
+    fn a_run_served_elsewhere_says_so_and_a_real_one_does_not() {
+        let definition = PackDefinition::from_arguments(
+            PackKind::ExtensionTool,
+            r#"{"prompt":"p","tool_name":"t"}"#,
+        )
+        .unwrap();
+        let elsewhere = PackRun::not_run_here("run.elsewhere", &definition);
+        assert!(elsewhere.served_elsewhere());
+        assert!(elsewhere.passed() && elsewhere.scenarios().is_empty());
+        assert!(elsewhere.probes_not_run().is_empty());
+        let json = serde_json::to_value(&elsewhere).unwrap();
+        let back: PackRun = serde_json::from_value(json.clone()).unwrap();
+        assert!(back.served_elsewhere());
+
+        // A run judged here (or one recorded before the mark existed) is not.
+        let mut judged = json;
+        judged.as_object_mut().unwrap().remove("elsewhere");
+        let judged: PackRun = serde_json::from_value(judged).unwrap();
+        assert!(!judged.served_elsewhere());
+        let on_a_thread = crate::RunOptions {
+            isolation: crate::Isolation::Thread,
+            ..crate::RunOptions::default()
+        };
+        let run = crate::run_pack("run.not_applicable", &definition, &on_a_thread, |_| NoTools);
+        assert!(matches!(run.verdict(), Verdict::NotApplicable(_)));
+        assert!(!run.served_elsewhere());
+    }
+
+    struct NoTools;
+
+    impl crate::Target for NoTools {
+        fn capabilities(&self) -> crate::CapabilityEvidence {
+            crate::CapabilityEvidence::new()
+        }
+
+        fn run_turn(
+            &mut self,
+            _: &crate::PromptRequest,
+        ) -> Result<crate::TurnRecord, crate::TurnError> {
+            Ok(crate::TurnRecord::builder().build())
         }
     }
 }

@@ -21,6 +21,7 @@ pub(crate) fn step_run(index: usize, step: &Step, duration: Duration) -> StepRun
         role: step.role,
         conversation: step.conversation.clone(),
         input_digest: input_digest(&step.input),
+        state_digest: state_digest(step),
         restarted: step.restart.rebuilds(),
         assertions: Vec::new(),
         error: None,
@@ -41,6 +42,17 @@ pub(crate) fn input_digest(input: &StepInput) -> String {
     match input {
         StepInput::Prompt(text) => short_digest(text.as_bytes()),
         StepInput::Resume { answer, .. } => short_digest(answer.to_string().as_bytes()),
+    }
+}
+
+/// The short digest of the explicit turn state `step` sends: a prompt
+/// step's state, as sent; a resume step sends none.
+pub(crate) fn state_digest(step: &Step) -> Option<String> {
+    match (&step.input, &step.state) {
+        (StepInput::Prompt(_), Some(state)) => {
+            Some(crate::redact::short_digest(state.to_string().as_bytes()))
+        }
+        _ => None,
     }
 }
 
@@ -176,5 +188,110 @@ impl Judged<'_> {
                 AssertionRun::new(a.kind(), a.describe(), check)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::report::{PackRun, ScenarioRun, Verdict};
+    use crate::runner::TrialRun;
+    use crate::scenario::ScenarioKind;
+
+    const SECRET: &str = "SECRET-CARD-4111-1111-1111-1111";
+
+    #[test]
+    fn one_prompt_in_two_states_is_told_apart_by_its_state_digest_alone() {
+        let step = |state| Step::prompt("sweep", "refund order 4", "c").with_state(state);
+        let eu = step_run(
+            0,
+            &step(json!({"region": "EU", "card": SECRET})),
+            Duration::ZERO,
+        );
+        let us = step_run(
+            1,
+            &step(json!({"region": "US", "card": SECRET})),
+            Duration::ZERO,
+        );
+        assert_eq!(eu.input_digest, us.input_digest);
+        let (eu_state, us_state) = (
+            eu.state_digest.clone().unwrap(),
+            us.state_digest.clone().unwrap(),
+        );
+        assert_ne!(eu_state, us_state);
+        assert!(eu_state.starts_with("sha256:"), "{eu_state}");
+        // No state, no digest; a resume sends none.
+        let bare = step_run(
+            2,
+            &Step::prompt("bare", "refund order 4", "c"),
+            Duration::ZERO,
+        );
+        assert_eq!(bare.state_digest, None);
+        let resume = Step::resume("resume", json!({"ok": true}), "c").with_state(json!({"a": 1}));
+        assert_eq!(step_run(3, &resume, Duration::ZERO).state_digest, None);
+
+        // Rendered (the steps of a failing trial are shown) and as JSON, the
+        // digests appear and the state's values never do.
+        let mut failing = us.clone();
+        failing.error = Some(StepError {
+            kind: StepErrorKind::UnexpectedError,
+            expected: "the turn succeeds".into(),
+            observed: "error Declined".into(),
+        });
+        let trial = TrialRun {
+            trial: 0,
+            steps: vec![eu, failing, bare],
+            planned_steps: 3,
+            finished: true,
+            notes: Vec::new(),
+            duration: Duration::ZERO,
+        };
+        let run = PackRun {
+            name: "judge.states".into(),
+            kind: crate::PackKind::Procedural,
+            fingerprint: String::new(),
+            verdict: Verdict::Failed,
+            scenarios: vec![ScenarioRun {
+                name: "procedural/gate-sweep".into(),
+                kind: ScenarioKind::Probe,
+                trials: vec![trial],
+                planned_trials: 1,
+                required: 1,
+            }],
+            probes_not_run: Vec::new(),
+            accept_not_applicable: false,
+            started: SystemTime::now(),
+            duration: Duration::ZERO,
+            report_path: None,
+            elsewhere: false,
+        };
+        let rendered = run.render();
+        assert!(
+            rendered.contains(&format!(
+                "(prompt {}; state {eu_state}; ledger 0/0/0)",
+                run.scenarios[0].trials[0].steps[0].input_digest
+            )),
+            "{rendered}"
+        );
+        assert!(
+            rendered.contains(&format!("; state {us_state};")),
+            "{rendered}"
+        );
+        assert!(!rendered.contains(SECRET), "{rendered}");
+        assert!(!rendered.contains("region"), "{rendered}");
+        let json = serde_json::to_string(&run.scenarios[0].trials).unwrap();
+        assert!(json.contains(&us_state) && !json.contains(SECRET), "{json}");
+        // A step that sent no state has no field, and an old report without
+        // it still loads.
+        let steps: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(steps[0]["steps"][2].get("state_digest").is_none());
+        let mut old = steps[0]["steps"][0].clone();
+        old.as_object_mut().unwrap().remove("state_digest");
+        let loaded: StepRun = serde_json::from_value(old).unwrap();
+        assert_eq!(loaded.state_digest, None);
     }
 }

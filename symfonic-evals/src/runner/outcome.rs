@@ -120,6 +120,11 @@ pub struct StepRun {
     pub conversation: String,
     /// Digest of the prompt or answer the step sent.
     pub input_digest: String,
+    /// Digest of the explicit turn state a prompt step sent, `None` when it
+    /// sent none: what tells apart steps that send one prompt in many
+    /// states (the gate sweep's). Never the state's values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_digest: Option<String>,
     /// Whether the deployment was rebuilt before this step.
     pub restarted: bool,
     /// Each assertion's result.

@@ -73,7 +73,7 @@ where
     let (factory, occurrence) = match place(name, options.isolation, step_timeout, factory) {
         Placement::Build(factory, occurrence) => (factory, occurrence),
         Placement::Recorded(Some(Recorded::Pack(run))) => return *run,
-        Placement::Recorded(_) => return PackRun::served_elsewhere(name, definition),
+        Placement::Recorded(_) => return PackRun::not_run_here(name, definition),
     };
     if crate::packs::explaining() {
         eprintln!("{name}:\n{}", definition.explain());
@@ -85,10 +85,12 @@ where
         fingerprint: definition.fingerprint(),
         verdict: Verdict::Passed,
         scenarios: Vec::new(),
+        probes_not_run: Vec::new(),
         accept_not_applicable: options.accept_not_applicable,
         started: SystemTime::now(),
         duration: Duration::ZERO,
         report_path: None,
+        elsewhere: false,
     };
     let policy = definition.policy().overridden_by_env();
     run.verdict = match (definition.check(), policy) {
@@ -134,6 +136,8 @@ where
                                 required: scenario.policy.required,
                             })
                             .collect();
+                        let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+                        run.probes_not_run = definition.probes_left_out(&ran);
                         if run.scenarios.iter().all(ScenarioRun::passed) {
                             Verdict::Passed
                         } else {

@@ -242,6 +242,7 @@ pub(crate) fn entry(
         role: Role::User,
         conversation: String::new(),
         input_digest: String::new(),
+        state_digest: None,
         restarted: false,
         assertions: Vec::new(),
         error: Some(StepError {

@@ -163,6 +163,21 @@ impl ProceduralPack {
         scenarios
     }
 
+    /// Why `probe`, on by default, is left out of these arguments' run, when
+    /// the seed already does what it would: the two enforcement probes
+    /// take the placement the seed's `restart_before_enforcement` does not.
+    pub(crate) fn placement(&self, probe: &str) -> Option<String> {
+        let seed = match (probe, self.restart_before_enforcement) {
+            ("procedural/enforcement-without-restart", false) => "without",
+            ("procedural/enforcement-after-restart", true) => "after",
+            _ => return None,
+        };
+        Some(format!(
+            "restart_before_enforcement = {}: the seed already enforces {seed} a restart",
+            self.restart_before_enforcement
+        ))
+    }
+
     fn probe(&self, name: &'static str) -> Scenario {
         let c = self.conversation.as_str();
         let probe = |steps: Vec<Step>| Scenario::probe(name, steps, self.policy);
