@@ -419,3 +419,77 @@ fn with_the_seed_not_restarting_its_probes_swap_places() {
         .iter()
         .any(|s| s.name == "procedural/enforcement-after-restart"));
 }
+
+/// The approval pack with only its required arguments: the denial and the
+/// unfit answer are derived from `answer`, and nothing names the gated
+/// action.
+fn approval_with_defaults() -> symfonic_evals::PackDefinition {
+    let symfonic_evals::PackDefinition::ApprovalResume(pack) =
+        definition(helpdesk::Pack::ApprovalResume)
+    else {
+        unreachable!("the desk's approval definition")
+    };
+    symfonic_evals::PackDefinition::ApprovalResume(symfonic_evals::ApprovalResumePack {
+        pause_prompt: pack.pause_prompt,
+        answer: pack.answer,
+        interaction_tool: pack.interaction_tool,
+        ..symfonic_evals::ApprovalResumePack::default()
+    })
+}
+
+#[test]
+fn with_default_arguments_the_derived_answers_still_catch_their_twins() {
+    let run = |name: &str, flaw: Option<Flaw>| {
+        run_pack(
+            &format!("helpdesk_twins::defaults::{name}"),
+            &approval_with_defaults(),
+            &run_options(),
+            move |ctx| Helpdesk::open_with(ctx, flaw),
+        )
+    };
+    let reference = run("reference", None);
+    reference.assert_passed();
+    assert!(reference
+        .probes_not_run()
+        .iter()
+        .all(|p| p.probe == "approval/gated-action"));
+    for (flaw, scenario, step, assertion) in [
+        (
+            Flaw::DenialReadAsApproval,
+            "approval/deny-answer",
+            "deny",
+            "EffectsFewerThan",
+        ),
+        // Cancelled at the pause: the denial leaves the approval's effect.
+        (
+            Flaw::GatedActionBeforeAnswer,
+            "approval/deny-answer",
+            "deny",
+            "EffectsFewerThan",
+        ),
+        (
+            Flaw::UnfitAnswerAccepted,
+            "approval/unfit-answer",
+            "unfit answer",
+            "ExpectedError",
+        ),
+    ] {
+        let run = run(flaw.name(), Some(flaw));
+        let failure = run
+            .failures()
+            .into_iter()
+            .find(|f| f.scenario == scenario)
+            .unwrap_or_else(|| panic!("{flaw:?}: {scenario} passed\n{}", run.render()));
+        assert_eq!(
+            (failure.step_label.as_str(), failure.assertion.as_str()),
+            (step, assertion),
+            "{flaw:?}\n{}",
+            run.render()
+        );
+        assert!(
+            !run.failed_scenarios()
+                .contains(&"approval-pause-resume-and-replay-refusal"),
+            "{flaw:?} passes the seed"
+        );
+    }
+}

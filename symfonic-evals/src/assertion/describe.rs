@@ -19,6 +19,7 @@ impl Assertion {
             Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
             Self::SideEffectCount { .. } => "SideEffectCount",
             Self::EffectsApplied { .. } => "EffectsApplied",
+            Self::EffectsFewerThan { .. } => "EffectsFewerThan",
             Self::LedgerDelta { .. } => "LedgerDelta",
             Self::StageObserved { .. } => "StageObserved",
             Self::ResponseContains(_) => "ResponseContains",
@@ -79,6 +80,7 @@ impl Assertion {
             Self::ToolCallIdsUnique { .. }
             | Self::SideEffectCount { .. }
             | Self::EffectsApplied { .. }
+            | Self::EffectsFewerThan { .. }
             | Self::LedgerDelta { .. }
             | Self::PauseTokenDistinct
             | Self::EffectsMatchOracle
@@ -132,6 +134,7 @@ impl Assertion {
                 "SideEffectCount(attempts={attempts}, effects={effects}, duplicates={duplicates})"
             ),
             Self::EffectsApplied { effects } => format!("EffectsApplied({effects})"),
+            Self::EffectsFewerThan { effects } => format!("EffectsFewerThan({effects})"),
             Self::LedgerDelta {
                 attempts,
                 effects,

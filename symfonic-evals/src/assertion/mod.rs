@@ -147,6 +147,13 @@ pub enum Assertion {
         /// Effects applied.
         effects: u64,
     },
+    /// The harness ledger holds fewer applied effects than this: a run
+    /// that must withhold what another run applied (a denial against the
+    /// approval's effects).
+    EffectsFewerThan {
+        /// The count the ledger must stay below.
+        effects: u64,
+    },
     /// The harness ledger moved by exactly this much during the step.
     LedgerDelta {
         /// New attempts.
@@ -321,6 +328,7 @@ impl Assertion {
             self,
             Self::SideEffectCount { .. }
                 | Self::EffectsApplied { .. }
+                | Self::EffectsFewerThan { .. }
                 | Self::LedgerDelta { .. }
                 | Self::EffectsMatchOracle
                 | Self::CrashedEffectRetried

@@ -305,6 +305,7 @@ impl PackDefinition {
             self.skipped(),
             |probe| match self {
                 Self::Procedural(pack) => pack.placement(probe),
+                Self::ApprovalResume(pack) => pack.underivable(probe),
                 _ => None,
             },
         )
@@ -434,19 +435,24 @@ mod tests {
         let pack =
             approval(r#"{"pause_prompt":"p","interaction_tool":"ask","answer":{"ok":true}}"#);
         assert!(pack.check().is_ok());
-        assert_eq!(
-            not_run(&pack),
-            [
-                "approval/gated-action (needs gated_tool)",
-                "approval/deny-answer (needs deny_answer)",
-                "approval/unfit-answer (needs unfit_answer)",
-            ]
-        );
+        // The denial and the unfit answer are derived from `answer`.
+        assert_eq!(not_run(&pack), ["approval/gated-action (needs gated_tool)"]);
         // Every probe either runs or is listed, never both.
         let ran = pack.scenarios().len() - 1;
         assert_eq!(
             ran + pack.probes_not_run().len(),
             PackKind::ApprovalResume.probes().len()
+        );
+        // An answer with no single boolean to flip tells no denial.
+        let pack =
+            approval(r#"{"pause_prompt":"p","interaction_tool":"ask","answer":{"pick":"a"}}"#);
+        assert_eq!(
+            not_run(&pack),
+            [
+                "approval/gated-action (needs gated_tool)",
+                "approval/deny-answer (`answer` holds no single true boolean to flip into a \
+                 denial: give deny_answer and gated_tool)",
+            ]
         );
         let all = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);
         assert!(all.probes_not_run().is_empty());
@@ -471,8 +477,7 @@ mod tests {
             [
                 "approval/forged-token (skipped by skip_probes)",
                 "approval/gated-action (skipped by skip_probes)",
-                "approval/deny-answer (needs deny_answer)",
-                "approval/unfit-answer (needs unfit_answer)",
+                "approval/unfit-answer (skipped by skip_probes)",
             ]
         );
     }

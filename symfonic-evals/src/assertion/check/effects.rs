@@ -65,6 +65,14 @@ pub(super) fn applied(evidence: &Evidence<'_>, effects: u64) -> Check {
     )
 }
 
+pub(super) fn fewer_than(evidence: &Evidence<'_>, effects: u64) -> Check {
+    Check::new(
+        evidence.ledger.effects < effects,
+        format!("fewer than {effects} effect(s) applied"),
+        format!("{} applied", evidence.ledger.effects),
+    )
+}
+
 pub(super) fn oracle(evidence: &Evidence<'_>) -> Check {
     let applied = evidence.ledger.effects;
     let expected = format!("the effect oracle counts the ledger's {applied} applied effect(s)");

@@ -108,6 +108,7 @@ impl Assertion {
                 duplicates,
             } => effects::delta(evidence, *attempts, *effects, *duplicates),
             Self::EffectsApplied { effects } => effects::applied(evidence, *effects),
+            Self::EffectsFewerThan { effects } => effects::fewer_than(evidence, *effects),
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),

@@ -60,16 +60,17 @@ pub const PROBES: &[Probe] = &[
         "gated_tool",
         "the gated action runs before the person answered, or never runs after the approval",
     ),
-    Probe::enabled_by(
+    Probe::default_on(
         "approval/deny-answer",
-        "deny_answer",
-        "an answer that is never read: a denial performs the gated action anyway",
+        "an answer that is never read, or an action run before it: a denial performs the gated \
+         action anyway, or leaves as many effects as the approval (`deny_answer`, or `answer` \
+         with its one boolean flipped)",
     ),
-    Probe::enabled_by(
+    Probe::default_on(
         "approval/unfit-answer",
-        "unfit_answer",
         "an answer that is never validated, or a token spent before the answer was: an unfit \
-         answer is accepted, or burns the token so the fitting one fails",
+         answer is accepted, or burns the token so the fitting one fails (`unfit_answer`, or \
+         `answer` with every leaf of another type)",
     ),
 ];
 
@@ -210,6 +211,55 @@ impl ApprovalResumePack {
         checks.finish()
     }
 
+    /// The answer the unfit-answer probe sends: `unfit_answer`, or else
+    /// `answer` with every leaf made a value of another type (a boolean the
+    /// string `"maybe"`, a number or null a string, a string a number), which
+    /// no answer schema that asked for `answer`'s shape admits. `None` when
+    /// `answer` has no leaf to change.
+    pub fn unfit(&self) -> Option<Value> {
+        if let Some(unfit) = &self.unfit_answer {
+            return Some(unfit.clone());
+        }
+        let retyped = retyped(&self.answer);
+        (retyped != self.answer).then_some(retyped)
+    }
+
+    /// The answer the deny-answer probe sends: `deny_answer`, or else
+    /// `answer` with its boolean flipped when it holds exactly one boolean
+    /// and that one is `true` (`{"approved": true}` denies as
+    /// `{"approved": false}`). `None` when no denial can be told.
+    pub fn denial(&self) -> Option<Value> {
+        if let Some(deny) = &self.deny_answer {
+            return Some(deny.clone());
+        }
+        let mut denial = self.answer.clone();
+        let mut booleans = Vec::new();
+        collect_booleans(&mut denial, &mut booleans);
+        match booleans.as_mut_slice() {
+            [only] if **only => {
+                **only = false;
+                Some(denial)
+            }
+            _ => None,
+        }
+    }
+
+    /// Why a probe on by default did not run: its answer could not be
+    /// derived from `answer`.
+    pub(crate) fn underivable(&self, probe: &str) -> Option<String> {
+        match probe {
+            "approval/deny-answer" if self.denial().is_none() => Some(
+                "`answer` holds no single true boolean to flip into a denial: give deny_answer \
+                 and gated_tool"
+                    .into(),
+            ),
+            "approval/unfit-answer" if self.unfit().is_none() => {
+                Some("`answer` has no leaf to give another type: give unfit_answer".into())
+            }
+            _ => None,
+        }
+    }
+
     /// The `human` capability and the `resume` operation.
     pub fn requirements(&self) -> Requirements {
         Requirements {
@@ -222,4 +272,110 @@ impl ApprovalResumePack {
 
 fn is_answer(value: &Value) -> bool {
     value.as_object().is_some_and(|fields| !fields.is_empty())
+}
+
+/// `value` with every leaf replaced by a value of another type.
+fn retyped(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, child)| (key.clone(), retyped(child)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(retyped).collect()),
+        Value::Bool(_) => Value::String("maybe".into()),
+        Value::Number(_) | Value::Null => Value::String("many".into()),
+        Value::String(_) => Value::from(0),
+    }
+}
+
+/// Every boolean leaf of `value`, for flipping in place.
+fn collect_booleans<'a>(value: &'a mut Value, out: &mut Vec<&'a mut bool>) {
+    match value {
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|child| collect_booleans(child, out)),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|child| collect_booleans(child, out)),
+        Value::Bool(flag) => out.push(flag),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn pack(answer: Value) -> ApprovalResumePack {
+        ApprovalResumePack {
+            answer,
+            ..ApprovalResumePack::default()
+        }
+    }
+
+    #[test]
+    fn an_unfit_answer_is_derived_leaf_by_leaf_unless_given() {
+        let derived = pack(json!({"approved": true, "note": "ok", "limit": 3}))
+            .unfit()
+            .unwrap();
+        assert_eq!(
+            derived,
+            json!({"approved": "maybe", "note": 0, "limit": "many"})
+        );
+        let mut given = pack(json!({"approved": true}));
+        given.unfit_answer = Some(json!({"approved": "perhaps"}));
+        assert_eq!(given.unfit(), Some(json!({"approved": "perhaps"})));
+        assert_eq!(
+            pack(json!({"nested": {}})).unfit(),
+            None,
+            "no leaf to change"
+        );
+    }
+
+    #[test]
+    fn a_denial_is_derived_only_from_one_true_boolean() {
+        assert_eq!(
+            pack(json!({"approved": true, "note": "ok"})).denial(),
+            Some(json!({"approved": false, "note": "ok"}))
+        );
+        assert_eq!(
+            pack(json!({"decision": {"approved": true}})).denial(),
+            Some(json!({"decision": {"approved": false}}))
+        );
+        for unclear in [
+            json!({"approved": false}),
+            json!({"a": true, "b": true}),
+            json!({"choice": "approve"}),
+        ] {
+            assert_eq!(pack(unclear.clone()).denial(), None, "{unclear}");
+        }
+        let mut given = pack(json!({"choice": "approve"}));
+        given.deny_answer = Some(json!({"choice": "reject"}));
+        assert_eq!(given.denial(), Some(json!({"choice": "reject"})));
+    }
+
+    #[test]
+    fn derived_answers_turn_their_probes_on() {
+        let mut pack = pack(json!({"approved": true}));
+        pack.pause_prompt = "cancel".into();
+        pack.interaction_tool = "ask".into();
+        let names: Vec<String> = pack.scenarios().into_iter().map(|s| s.name).collect();
+        assert!(
+            names.iter().any(|n| n == "approval/deny-answer"),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n == "approval/unfit-answer"),
+            "{names:?}"
+        );
+        pack.answer = json!({"choice": "approve"});
+        let names: Vec<String> = pack.scenarios().into_iter().map(|s| s.name).collect();
+        assert!(
+            !names.iter().any(|n| n == "approval/deny-answer"),
+            "{names:?}"
+        );
+    }
 }

@@ -70,12 +70,12 @@ impl ApprovalResumePack {
         let selection = Selection::new(&self.skip_probes);
         let mut scenarios = vec![self.seed()];
         for probe in PROBES {
-            let given = match probe.needs {
-                None => true,
-                Some("gated_tool") => self.gated_tool.is_some(),
-                Some("deny_answer") => self.deny_answer.is_some() && self.gated_tool.is_some(),
-                Some("unfit_answer") => self.unfit_answer.is_some(),
-                Some(_) => false,
+            let given = match (probe.name, probe.needs) {
+                ("approval/deny-answer", _) => self.denial().is_some(),
+                ("approval/unfit-answer", _) => self.unfit().is_some(),
+                (_, None) => true,
+                (_, Some("gated_tool")) => self.gated_tool.is_some(),
+                (_, Some(_)) => false,
             };
             if selection.runs(probe, given) {
                 scenarios.push(self.probe(probe.name));
@@ -159,9 +159,14 @@ impl ApprovalResumePack {
                 ])
             }
             "approval/deny-answer" => {
-                let gated = self.gated_tool.clone().unwrap_or_default();
                 let denied = format!("{c}-deny");
-                let deny = self.deny_answer.clone().unwrap_or_default();
+                let deny = self.denial().unwrap_or_default();
+                let Some(gated) = self.gated_tool.clone() else {
+                    // Without the gated action's name, the denial is judged
+                    // by the effects it leaves against the approval's.
+                    return probe(vec![pause, resume])
+                        .continued(DenialWithholds { pack: self.clone() });
+                };
                 probe(vec![
                     self.pause("pause", &denied),
                     Step::resume("deny", deny, &denied).asserting([
@@ -174,7 +179,7 @@ impl ApprovalResumePack {
                 ])
             }
             "approval/unfit-answer" => {
-                let unfit = self.unfit_answer.clone().unwrap_or_default();
+                let unfit = self.unfit().unwrap_or_default();
                 probe(vec![
                     pause,
                     Step::resume("unfit answer", unfit, c)
@@ -255,6 +260,55 @@ impl Continuation for CrashInsideResume {
             if session.run(&step).is_none() {
                 return;
             }
+        }
+    }
+}
+
+/// After an approving pause and resume (which learn the approval's applied
+/// effects): fresh fixtures, the same pause, and a resume with the denial.
+/// The denial must return a record without asking again, and leave fewer
+/// applied effects than the approval did, whether the action would have
+/// run on the denial or before any answer; then its token is spent. When
+/// the approval applied no effect there is nothing to withhold, and a note
+/// says so.
+struct DenialWithholds {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for DenialWithholds {
+    fn describe(&self) -> String {
+        "the approving run's applied effects learned; fresh fixtures; the pause; the denial, \
+         which returns a record, does not ask again, and leaves fewer applied effects than the \
+         approval (EffectsFewerThan); the replay of the denied token is refused"
+            .into()
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let pack = &self.pack;
+        let approved = session.steps().last().map_or(0, |step| step.ledger.effects);
+        let denied = format!("{}-deny", pack.conversation);
+        if !session.reset("pause to deny") {
+            return;
+        }
+        let mut deny = Step::resume("deny", pack.denial().unwrap_or_default(), &denied)
+            .asserting([Assertion::tool_called(&pack.interaction_tool, 0)]);
+        if approved > 0 {
+            deny = deny.asserting([Assertion::EffectsFewerThan { effects: approved }]);
+        }
+        for step in [
+            pack.pause("pause to deny", &denied),
+            deny,
+            pack.replay("replay", &denied),
+        ] {
+            if session.run(&step).is_none() {
+                return;
+            }
+        }
+        if approved == 0 {
+            session.note(
+                "the approving resume applied no effect through the ledger, so the denial's \
+                 effects could not be compared with it",
+            );
         }
     }
 }
