@@ -212,12 +212,14 @@ impl Helpdesk {
     }
 
     /// What the cycle reports as promoted: its own count.
-    fn promoted(&self, cycle: CycleReport) -> u64 {
-        if self.has(Flaw::PromotedCountCountsEpisodes) {
+    fn promoted(&self, cycle: CycleReport) -> Result<u64, TurnError> {
+        Ok(if self.has(Flaw::PromotedCountCountsEpisodes) {
             cycle.episodes
+        } else if self.has(Flaw::PromotedCountIsDraftsOnFile) {
+            self.store.procedures().map_err(store_error)?.len() as u64
         } else {
             cycle.promoted
-        }
+        })
     }
 
     /// Finishes a turn: a completed record (after remembering the episode
@@ -257,7 +259,7 @@ impl Helpdesk {
                 let builder = self
                     .record(&turn)
                     .answer(answer)
-                    .attribute("procedural_promoted", self.promoted(cycle))
+                    .attribute("procedural_promoted", self.promoted(cycle)?)
                     .attribute("consolidation_extractor_errors", cycle.extractor_errors);
                 self.procedural_attributes(builder, &turn.consulted)
             }

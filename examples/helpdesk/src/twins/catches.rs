@@ -335,6 +335,12 @@ impl Flaw {
                 "AttributeEquals",
                 "AttributeEquals(procedural_promoted)",
             ),
+            Self::PromotedCountIsDraftsOnFile => at(
+                "procedural/control-promotes-nothing",
+                "control after promotion 1",
+                "AttributeEquals",
+                "AttributeEquals(procedural_promoted)",
+            ),
             Self::RefusedRefundWrittenToStore => at(
                 "procedural/gate-sweep",
                 "sweep 4: `region` eq: key missing",

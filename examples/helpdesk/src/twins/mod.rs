@@ -160,6 +160,10 @@ flaws! {
     ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,
     /// The promoted count is the number of episodes the cycle read.
     PromotedCountCountsEpisodes = "promoted-count-counts-episodes" in Procedural,
+    /// The promoted count is the number of procedures on file: zero on an
+    /// empty store and one after the first promotion, as the cycle's own
+    /// would be, and one again on every later turn.
+    PromotedCountIsDraftsOnFile = "promoted-count-is-drafts-on-file" in Procedural,
     /// A refund the gate refused for want of a readable region goes down a
     /// legacy path that writes it straight to the outbox, outside the ledger.
     RefusedRefundWrittenToStore = "refused-refund-written-to-store" in Procedural,

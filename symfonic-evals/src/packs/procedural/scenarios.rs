@@ -273,26 +273,34 @@ impl ProceduralPack {
     }
 
     /// Turns with nothing to learn, each promoting nothing, and nothing on
-    /// file at the end.
+    /// file at the end; then the demonstrations promote their draft, and
+    /// the same turns again must promote nothing, so a count of what is on
+    /// file (zero on an empty store) is told from the cycle's own.
     fn control_steps(&self) -> Vec<Step> {
         let c = self.conversation.as_str();
-        let last = self.control_demonstrations.len().saturating_sub(1);
-        self.control_demonstrations
-            .iter()
-            .enumerate()
-            .map(|(i, prompt)| {
-                let step = Step::prompt(format!("control {}", i + 1), prompt, c).asserting([
-                    Assertion::attribute_equals(&self.promotion_attribute, json!(0)),
-                ]);
-                if i == last {
-                    step.asserting([Assertion::attribute_equals(
-                        &self.review_attribute,
-                        json!([]),
-                    )])
-                } else {
-                    step
-                }
-            })
-            .collect()
+        let promotes_nothing = |label: &str, empty_at_end: bool| {
+            let last = self.control_demonstrations.len().saturating_sub(1);
+            self.control_demonstrations
+                .iter()
+                .enumerate()
+                .map(move |(i, prompt)| {
+                    let step = Step::prompt(format!("{label} {}", i + 1), prompt, c).asserting([
+                        Assertion::attribute_equals(&self.promotion_attribute, json!(0)),
+                    ]);
+                    if empty_at_end && i == last {
+                        step.asserting([Assertion::attribute_equals(
+                            &self.review_attribute,
+                            json!([]),
+                        )])
+                    } else {
+                        step
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut steps = promotes_nothing("control", true);
+        steps.extend(self.demonstrations(&self.demonstrations, "demonstration", c));
+        steps.extend(promotes_nothing("control after promotion", false));
+        steps
     }
 }
