@@ -405,15 +405,6 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             "`deny_answer` equals `answer`, so the denial would be the approval",
         );
     }
-    if let Some((_, _, arg)) = find("deny_answer") {
-        if find("gated_tool").is_none() {
-            refuse(
-                arg,
-                "`deny_answer` needs `gated_tool`: a denial shows only in the action it \
-                 withholds, so name that action",
-            );
-        }
-    }
     if let (Some((_, Typed::Str(gated), arg)), Some((_, Typed::Str(interaction), _))) =
         (find("gated_tool"), find("interaction_tool"))
     {

@@ -451,7 +451,7 @@ mod tests {
             [
                 "approval/gated-action (needs gated_tool)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
-                 denial: give deny_answer and gated_tool)",
+                 denial: give deny_answer)",
             ]
         );
         let all = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);

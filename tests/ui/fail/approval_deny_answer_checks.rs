@@ -1,5 +1,4 @@
-//! A denial must be a non-empty answer, differ from the approval, and name the
-//! action it withholds.
+//! A denial must be a non-empty answer and differ from the approval.
 use symfonic_evals::{approval_resume_pack, TargetContext};
 
 struct Deployment;

@@ -188,11 +188,6 @@ impl ApprovalResumePack {
                 "deny_answer",
                 "equals `answer`, so the denial would be the approval",
             );
-            checks.require(
-                self.gated_tool.is_some(),
-                "deny_answer",
-                "needs `gated_tool`: a denial shows only in the action it withholds",
-            );
         }
         if let Some(unfit) = &self.unfit_answer {
             checks.require(
@@ -249,8 +244,7 @@ impl ApprovalResumePack {
     pub(crate) fn underivable(&self, probe: &str) -> Option<String> {
         match probe {
             "approval/deny-answer" if self.denial().is_none() => Some(
-                "`answer` holds no single true boolean to flip into a denial: give deny_answer \
-                 and gated_tool"
+                "`answer` holds no single true boolean to flip into a denial: give deny_answer"
                     .into(),
             ),
             "approval/unfit-answer" if self.unfit().is_none() => {
@@ -375,6 +369,15 @@ mod tests {
         let names: Vec<String> = pack.scenarios().into_iter().map(|s| s.name).collect();
         assert!(
             !names.iter().any(|n| n == "approval/deny-answer"),
+            "{names:?}"
+        );
+        // A denial given without the gated action's name is judged by its
+        // effects.
+        pack.deny_answer = Some(json!({"choice": "reject"}));
+        assert!(pack.check().is_ok());
+        let names: Vec<String> = pack.scenarios().into_iter().map(|s| s.name).collect();
+        assert!(
+            names.iter().any(|n| n == "approval/deny-answer"),
             "{names:?}"
         );
     }
