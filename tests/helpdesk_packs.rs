@@ -79,6 +79,7 @@ fn helpdesk_shipping_extension() {}
     builder = Helpdesk::open,
     prompt = "cancel the subscription of customer 42",
     answer = { "approved": true },
+    second_prompt = "cancel the subscription of customer 43",
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_cancellation_exactly_once() {}

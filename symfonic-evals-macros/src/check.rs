@@ -399,6 +399,13 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
              must fit",
         );
     }
+    if let Some(arg) = same("prompt", "second_prompt") {
+        refuse(
+            arg,
+            "`second_prompt` equals `prompt`: the second request must be a distinct one, with \
+             effects of its own",
+        );
+    }
     if let Some(arg) = same("answer", "deny_answer") {
         refuse(
             arg,

@@ -447,6 +447,13 @@ static EXACTLY_ONCE: &[Field] = &[
         "is what the person replies to the pause; redeeming with nothing to validate proves \
          only that a token was spent",
     ),
+    field(
+        "second_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is a second request with effects of its own, and an empty prompt has none",
+    ),
     named("conversation"),
 ];
 

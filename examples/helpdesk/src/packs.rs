@@ -77,6 +77,7 @@ pub fn exactly_once() -> PackDefinition {
     PackDefinition::ExactlyOnce(ExactlyOncePack {
         prompt: "cancel the subscription of customer 42".into(),
         answer: Some(json!({ "approved": true })),
+        second_prompt: Some("cancel the subscription of customer 43".into()),
         ..ExactlyOncePack::default()
     })
 }

@@ -27,6 +27,9 @@ pub struct ToolEnv<'a> {
     pub conversation: &'a str,
     /// The flaw switched on, if any (the reference has none).
     pub flaw: Option<Flaw>,
+    /// How many effects this process has keyed: only the
+    /// `KeyFromProcessCounter` twin reads it.
+    pub process_effects: &'a std::sync::atomic::AtomicU64,
 }
 
 /// A tool error with a machine-readable code and, when the tool knows one,
@@ -143,6 +146,14 @@ fn store_failure(_: rusqlite::Error) -> ToolFailure {
 fn ledger_key(env: ToolEnv<'_>, subject: &str) -> Result<String, ToolFailure> {
     Ok(match env.flaw {
         Some(Flaw::LedgerKeyPerConversation) => format!("{subject}@{}", env.conversation),
+        // The n-th effect of this process: a retry after a crash, in a new
+        // process, lands on the same n, but so does the next request.
+        Some(Flaw::KeyFromProcessCounter) => {
+            let n = env
+                .process_effects
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            format!("effect-{n}")
+        }
         // A call id drawn from a durable sequence: unique per attempt.
         Some(Flaw::KeyPerAttempt) => {
             let n = env.store.next("effect-attempt").map_err(store_failure)?;

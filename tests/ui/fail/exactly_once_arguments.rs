@@ -1,5 +1,5 @@
-//! The exactly-once pack needs a prompt, and a state or answer it is given
-//! must not be empty.
+//! The exactly-once pack needs a prompt, a state or answer it is given must
+//! not be empty, and a second request must be another one.
 use symfonic_evals::{exactly_once_pack, TargetContext};
 
 struct Deployment;
@@ -11,6 +11,11 @@ fn pack(_ctx: &TargetContext) -> Deployment {
 
 #[exactly_once_pack(prompt = "", anwser = { approved: true })]
 fn typo(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+#[exactly_once_pack(prompt = "charge order 7", second_prompt = "charge order 7")]
+fn same_request_twice(_ctx: &TargetContext) -> Deployment {
     Deployment
 }
 

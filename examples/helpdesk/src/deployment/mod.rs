@@ -66,6 +66,7 @@ pub struct Helpdesk {
     pauses: Pauses,
     flaw: Option<Flaw>,
     turns: u64,
+    process_effects: std::sync::atomic::AtomicU64,
 }
 
 fn recall_line(procedure: &StoredProcedure) -> String {
@@ -157,6 +158,7 @@ impl Helpdesk {
             gate,
             flaw,
             turns: 0,
+            process_effects: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

@@ -95,6 +95,7 @@ impl Helpdesk {
             state: turn.state.as_ref(),
             conversation: &turn.conversation,
             flaw: self.flaw,
+            process_effects: &self.process_effects,
         }
     }
 

@@ -196,6 +196,12 @@ impl Flaw {
                 "UnexpectedError",
                 "the turn succeeds",
             ),
+            Self::KeyFromProcessCounter => at(
+                EXACTLY_ONCE,
+                "second request after a restart resumed",
+                "EffectsApplied",
+                "EffectsApplied(2)",
+            ),
             Self::OutboxOnlyWhenApplied => at(
                 EXACTLY_ONCE,
                 "crash at resume effect 1",

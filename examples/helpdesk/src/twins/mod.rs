@@ -190,6 +190,10 @@ flaws! {
     /// never on a duplicate: a crash between the two loses the row for
     /// good.
     OutboxOnlyWhenApplied = "outbox-only-when-applied" in ExactlyOnce,
+    /// Effects are keyed by how many this process has applied: a retry
+    /// after a crash, in a fresh process, reuses the key, and so does the
+    /// next distinct request after a restart, which is then lost.
+    KeyFromProcessCounter = "key-from-process-counter" in ExactlyOnce,
 }
 
 /// Where a pack must catch a twin: the scenario (the seed scenario's name

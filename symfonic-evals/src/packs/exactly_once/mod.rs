@@ -46,6 +46,14 @@ pub struct ExactlyOncePack {
     /// When given, the prompt pauses and a resume with this answer
     /// continues it (and applies the effects it still has to apply).
     pub answer: Option<Value>,
+    /// A second request, distinct from `prompt`, whose effects are its own
+    /// (shaped like `prompt`: with `answer` it pauses and is resumed too).
+    /// Adds an experiment where `prompt` completes, the deployment
+    /// restarts, and this request must apply every effect it applies
+    /// alone: keys drawn from something that restarts with the process (a
+    /// counter, a sequence in memory) collide with the first request's and
+    /// lose them.
+    pub second_prompt: Option<String>,
     /// The conversation the steps run in.
     pub conversation: String,
     /// Trials and passes required.
@@ -59,6 +67,7 @@ impl Default for ExactlyOncePack {
             prompt: String::new(),
             state: None,
             answer: None,
+            second_prompt: None,
             conversation: "exactly-once".into(),
             policy: TrialPolicy::default(),
         }
@@ -75,6 +84,12 @@ impl ExactlyOncePack {
         let mut checks = ArgumentChecks::default();
         checks.text("prompt", &self.prompt);
         checks.text("conversation", &self.conversation);
+        checks.optional_text("second_prompt", self.second_prompt.as_ref());
+        checks.require(
+            self.second_prompt.as_deref() != Some(self.prompt.as_str()),
+            "second_prompt",
+            "equals `prompt`: a second request must be a distinct one, with effects of its own",
+        );
         if let Some(state) = &self.state {
             checks.state("state", state);
         }

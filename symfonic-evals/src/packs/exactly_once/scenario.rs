@@ -14,7 +14,13 @@ pub const SEED: &str = "exactly-once-effects";
 
 impl ExactlyOncePack {
     fn prompt_step(&self, label: &str) -> Step {
-        let step = Step::prompt(label, &self.prompt, &self.conversation);
+        self.request_step(label, &self.prompt)
+    }
+
+    /// `prompt` (or the second request) with the pack's state, pausing when
+    /// there is an answer to resume it with.
+    fn request_step(&self, label: &str, prompt: &str) -> Step {
+        let step = Step::prompt(label, prompt, &self.conversation);
         let step = match &self.state {
             Some(state) => step.with_state(state.clone()),
             None => step,
@@ -70,6 +76,87 @@ impl CrashEverywhere {
         }
         steps.iter().all(|step| session.run(step).is_some())
     }
+
+    /// Every crash experiment; `false` once the trial ended.
+    fn crash_at_every_effect(
+        &self,
+        session: &mut Session<'_>,
+        prompt_effects: u64,
+        total: u64,
+    ) -> bool {
+        let pack = &self.pack;
+        for k in 1..=prompt_effects {
+            let crashed = pack
+                .prompt_step(&format!("crash at effect {k}"))
+                .crashing_at_effect(k as u32)
+                .asserting([Assertion::CrashedEffectRetried]);
+            let mut steps = vec![crashed];
+            steps.extend(pack.resume_step("resume"));
+            if let Some(last) = steps.last_mut() {
+                last.assertions.push(Self::same_effects(total));
+            }
+            if !self.experiment(session, steps) {
+                return false;
+            }
+        }
+        let Some(resume) = pack.resume_step("resume after a crash") else {
+            return true;
+        };
+        let paused = vec![
+            pack.prompt_step("pause"),
+            resume
+                .interrupted(Restart::CrashBefore)
+                .asserting([Self::same_effects(total)]),
+        ];
+        if !self.experiment(session, paused) {
+            return false;
+        }
+        for k in 1..=total.saturating_sub(prompt_effects) {
+            let crashed = pack
+                .resume_step(&format!("crash at resume effect {k}"))
+                .expect("a resume step exists")
+                .crashing_at_effect(k as u32)
+                .asserting([Assertion::CrashedEffectRetried, Self::same_effects(total)]);
+            if !self.experiment(session, vec![pack.prompt_step("pause"), crashed]) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The second request alone (to learn its effects), then from fresh
+    /// fixtures the first request, a restart, and the second: it must apply
+    /// all of its own effects on top of the first's.
+    fn second_request_after_a_restart(&self, session: &mut Session<'_>, second: &str, first: u64) {
+        let pack = &self.pack;
+        let request = |label: &str| {
+            let mut steps = vec![pack.request_step(label, second)];
+            steps.extend(pack.resume_step(&format!("{label} resumed")));
+            steps
+        };
+        if !self.experiment(session, request("second request alone")) {
+            return;
+        }
+        let alone = session.steps().last().map_or(0, |step| step.ledger.effects);
+        if alone == 0 {
+            session.fail(
+                "second request alone",
+                StepErrorKind::MalformedEvidence,
+                "`second_prompt` applies at least one effect through the ledger",
+                "it applied none, so there is nothing of its own to lose".into(),
+            );
+            return;
+        }
+        let mut steps = vec![pack.prompt_step("first request")];
+        steps.extend(pack.resume_step("first request resumed"));
+        let mut after = request("second request after a restart");
+        after[0] = after[0].clone().restarting(true);
+        if let Some(last) = after.last_mut() {
+            last.assertions.push(Self::same_effects(first + alone));
+        }
+        steps.extend(after);
+        self.experiment(session, steps);
+    }
 }
 
 impl Continuation for CrashEverywhere {
@@ -78,12 +165,13 @@ impl Continuation for CrashEverywhere {
          deployment killed right after the harness grants that effect, a restart and a retry; \
          the retry completes, the interrupted effect retried under its key (CrashedEffectRetried), \
          and exactly the uncrashed run's effects applied (EffectsApplied); with a pause, also a \
-         crash between pause and resume and at each of the resume's effects"
+         crash between pause and resume and at each of the resume's effects; with \
+         `second_prompt`, the second request alone, then the first, a restart and the second, \
+         which must apply all of its own effects on top of the first's (EffectsApplied)"
             .into()
     }
 
     fn run(&self, session: &mut Session<'_>) {
-        let pack = &self.pack;
         let learned = session.steps();
         let (Some(prompt), Some(last)) = (learned.first(), learned.last()) else {
             return;
@@ -100,41 +188,11 @@ impl Continuation for CrashEverywhere {
             );
             return;
         }
-        for k in 1..=prompt_effects {
-            let crashed = pack
-                .prompt_step(&format!("crash at effect {k}"))
-                .crashing_at_effect(k as u32)
-                .asserting([Assertion::CrashedEffectRetried]);
-            let mut steps = vec![crashed];
-            steps.extend(pack.resume_step("resume"));
-            if let Some(last) = steps.last_mut() {
-                last.assertions.push(Self::same_effects(total));
-            }
-            if !self.experiment(session, steps) {
-                return;
-            }
-        }
-        let Some(resume) = pack.resume_step("resume after a crash") else {
-            return;
-        };
-        let paused = vec![
-            pack.prompt_step("pause"),
-            resume
-                .interrupted(Restart::CrashBefore)
-                .asserting([Self::same_effects(total)]),
-        ];
-        if !self.experiment(session, paused) {
+        if !self.crash_at_every_effect(session, prompt_effects, total) {
             return;
         }
-        for k in 1..=total.saturating_sub(prompt_effects) {
-            let crashed = pack
-                .resume_step(&format!("crash at resume effect {k}"))
-                .expect("a resume step exists")
-                .crashing_at_effect(k as u32)
-                .asserting([Assertion::CrashedEffectRetried, Self::same_effects(total)]);
-            if !self.experiment(session, vec![pack.prompt_step("pause"), crashed]) {
-                return;
-            }
+        if let Some(second) = &self.pack.second_prompt {
+            self.second_request_after_a_restart(session, second, total);
         }
     }
 }
