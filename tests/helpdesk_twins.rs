@@ -211,6 +211,9 @@ twins! {
     call_ids_restart_every_turn: CallIdsRestartEveryTurn =>
         "extension/repeated-and-fresh-conversation", "second call", "ToolCallIdsUnique",
         "ToolCallIdsUnique(minimum=1, across the trial)";
+    call_ids_from_a_counter_in_memory: CallIdsFromProcessCounter =>
+        "extension/repeated-and-fresh-conversation", "after a restart", "ToolCallIdsUnique",
+        "ToolCallIdsUnique(minimum=1, across the trial)";
     bridge_drops_arguments: BridgeDropsArguments =>
         "extension/witnessed", "extension call", "ToolWitnessed",
         "ToolWitnessed(track_shipment, with arguments, exact)";

@@ -61,7 +61,7 @@ impl AsyncTarget for AsyncWeather {
             .answer(format!("{city}: {} degrees", forecast["celsius"]))
             .model_input(format!("user: {}\ntool result: {forecast}", request.prompt))
             .tool_call(ToolCall::succeeded(
-                format!("call-{}", self.calls),
+                common::call_id(),
                 common::extension::TOOL,
                 json!({ "city": city }),
                 forecast,

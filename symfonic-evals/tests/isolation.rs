@@ -65,7 +65,7 @@ impl Target for Hostile {
                     .answer("Oslo: 12 degrees, clear")
                     .model_input("tool result: {\"sky\": \"clear\", \"celsius\": 12}")
                     .tool_call(ToolCall::succeeded(
-                        format!("call-{}", self.calls),
+                        common::call_id(),
                         common::extension::TOOL,
                         json!({"city": "Oslo"}),
                         json!({"celsius": 12, "sky": "clear"}),

@@ -20,7 +20,15 @@ pub enum Binding {
 pub struct Weather {
     binding: Binding,
     extensions: bool,
+    /// A random name for this process's run, so call ids stay unique
+    /// across restarts.
+    run: u64,
     calls: u32,
+}
+
+fn run_name() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0u8)
 }
 
 impl Weather {
@@ -28,6 +36,7 @@ impl Weather {
         Self {
             binding,
             extensions: true,
+            run: run_name(),
             calls: 0,
         }
     }
@@ -37,6 +46,7 @@ impl Weather {
         Self {
             binding: Binding::Implemented,
             extensions: false,
+            run: run_name(),
             calls: 0,
         }
     }
@@ -50,7 +60,7 @@ impl Weather {
             .trim_end_matches('?');
         let arguments = json!({ "city": city });
         self.calls += 1;
-        let id = format!("call-{}", self.calls);
+        let id = format!("call-{:x}-{}", self.run, self.calls);
         let (call, seen) = match self.binding {
             Binding::Implemented => {
                 let result = lookup(city);

@@ -47,7 +47,7 @@ impl Target for WeatherDesk {
         };
         let arguments = json!({ "city": city });
         self.calls += 1;
-        let id = format!("call-{}", self.calls);
+        let id = super::call_id();
         let result = json!({"celsius": 12, "sky": "clear"});
         let record = TurnRecord::builder()
             .answer("Oslo: 12 degrees, clear")

@@ -12,6 +12,19 @@ use symfonic_evals::{
     ApprovalResumePack, ExtensionToolPack, Failure, PackDefinition, PackRun, ProceduralPack,
 };
 
+/// A tool call id no other call of the trial has, whatever restarts come
+/// between them: a random component, as a framework's ids have (a counter
+/// alone would start over in every process).
+pub fn call_id() -> String {
+    use std::hash::BuildHasher;
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(
+        "call-{:016x}",
+        std::collections::hash_map::RandomState::new().hash_one(n)
+    )
+}
+
 /// The procedural pack as the refund desk in [`procedural`] is meant to pass it.
 pub fn procedural_pack() -> ProceduralPack {
     ProceduralPack {

@@ -67,6 +67,7 @@ pub struct Helpdesk {
     flaw: Option<Flaw>,
     turns: u64,
     process_effects: std::sync::atomic::AtomicU64,
+    process_calls: std::sync::atomic::AtomicU64,
 }
 
 fn recall_line(procedure: &StoredProcedure) -> String {
@@ -159,6 +160,7 @@ impl Helpdesk {
             flaw,
             turns: 0,
             process_effects: std::sync::atomic::AtomicU64::new(0),
+            process_calls: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

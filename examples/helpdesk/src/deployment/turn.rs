@@ -84,6 +84,12 @@ impl Helpdesk {
         if self.has(Flaw::CallIdsRestartEveryTurn) {
             return Ok(format!("call-{}", turn.call_count));
         }
+        if self.has(Flaw::CallIdsFromProcessCounter) {
+            let n = 1 + self
+                .process_calls
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return Ok(format!("call-{n}"));
+        }
         let n = self.store.next("call").map_err(store_error)?;
         Ok(format!("call-{n}"))
     }

@@ -367,6 +367,12 @@ impl Flaw {
             )
         };
         match self {
+            Self::CallIdsFromProcessCounter => at(
+                "extension/repeated-and-fresh-conversation",
+                "after a restart",
+                "ToolCallIdsUnique",
+                "ToolCallIdsUnique(minimum=1, across the trial)",
+            ),
             Self::CallIdsRestartEveryTurn => at(
                 "extension/repeated-and-fresh-conversation",
                 "second call",

@@ -169,6 +169,9 @@ flaws! {
     RefusedRefundWrittenToStore = "refused-refund-written-to-store" in Procedural,
     /// Call ids count from one again in every turn.
     CallIdsRestartEveryTurn = "call-ids-restart-every-turn" in ExtensionTool,
+    /// Call ids come from a counter in memory: unique within one process,
+    /// repeated after every restart.
+    CallIdsFromProcessCounter = "call-ids-from-process-counter" in ExtensionTool,
     /// The extension bridge forwards only the arguments of the first
     /// manifest's schema, dropping `include_eta`.
     BridgeDropsArguments = "bridge-drops-arguments" in ExtensionTool,

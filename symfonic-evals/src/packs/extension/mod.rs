@@ -18,8 +18,9 @@ pub const SEED: &str = "extension-tool-execution";
 pub const PROBES: &[Probe] = &[
     Probe::default_on(
         "extension/repeated-and-fresh-conversation",
-        "call ids that restart every turn or conversation, and a tool that works only once: \
-         the prompt runs twice in one conversation and once in another",
+        "call ids that restart every turn, conversation or process, and a tool that works only \
+         once: the prompt runs twice in one conversation, once in another, and once more after \
+         a restart",
     ),
     Probe::default_on(
         "extension/result-reaches-model",
@@ -182,6 +183,7 @@ impl ExtensionToolPack {
                     each(self.call("first call", c)),
                     each(self.call("second call", c)),
                     each(self.call("fresh conversation", &format!("{c}-fresh"))),
+                    each(self.call("after a restart", c).restarting(true)),
                 ]
             }
             "extension/result-reaches-model" => vec![self.call("extension call", c).asserting([
