@@ -201,8 +201,8 @@ twins! {
         "procedural/control-promotes-nothing", "control 1", "AttributeEquals",
         "AttributeEquals(procedural_promoted)";
     promoted_count_is_the_drafts_on_file: PromotedCountIsDraftsOnFile =>
-        "procedural/control-promotes-nothing", "control after promotion 1", "AttributeEquals",
-        "AttributeEquals(procedural_promoted)";
+        "procedural/identity-bound", "draft probe", "AttributeEqualsIfPresent",
+        "AttributeEqualsIfPresent(procedural_promoted)";
     refused_refund_written_straight_to_the_store: RefusedRefundWrittenToStore =>
         "procedural/gate-sweep", "sweep 4: `region` eq: key missing", "EffectsMatchOracle",
         "EffectsMatchOracle";

@@ -84,7 +84,7 @@ TWINS = {
     "gate-folds-case": "the gate matches state keys in any casing, not UPPER then lower",
     "gate-missing-is-null": "the gate reads a missing state key as null",
     "approves-every-draft": "a review approves every draft on file, not the one it names",
-    "promoted-counts-episodes": "the promoted count published is the number of episodes kept",
+    "promoted-counts-episodes": "the promoted count, published only when the cycle promoted something, is the number of episodes kept",
     "refusal-hits-store": "a call the gate refused still writes its effect to the store, outside the ledger",
     "ledger-without-effect": "a refund is applied on the ledger but never written to the store",
     # extension
@@ -251,8 +251,10 @@ class HelpDesk(Deployment):
         self.store.record_episode(request.conversation, plan.lesson)
         promoted = self.store.consolidate(request.conversation)
         if self.has("promoted-counts-episodes"):
-            promoted = self.store.episode_count()
-        record.attributes["procedural_promoted"] = promoted
+            # Published only when the cycle promoted something.
+            promoted = self.store.episode_count() if promoted else None
+        if promoted is not None:
+            record.attributes["procedural_promoted"] = promoted
         record.attributes["procedural_enforcement_ids"] = sorted(enforced)
         record.attributes.update(self._evidence())
         return record

@@ -9,6 +9,7 @@ impl Assertion {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::AttributeEquals { .. } => "AttributeEquals",
+            Self::AttributeEqualsIfPresent { .. } => "AttributeEqualsIfPresent",
             Self::AttributeCount { .. } => "AttributeCount",
             Self::AttributesSameNonEmpty { .. } => "AttributesSameNonEmpty",
             Self::PromptRecallContains(_) => "PromptRecallContains",
@@ -42,7 +43,10 @@ impl Assertion {
         use serde_json::Value;
         let text = |s: &str| Value::String(s.to_owned());
         match self {
-            Self::AttributeEquals { name, expected } => vec![text(name), expected.clone()],
+            Self::AttributeEquals { name, expected }
+            | Self::AttributeEqualsIfPresent { name, expected } => {
+                vec![text(name), expected.clone()]
+            }
             Self::AttributeCount { name, .. } => vec![text(name)],
             Self::AttributesSameNonEmpty { left, right } => vec![text(left), text(right)],
             Self::PromptRecallContains(f) | Self::PromptRecallExcludes(f) => vec![text(f)],
@@ -93,6 +97,9 @@ impl Assertion {
     pub fn describe(&self) -> String {
         match self {
             Self::AttributeEquals { name, .. } => format!("AttributeEquals({name})"),
+            Self::AttributeEqualsIfPresent { name, .. } => {
+                format!("AttributeEqualsIfPresent({name})")
+            }
             Self::AttributeCount { name, minimum } => {
                 format!("AttributeCount({name}, minimum={minimum})")
             }

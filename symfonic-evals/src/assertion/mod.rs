@@ -80,6 +80,15 @@ pub enum Assertion {
         /// The value it must hold.
         expected: Value,
     },
+    /// When the record has the fact `name`, it equals `expected`; a record
+    /// without it passes. For facts a deployment may publish only on some
+    /// turns (a promoted count), read where a wrong value would show.
+    AttributeEqualsIfPresent {
+        /// The attribute (or pause fact) to read.
+        name: String,
+        /// The value it must hold when present.
+        expected: Value,
+    },
     /// The fact `name` is a count, or a collection whose length is, at least `minimum`.
     AttributeCount {
         /// The attribute to read.

@@ -218,15 +218,20 @@ impl Helpdesk {
         ))
     }
 
-    /// What the cycle reports as promoted: its own count.
-    fn promoted(&self, cycle: CycleReport) -> Result<u64, TurnError> {
-        Ok(if self.has(Flaw::PromotedCountCountsEpisodes) {
+    /// What the cycle reports as promoted: its own count. `None` leaves
+    /// the count out of the record.
+    fn promoted(&self, cycle: CycleReport) -> Result<Option<u64>, TurnError> {
+        Ok(Some(if self.has(Flaw::PromotedCountCountsEpisodes) {
+            // Published only when the cycle promoted something.
+            if cycle.promoted == 0 {
+                return Ok(None);
+            }
             cycle.episodes
         } else if self.has(Flaw::PromotedCountIsDraftsOnFile) {
             self.store.procedures().map_err(store_error)?.len() as u64
         } else {
             cycle.promoted
-        })
+        }))
     }
 
     /// Finishes a turn: a completed record (after remembering the episode
@@ -263,11 +268,13 @@ impl Helpdesk {
                 };
                 // Both figures the cycle reported: a promoted count of zero
                 // with errors is a broken extractor, not an empty lesson.
-                let builder = self
+                let mut builder = self
                     .record(&turn)
                     .answer(answer)
-                    .attribute("procedural_promoted", self.promoted(cycle)?)
                     .attribute("consolidation_extractor_errors", cycle.extractor_errors);
+                if let Some(promoted) = self.promoted(cycle)? {
+                    builder = builder.attribute("procedural_promoted", promoted);
+                }
                 self.procedural_attributes(builder, &turn.consulted)
             }
             Ending::Paused { call, question } => self.pause(turn, call, question),

@@ -342,10 +342,10 @@ impl Flaw {
                 "AttributeEquals(procedural_promoted)",
             ),
             Self::PromotedCountIsDraftsOnFile => at(
-                "procedural/control-promotes-nothing",
-                "control after promotion 1",
-                "AttributeEquals",
-                "AttributeEquals(procedural_promoted)",
+                "procedural/identity-bound",
+                "draft probe",
+                "AttributeEqualsIfPresent",
+                "AttributeEqualsIfPresent(procedural_promoted)",
             ),
             Self::RefusedRefundWrittenToStore => at(
                 "procedural/gate-sweep",
@@ -397,6 +397,10 @@ impl Flaw {
     /// failing step.
     pub fn failing_scenarios(self) -> Vec<&'static str> {
         let all: &[&str] = match self {
+            Self::PromotedCountIsDraftsOnFile => &[
+                "procedural/identity-bound",
+                "procedural/control-promotes-nothing",
+            ],
             Self::PromotedCountIsTurnCounter => &[
                 PROCEDURAL,
                 "procedural/enforcement-without-restart",

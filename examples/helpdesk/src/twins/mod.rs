@@ -158,7 +158,8 @@ flaws! {
     GateJudgesFirstPredicateOnly = "gate-judges-first-predicate-only" in Procedural,
     /// An approval approves every draft on file, not the one it selects.
     ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,
-    /// The promoted count is the number of episodes the cycle read.
+    /// The promoted count is the number of episodes the cycle read, and is
+    /// published only when the cycle promoted something.
     PromotedCountCountsEpisodes = "promoted-count-counts-episodes" in Procedural,
     /// The promoted count is the number of procedures on file: zero on an
     /// empty store and one after the first promotion, as the cycle's own

@@ -65,6 +65,14 @@ impl Assertion {
             Self::AttributeEquals { name, expected } => {
                 record::attribute_equals(record, name, expected, public)
             }
+            Self::AttributeEqualsIfPresent { name, expected } => match record.fact(name) {
+                None => Check::new(
+                    true,
+                    format!("{name} absent, or = {expected}"),
+                    format!("{name} absent"),
+                ),
+                Some(_) => record::attribute_equals(record, name, expected, public),
+            },
             Self::AttributeCount { name, minimum } => {
                 record::attribute_count(record, name, *minimum)
             }

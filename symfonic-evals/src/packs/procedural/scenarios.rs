@@ -237,6 +237,15 @@ impl ProceduralPack {
             self.restart_before_enforcement,
         );
         let n = steps.len();
+        // The draft probe is a turn after the promotion with nothing new
+        // to learn: the cycle's own count is zero, a count of what is on
+        // file (or of the episodes read) is not.
+        for step in steps.iter_mut().filter(|s| s.label == "draft probe") {
+            step.assertions.push(Assertion::AttributeEqualsIfPresent {
+                name: self.promotion_attribute.clone(),
+                expected: json!(0),
+            });
+        }
         steps[n - 3].assertions.push(bound(false));
         steps[n - 2]
             .assertions
