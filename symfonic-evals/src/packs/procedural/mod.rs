@@ -22,8 +22,16 @@ pub use scenarios::SEED;
 /// The review status of an approved procedure.
 pub const APPROVED: &str = "approved";
 
-/// How many states the gate sweep judges by default.
+/// The fewest states the gate sweep judges by default.
 pub const DEFAULT_GATE_SWEEP: u32 = 16;
+
+/// How many states per published predicate the default sweep budget
+/// allows (plus the two declared states), so every predicate's commonest
+/// slips are tried however many there are.
+pub const GATE_SWEEP_PER_PREDICATE: u32 = 6;
+
+/// The most states the default sweep budget grows to.
+pub const MAX_DEFAULT_GATE_SWEEP: u32 = 48;
 
 /// The probes of the procedural pack, in the order they run.
 pub const PROBES: &[Probe] = &[
@@ -125,8 +133,11 @@ pub struct ProceduralPack {
     pub decoy_fragment: Option<String>,
     /// Turns with nothing to learn: each must promote nothing.
     pub control_demonstrations: Vec<String>,
-    /// How many states the gate sweep judges.
-    pub gate_sweep: u32,
+    /// How many states the gate sweep judges. `None` (the default) judges
+    /// [`DEFAULT_GATE_SWEEP`], or [`GATE_SWEEP_PER_PREDICATE`] per published
+    /// predicate plus the two declared states when that is more (up to
+    /// [`MAX_DEFAULT_GATE_SWEEP`]).
+    pub gate_sweep: Option<u32>,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -159,7 +170,7 @@ impl Default for ProceduralPack {
             decoy_demonstrations: Vec::new(),
             decoy_fragment: None,
             control_demonstrations: Vec::new(),
-            gate_sweep: DEFAULT_GATE_SWEEP,
+            gate_sweep: None,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }
@@ -273,10 +284,22 @@ impl ProceduralPack {
             }
         }
         checks.require(
-            self.gate_sweep >= 1,
+            self.gate_sweep != Some(0),
             "gate_sweep",
             "is how many states the sweep judges, at least one (skip the probe to run none)",
         );
         checks.probes(&self.skip_probes, PROBES);
     }
+}
+
+/// The sweep's budget: `given`, or the default for `predicates` published
+/// predicates.
+pub(crate) fn gate_sweep_budget(given: Option<u32>, predicates: usize) -> usize {
+    given.map_or_else(
+        || {
+            let scaled = 2 + GATE_SWEEP_PER_PREDICATE as usize * predicates;
+            scaled.clamp(DEFAULT_GATE_SWEEP as usize, MAX_DEFAULT_GATE_SWEEP as usize)
+        },
+        |n| n as usize,
+    )
 }

@@ -35,7 +35,8 @@ pub(super) struct GateSweep {
     stage: String,
     procedures: String,
     bases: [Value; 2],
-    states: usize,
+    /// The budget given, if one was; else it follows the predicates.
+    states: Option<u32>,
 }
 
 impl GateSweep {
@@ -47,7 +48,7 @@ impl GateSweep {
             stage: pack.precondition_stage.clone(),
             procedures: pack.procedures_attribute.clone(),
             bases: [pack.satisfied_state.clone(), pack.blocked_state.clone()],
-            states: pack.gate_sweep as usize,
+            states: pack.gate_sweep,
         }
     }
 
@@ -120,7 +121,12 @@ impl GateSweep {
 
     fn choose(&self, preconditions: &[Value]) -> Vec<(Candidate, GateVerdict)> {
         let bases: Vec<&Value> = self.bases.iter().collect();
-        choose(preconditions, &bases, self.states)
+        let predicates: usize = preconditions
+            .iter()
+            .map(|p| crate::contracts::state_predicates_in(p).len())
+            .sum();
+        let budget = super::gate_sweep_budget(self.states, predicates);
+        choose(preconditions, &bases, budget)
     }
 
     /// Shrinks a disagreeing state while the gate keeps disagreeing.
@@ -190,14 +196,23 @@ fn choose(preconditions: &[Value], bases: &[&Value], n: usize) -> Vec<(Candidate
 
 impl Continuation for GateSweep {
     fn describe(&self) -> String {
+        let budget = match self.states {
+            Some(n) => n.to_string(),
+            None => format!(
+                "{} (or {} per published predicate and 2, at most {})",
+                super::DEFAULT_GATE_SWEEP,
+                super::GATE_SWEEP_PER_PREDICATE,
+                super::MAX_DEFAULT_GATE_SWEEP
+            ),
+        };
         format!(
-            "up to {} turns of the satisfied prompt, each in a fresh conversation, under states \
+            "up to {budget} turns of the satisfied prompt, each in a fresh conversation, under states \
              generated from the preconditions published in `{}` (key casing, missing keys, null, \
              wrong types, neighbouring values, list membership): each GateAgrees with the \
              contract's evaluator (admitted: `{}` not rejected, `{}` succeeds, a ledger attempt; \
              refused: rejected, no success, the ledger unmoved); the first disagreement is shrunk \
              in up to {SHRINK_BUDGET} more turns",
-            self.states, self.procedures, self.stage, self.tool
+            self.procedures, self.stage, self.tool
         )
     }
 
@@ -261,5 +276,40 @@ mod tests {
                 .count();
             assert!(admitted >= 4 && chosen.len() - admitted >= 4, "{labels:#?}");
         }
+    }
+
+    #[test]
+    fn the_default_budget_grows_with_the_predicates_so_value_casing_is_reached() {
+        assert_eq!(super::super::gate_sweep_budget(None, 1), 16);
+        assert_eq!(super::super::gate_sweep_budget(None, 2), 16);
+        assert_eq!(super::super::gate_sweep_budget(None, 4), 26);
+        assert_eq!(super::super::gate_sweep_budget(None, 20), 48);
+        assert_eq!(super::super::gate_sweep_budget(Some(5), 20), 5);
+        // Four predicates: the default budget still reaches a value in
+        // another case for the list, which 16 states do not.
+        let pre = json!([
+            {"state": {"path": "env", "op": "in", "value": ["staging", "dev"]}},
+            {"state": {"path": "change.window", "op": "eq", "value": "open"}},
+            {"state": {"path": "freeze", "op": "neq", "value": true}},
+            {"state": {"path": "ticket", "op": "exists"}},
+        ]);
+        let satisfied = json!({"env": "staging", "change": {"window": "open"},
+                               "freeze": false, "ticket": "T-1"});
+        let blocked = json!({"env": "prod", "change": {"window": "open"},
+                             "freeze": false, "ticket": "T-1"});
+        let casing = "`env` in: a non-member (the declared value in upper case of member 1)";
+        let labels = |n| {
+            choose(&[pre.clone()], &[&satisfied, &blocked], n)
+                .into_iter()
+                .map(|(c, _)| c.shape)
+                .collect::<Vec<_>>()
+        };
+        assert!(!labels(16).iter().any(|l| l == casing));
+        let budget = super::super::gate_sweep_budget(None, 4);
+        assert!(
+            labels(budget).iter().any(|l| l == casing),
+            "{:#?}",
+            labels(budget)
+        );
     }
 }
