@@ -299,7 +299,7 @@ mod tests {
                              "freeze": false, "ticket": "T-1"});
         let casing = "`env` in: a non-member (the declared value in upper case of member 1)";
         let labels = |n| {
-            choose(&[pre.clone()], &[&satisfied, &blocked], n)
+            choose(std::slice::from_ref(&pre), &[&satisfied, &blocked], n)
                 .into_iter()
                 .map(|(c, _)| c.shape)
                 .collect::<Vec<_>>()
