@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 from model import INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
-from predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
+from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402

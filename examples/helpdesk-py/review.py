@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from predicates import Lookup, applies, contract_lookup
+from symfonic_evals_protocol.predicates import Lookup, applies, contract_lookup
 from store import Procedure
 from symfonic_evals_protocol import Stage
 

@@ -21,10 +21,15 @@ Deployments built on asyncio subclass :class:`AsyncDeployment` instead and
 write ``async def run_turn(...)`` with ``await turn.ledger_apply(key)`` and
 ``await turn.witness(...)``; :func:`serve` runs them on an event loop.
 
+:mod:`symfonic_evals_protocol.predicates` evaluates the state predicates of
+approved procedures exactly as the harness does, so a Python gate needs no
+second copy of the rules.
+
 Standard library only. While :func:`serve` runs, ``sys.stdout`` points at
 stderr, so a stray ``print`` cannot corrupt the protocol stream.
 """
 
+from . import predicates
 from ._async import AsyncDeployment, AsyncTurn, serve_async
 from ._identity import canonical_json, procedure_identity
 from ._records import (
@@ -65,6 +70,7 @@ __all__ = [
     "ProtocolError",
     "canonical_json",
     "procedure_identity",
+    "predicates",
     "durable_dir",
     "serve",
     "serve_async",

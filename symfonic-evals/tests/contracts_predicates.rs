@@ -398,3 +398,27 @@ mod contracts {
         }
     }
 }
+
+/// The cases in `protocol/predicate-cases.json`, which the Python companion's
+/// evaluator is tested against too: the two agree on every one.
+#[test]
+fn the_shared_predicate_cases_hold() {
+    use symfonic_evals::contracts::evaluate_state_predicate;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../protocol/predicate-cases.json"
+    );
+    let text = std::fs::read_to_string(path).expect("the shared cases");
+    let cases: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let cases = cases["cases"].as_array().expect("a list of cases");
+    assert!(cases.len() >= 40);
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter(|case| {
+            evaluate_state_predicate(&case["state"], &case["predicate"]).matched
+                != case["matched"].as_bool().expect("matched is a boolean")
+        })
+        .map(|case| format!("{} against {}", case["predicate"], case["state"]))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

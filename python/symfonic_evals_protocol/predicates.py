@@ -1,17 +1,24 @@
 """State predicates: does an approved procedure's precondition hold here?
 
-The same semantics the Rust library's ``contracts`` module implements, so a
-Python gate and a Rust gate agree on every rule:
+The semantics of the Rust library's ``contracts`` module, so a Python gate
+and the harness's gate sweep agree on every rule (both are checked against
+the shared cases in ``protocol/predicate-cases.json``):
 
 * a predicate is ``{"path": "a.b", "op": "eq"|"neq"|"in"|"exists", "value": ...}``;
-* each path segment is looked up UPPER-case first, then lower-case (a
-  gate may pass another ``Lookup``, which is how a broken twin gets keys
-  wrong);
+* each path segment is looked up as its UPPER-case spelling, then as its
+  lower-case spelling; a key in any other casing (``Region``, ``rEgion``)
+  is absent (a test may pass another ``Lookup`` to model a gate that gets
+  keys wrong);
+* values compare as JSON: ``true`` never equals ``1``, ``3`` equals
+  ``3.0``, strings compare exactly (no case folding);
 * anything malformed fails closed (the rule does not admit);
 * an absent key fails every operator that takes a value, ``neq`` included;
 * ``in`` needs a list, never a string (which would substring-match);
 * reasons name the path, the operator and the declared value, never the
   value the state held.
+
+Use :func:`applies` for a whole precondition and :func:`evaluate` for one
+predicate.
 """
 
 from __future__ import annotations
