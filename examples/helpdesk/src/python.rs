@@ -121,7 +121,7 @@ pub fn procedural() -> PackDefinition {
             "thanks, that is all for today".into(),
             "what are your opening hours?".into(),
         ],
-        gate_sweep: Some(16),
+        gate_sweep: 16,
         restart_before_enforcement: true,
         ..ProceduralPack::default()
     })

@@ -133,11 +133,11 @@ pub struct ProceduralPack {
     pub decoy_fragment: Option<String>,
     /// Turns with nothing to learn: each must promote nothing.
     pub control_demonstrations: Vec<String>,
-    /// How many states the gate sweep judges. `None` (the default) judges
-    /// [`DEFAULT_GATE_SWEEP`], or [`GATE_SWEEP_PER_PREDICATE`] per published
-    /// predicate plus the two declared states when that is more (up to
-    /// [`MAX_DEFAULT_GATE_SWEEP`]).
-    pub gate_sweep: Option<u32>,
+    /// How many states the gate sweep judges. The default,
+    /// [`DEFAULT_GATE_SWEEP`], grows to [`GATE_SWEEP_PER_PREDICATE`] per
+    /// published predicate plus the two declared states when that is more
+    /// (up to [`MAX_DEFAULT_GATE_SWEEP`]); any other value is used as it is.
+    pub gate_sweep: u32,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -170,7 +170,7 @@ impl Default for ProceduralPack {
             decoy_demonstrations: Vec::new(),
             decoy_fragment: None,
             control_demonstrations: Vec::new(),
-            gate_sweep: None,
+            gate_sweep: DEFAULT_GATE_SWEEP,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }
@@ -284,7 +284,7 @@ impl ProceduralPack {
             }
         }
         checks.require(
-            self.gate_sweep != Some(0),
+            self.gate_sweep >= 1,
             "gate_sweep",
             "is how many states the sweep judges, at least one (skip the probe to run none)",
         );
@@ -292,14 +292,13 @@ impl ProceduralPack {
     }
 }
 
-/// The sweep's budget: `given`, or the default for `predicates` published
-/// predicates.
-pub(crate) fn gate_sweep_budget(given: Option<u32>, predicates: usize) -> usize {
-    given.map_or_else(
-        || {
-            let scaled = 2 + GATE_SWEEP_PER_PREDICATE as usize * predicates;
-            scaled.clamp(DEFAULT_GATE_SWEEP as usize, MAX_DEFAULT_GATE_SWEEP as usize)
-        },
-        |n| n as usize,
-    )
+/// The sweep's budget for `gate_sweep` and `predicates` published
+/// predicates: the default grows with the predicates, any other value is
+/// used as it is.
+pub(crate) fn gate_sweep_budget(gate_sweep: u32, predicates: usize) -> usize {
+    if gate_sweep != DEFAULT_GATE_SWEEP {
+        return gate_sweep as usize;
+    }
+    let scaled = 2 + GATE_SWEEP_PER_PREDICATE as usize * predicates;
+    scaled.clamp(DEFAULT_GATE_SWEEP as usize, MAX_DEFAULT_GATE_SWEEP as usize)
 }

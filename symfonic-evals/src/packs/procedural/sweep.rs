@@ -35,8 +35,8 @@ pub(super) struct GateSweep {
     stage: String,
     procedures: String,
     bases: [Value; 2],
-    /// The budget given, if one was; else it follows the predicates.
-    states: Option<u32>,
+    /// The budget argument (the default follows the predicates).
+    states: u32,
 }
 
 impl GateSweep {
@@ -196,14 +196,15 @@ fn choose(preconditions: &[Value], bases: &[&Value], n: usize) -> Vec<(Candidate
 
 impl Continuation for GateSweep {
     fn describe(&self) -> String {
-        let budget = match self.states {
-            Some(n) => n.to_string(),
-            None => format!(
+        let budget = if self.states == super::DEFAULT_GATE_SWEEP {
+            format!(
                 "{} (or {} per published predicate and 2, at most {})",
                 super::DEFAULT_GATE_SWEEP,
                 super::GATE_SWEEP_PER_PREDICATE,
                 super::MAX_DEFAULT_GATE_SWEEP
-            ),
+            )
+        } else {
+            self.states.to_string()
         };
         format!(
             "up to {budget} turns of the satisfied prompt, each in a fresh conversation, under states \
@@ -280,11 +281,13 @@ mod tests {
 
     #[test]
     fn the_default_budget_grows_with_the_predicates_so_value_casing_is_reached() {
-        assert_eq!(super::super::gate_sweep_budget(None, 1), 16);
-        assert_eq!(super::super::gate_sweep_budget(None, 2), 16);
-        assert_eq!(super::super::gate_sweep_budget(None, 4), 26);
-        assert_eq!(super::super::gate_sweep_budget(None, 20), 48);
-        assert_eq!(super::super::gate_sweep_budget(Some(5), 20), 5);
+        let default = super::super::DEFAULT_GATE_SWEEP;
+        assert_eq!(super::super::gate_sweep_budget(default, 1), 16);
+        assert_eq!(super::super::gate_sweep_budget(default, 2), 16);
+        assert_eq!(super::super::gate_sweep_budget(default, 4), 26);
+        assert_eq!(super::super::gate_sweep_budget(default, 20), 48);
+        assert_eq!(super::super::gate_sweep_budget(5, 20), 5);
+        assert_eq!(super::super::gate_sweep_budget(64, 1), 64);
         // Four predicates: the default budget still reaches a value in
         // another case for the list, which 16 states do not.
         let pre = json!([
@@ -305,7 +308,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert!(!labels(16).iter().any(|l| l == casing));
-        let budget = super::super::gate_sweep_budget(None, 4);
+        let budget = super::super::gate_sweep_budget(default, 4);
         assert!(
             labels(budget).iter().any(|l| l == casing),
             "{:#?}",
