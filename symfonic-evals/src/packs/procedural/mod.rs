@@ -133,10 +133,9 @@ pub struct ProceduralPack {
     pub decoy_fragment: Option<String>,
     /// Turns with nothing to learn: each must promote nothing.
     pub control_demonstrations: Vec<String>,
-    /// How many states the gate sweep judges. The default,
-    /// [`DEFAULT_GATE_SWEEP`], grows to [`GATE_SWEEP_PER_PREDICATE`] per
-    /// published predicate plus the two declared states when that is more
-    /// (up to [`MAX_DEFAULT_GATE_SWEEP`]); any other value is used as it is.
+    /// How many states the gate sweep judges. The default, 16, grows to 6
+    /// per published predicate plus the two declared states when that is
+    /// more (up to 48); any other value is used as it is.
     pub gate_sweep: u32,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
