@@ -46,6 +46,11 @@ impl ApprovalResumePack {
             .expecting(ErrorMatch::one_of(self.replay_error.iter().cloned()))
     }
 
+    /// Where the deny-answer probe pauses and denies.
+    fn denied_conversation(&self) -> String {
+        format!("{}-deny", self.conversation)
+    }
+
     /// The three steps of the seed scenario, in `conversation`.
     fn seed_steps(&self, conversation: &str) -> [Step; 3] {
         [
@@ -159,7 +164,7 @@ impl ApprovalResumePack {
                 ])
             }
             "approval/deny-answer" => {
-                let denied = format!("{c}-deny");
+                let denied = self.denied_conversation();
                 let deny = self.denial().unwrap_or_default();
                 let Some(gated) = self.gated_tool.clone() else {
                     // Without the gated action's name, the denial is judged
@@ -286,7 +291,7 @@ impl Continuation for DenialWithholds {
     fn run(&self, session: &mut Session<'_>) {
         let pack = &self.pack;
         let approved = session.steps().last().map_or(0, |step| step.ledger.effects);
-        let denied = format!("{}-deny", pack.conversation);
+        let denied = pack.denied_conversation();
         if !session.reset("pause to deny") {
             return;
         }

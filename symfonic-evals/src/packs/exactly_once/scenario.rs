@@ -129,12 +129,12 @@ impl CrashEverywhere {
     /// all of its own effects on top of the first's.
     fn second_request_after_a_restart(&self, session: &mut Session<'_>, second: &str, first: u64) {
         let pack = &self.pack;
-        let request = |label: &str| {
-            let mut steps = vec![pack.request_step(label, second)];
+        let request = |label: &str, restart: bool| {
+            let mut steps = vec![pack.request_step(label, second).restarting(restart)];
             steps.extend(pack.resume_step(&format!("{label} resumed")));
             steps
         };
-        if !self.experiment(session, request("second request alone")) {
+        if !self.experiment(session, request("second request alone", false)) {
             return;
         }
         let alone = session.steps().last().map_or(0, |step| step.ledger.effects);
@@ -149,8 +149,7 @@ impl CrashEverywhere {
         }
         let mut steps = vec![pack.prompt_step("first request")];
         steps.extend(pack.resume_step("first request resumed"));
-        let mut after = request("second request after a restart");
-        after[0] = after[0].clone().restarting(true);
+        let mut after = request("second request after a restart", true);
         if let Some(last) = after.last_mut() {
             last.assertions.push(Self::same_effects(first + alone));
         }

@@ -140,33 +140,19 @@ fn rule_candidates(rule: &Rule<'_>, base: &Value) -> Vec<Tiered> {
         .iter()
         .find(|(_, _, class)| class.starts_with(ADMITS))
         .map(|(_, value, _)| value.clone());
-    let casings = [
-        (1, Casing::Capitalised),
-        (2, Casing::Upper),
-        (2, Casing::Lower),
-    ];
-    if let Some(admitted) = &admitted {
-        let (tier, casing) = casings[0];
-        add(
-            tier,
-            casing,
-            Some(admitted.clone()),
-            format!("key in {} case", casing.name()),
-        );
+    let cased = |casing: Casing| {
+        let class = format!("key in {} case", casing.name());
+        admitted.clone().map(|value| (casing, Some(value), class))
+    };
+    if let Some((casing, value, class)) = cased(Casing::Capitalised) {
+        add(1, casing, value, class);
     }
     add(1, Casing::AsWritten, Some(Value::Null), "null".into());
     for (tier, value, class) in values.iter().filter(|(tier, ..)| *tier > 0) {
         add(*tier, Casing::AsWritten, Some(value.clone()), class.clone());
     }
-    if let Some(admitted) = &admitted {
-        for (tier, casing) in &casings[1..] {
-            add(
-                *tier,
-                *casing,
-                Some(admitted.clone()),
-                format!("key in {} case", casing.name()),
-            );
-        }
+    for (casing, value, class) in cased(Casing::Upper).into_iter().chain(cased(Casing::Lower)) {
+        add(2, casing, value, class);
     }
     if let Some((parent, _)) = path.rsplit_once('.') {
         out.push(Tiered {
