@@ -322,9 +322,12 @@ fn every_trial_starts_from_a_fresh_context_and_ledger() {
     assert_eq!(trials.len(), 3);
     assert!(trials.iter().all(TrialRun::passed), "{trials:#?}");
     let built = built.lock().unwrap();
-    let numbers: Vec<u32> = built.iter().map(|(n, _)| *n).collect();
+    // Trials run side by side, so they may be built in any order.
+    let mut numbers: Vec<u32> = built.iter().map(|(n, _)| *n).collect();
+    numbers.sort_unstable();
     assert_eq!(numbers, [0, 1, 2]);
     let mut dirs: Vec<_> = built.iter().map(|(_, d)| d.clone()).collect();
+    dirs.sort();
     dirs.dedup();
     assert_eq!(dirs.len(), 3, "each trial has its own durable directory");
     // A trial's directory goes away with its trial.
