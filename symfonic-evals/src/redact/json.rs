@@ -127,43 +127,90 @@ pub(crate) struct Difference<'a> {
 /// Every leaf path at which `left` and `right` differ, in document order.
 /// Arrays compare index by index; a missing index or key holds nothing.
 pub(crate) fn json_diff<'a>(left: &'a Value, right: &'a Value) -> Vec<Difference<'a>> {
-    let mut out = Vec::new();
-    walk(&mut Vec::new(), Some(left), Some(right), &mut out);
-    out
+    json_diff_bounded(left, right, usize::MAX, usize::MAX).listed
 }
 
-fn walk<'a>(
-    path: &mut Vec<Segment>,
-    a: Option<&'a Value>,
-    b: Option<&'a Value>,
-    out: &mut Vec<Difference<'a>>,
-) {
-    match (a, b) {
-        (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            for (k, v) in x {
-                path.push(Segment::Key(k.clone()));
-                walk(path, Some(v), y.get(k), out);
-                path.pop();
-            }
-            for (k, v) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
-                path.push(Segment::Key(k.clone()));
-                walk(path, None, Some(v), out);
-                path.pop();
-            }
+/// A diff whose work is bounded: the first differences in document order,
+/// how many were found in all, and whether the walk saw every node.
+#[derive(Debug)]
+pub(crate) struct BoundedDiff<'a> {
+    /// At most the `listed` asked for.
+    pub(crate) listed: Vec<Difference<'a>>,
+    /// Every difference found (listed or not) before the budget ran out.
+    pub(crate) found: usize,
+    /// Whether both values were walked to the end.
+    pub(crate) complete: bool,
+}
+
+/// As [`json_diff`], listing at most `listed` differences and visiting at
+/// most `budget` nodes, so a diff of two huge values costs what it is
+/// allowed to and no more.
+pub(crate) fn json_diff_bounded<'a>(
+    left: &'a Value,
+    right: &'a Value,
+    listed: usize,
+    budget: usize,
+) -> BoundedDiff<'a> {
+    let mut walk = Walk {
+        path: Vec::new(),
+        out: BoundedDiff {
+            listed: Vec::new(),
+            found: 0,
+            complete: true,
+        },
+        listed,
+        budget,
+    };
+    walk.visit(Some(left), Some(right));
+    walk.out
+}
+
+struct Walk<'a> {
+    path: Vec<Segment>,
+    out: BoundedDiff<'a>,
+    listed: usize,
+    budget: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn visit(&mut self, a: Option<&'a Value>, b: Option<&'a Value>) {
+        if self.budget == 0 {
+            self.out.complete = false;
+            return;
         }
-        (Some(Value::Array(x)), Some(Value::Array(y))) => {
-            for i in 0..x.len().max(y.len()) {
-                path.push(Segment::Index(i));
-                walk(path, x.get(i), y.get(i), out);
-                path.pop();
+        self.budget -= 1;
+        match (a, b) {
+            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                for (k, v) in x {
+                    self.path.push(Segment::Key(k.clone()));
+                    self.visit(Some(v), y.get(k));
+                    self.path.pop();
+                }
+                for (k, v) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
+                    self.path.push(Segment::Key(k.clone()));
+                    self.visit(None, Some(v));
+                    self.path.pop();
+                }
             }
+            (Some(Value::Array(x)), Some(Value::Array(y))) => {
+                for i in 0..x.len().max(y.len()) {
+                    self.path.push(Segment::Index(i));
+                    self.visit(x.get(i), y.get(i));
+                    self.path.pop();
+                }
+            }
+            (a, b) if a != b => {
+                self.out.found += 1;
+                if self.out.listed.len() < self.listed {
+                    self.out.listed.push(Difference {
+                        path: self.path.clone(),
+                        left: a,
+                        right: b,
+                    });
+                }
+            }
+            _ => {}
         }
-        (a, b) if a != b => out.push(Difference {
-            path: path.clone(),
-            left: a,
-            right: b,
-        }),
-        _ => {}
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use sha2::{Digest, Sha256};
 
 pub use json::PublicValues;
-pub(crate) use json::{expected_vs_found, json_diff, render_path, shape};
+pub(crate) use json::{expected_vs_found, json_diff, json_diff_bounded, render_path, shape};
 
 /// The environment variable that opts in to plain observed values.
 pub const SHOW_VALUES_ENV: &str = "SYMFONIC_EVALS_SHOW_VALUES";

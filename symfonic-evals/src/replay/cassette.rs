@@ -12,18 +12,19 @@
 //! and line, and nothing is replayed from that cassette.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::canonical::{volatile_paths, CanonicalRequest};
 use super::config::pending_path;
-use super::diff::{distance, structural_diff};
 use super::error::{MissReason, Nearest, ReplayError};
+use super::nearest::{nearest, Candidate, Sketch};
+use super::safe_write;
 use super::scrub::Scrubber;
 
 /// How many differing paths a miss lists before it says "and N more".
@@ -129,6 +130,9 @@ pub struct Cassette {
     occurrences: HashMap<(String, u32, String), u32>,
     /// How many trials of each scenario are recorded (highest index + 1).
     trials: HashMap<String, u32>,
+    /// Each entry's sketch, built on the first miss (misses are rare, and a
+    /// cassette that never misses never pays for them).
+    sketches: OnceLock<Vec<Sketch>>,
 }
 
 /// What a lookup found.
@@ -265,13 +269,15 @@ impl Cassette {
         self.index.get(&key).map(|&i| &self.entries[i].exchange)
     }
 
-    /// The exchange answering `request`, or why there is none.
+    /// The exchange answering `request`, or why there is none. `gone` says
+    /// whether the client went away, so a miss's search can stop early.
     pub(crate) fn lookup(
         &self,
         scenario: &str,
         trial: u32,
         request: &CanonicalRequest,
         ordinal: u32,
+        gone: &dyn Fn() -> bool,
     ) -> Lookup<'_> {
         if let Some(exchange) = self.get(scenario, trial, request, ordinal) {
             return Lookup::Hit(exchange);
@@ -285,31 +291,46 @@ impl Cassette {
             return Lookup::Miss(MissReason::TrialNotRecorded { recorded_trials });
         }
         Lookup::Miss(MissReason::NotRecorded {
-            nearest: self.nearest(scenario, trial, request),
+            nearest: self.nearest(scenario, trial, request, gone),
         })
     }
 
     /// The recorded request with the same method and path closest to
-    /// `request`, preferring the same scenario and trial.
-    fn nearest(&self, scenario: &str, trial: u32, request: &CanonicalRequest) -> Option<Nearest> {
-        let best = self
+    /// `request`, preferring the same scenario and trial; bounded work
+    /// whatever the sizes (see [`nearest`]).
+    fn nearest(
+        &self,
+        scenario: &str,
+        trial: u32,
+        request: &CanonicalRequest,
+        gone: &dyn Fn() -> bool,
+    ) -> Option<Nearest> {
+        let sketches = self.sketches.get_or_init(|| {
+            self.entries
+                .iter()
+                .map(|e| Sketch::of(&e.exchange.request.body))
+                .collect()
+        });
+        let candidates: Vec<Candidate<'_>> = self
             .entries
             .iter()
-            .filter(|e| {
+            .zip(sketches)
+            .enumerate()
+            .filter(|(_, (e, _))| {
                 e.exchange.request.method == request.method
                     && e.exchange.request.path == request.path
             })
-            .min_by_key(|e| {
-                let same_scope = e.key.scenario == scenario && e.key.trial == trial;
-                (
-                    !same_scope,
-                    distance(&e.exchange.request.body, &request.body),
-                    e.line,
-                )
-            })?;
-        let mut differences = structural_diff(&best.exchange.request.body, &request.body);
-        let more = differences.len().saturating_sub(LISTED_DIFFERENCES);
-        differences.truncate(LISTED_DIFFERENCES);
+            .map(|(index, (e, sketch))| Candidate {
+                index,
+                same_scope: e.key.scenario == scenario && e.key.trial == trial,
+                line: e.line,
+                body: &e.exchange.request.body,
+                sketch: *sketch,
+            })
+            .collect();
+        let (index, differences, more) =
+            nearest(&candidates, &request.body, LISTED_DIFFERENCES, gone)?;
+        let best = &self.entries[index];
         Some(Nearest {
             line: best.line,
             scenario: best.key.scenario.clone(),
@@ -320,16 +341,52 @@ impl Cassette {
     }
 }
 
-/// Where serde stopped, without quoting the input.
+/// The field names an exchange line may hold: the only names a load error
+/// shows as they are.
+const EXCHANGE_FIELDS: &[&str] = &[
+    "scenario",
+    "trial",
+    "ordinal",
+    "request",
+    "response",
+    "recorded",
+    "method",
+    "path",
+    "body",
+    "status",
+    "content_type",
+    "text",
+    "events",
+];
+
+/// Where serde stopped, without quoting the input: a name in backquotes
+/// is shown only if it is one of the exchange's own fields (an unknown
+/// field's name is the file's content and is digested), and a message
+/// quoting a value keeps only its category and column.
 fn describe_json_error(error: &serde_json::Error) -> String {
     let text = error.to_string();
-    // serde_json's messages name fields and positions, not values, except
-    // for `invalid value: string "..."`-style messages; keep those out.
-    if text.contains('"') && text.contains("invalid") {
-        format!("{:?} error at column {}", error.classify(), error.column())
-    } else {
-        text
+    if text.contains('"') {
+        return format!("{:?} error at column {}", error.classify(), error.column());
     }
+    let mut out = String::with_capacity(text.len());
+    let mut pieces = text.split('`');
+    out.push_str(pieces.next().unwrap_or_default());
+    let mut quoted = true;
+    for piece in pieces {
+        if quoted {
+            if EXCHANGE_FIELDS.contains(&piece) {
+                out.push('`');
+                out.push_str(piece);
+                out.push('`');
+            } else {
+                out.push_str(&crate::redact::short_digest(piece.as_bytes()));
+            }
+        } else {
+            out.push_str(piece);
+        }
+        quoted = !quoted;
+    }
+    out
 }
 
 /// Appends recorded exchanges to a pending file, one line each, flushed as
@@ -365,16 +422,7 @@ impl PendingWriter {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if guard.is_none() {
-            if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                fs::create_dir_all(dir).map_err(unwritable)?;
-            }
-            let file = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(&self.path)
-                .map_err(unwritable)?;
-            *guard = Some(file);
+            *guard = Some(safe_write::truncate_for_append(&self.path).map_err(unwritable)?);
         }
         let file = guard.as_mut().expect("opened above");
         file.write_all(&line)
@@ -416,6 +464,12 @@ pub fn accept_pending(
     volatile_fields: &[String],
 ) -> Result<Accepted, ReplayError> {
     let pending_file = pending_path(cassette);
+    for path in [cassette, pending_file.as_path()] {
+        safe_write::refuse_link(path).map_err(|e| ReplayError::PendingUnwritable {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+    }
     if !pending_file.exists() {
         return Err(ReplayError::CassetteUnreadable {
             path: pending_file,
@@ -462,13 +516,8 @@ pub fn accept_pending(
         path: cassette.to_owned(),
         reason: e.to_string(),
     };
-    if let Some(dir) = cassette.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(unwritable)?;
-    }
-    let temporary = cassette.with_extension("jsonl.accepting");
-    fs::write(&temporary, &text).map_err(unwritable)?;
-    fs::rename(&temporary, cassette).map_err(unwritable)?;
-    fs::remove_file(&pending_file).map_err(unwritable)?;
+    safe_write::replace_file(cassette, &text).map_err(unwritable)?;
+    safe_write::remove_file(&pending_file).map_err(unwritable)?;
     Ok(report)
 }
 
@@ -564,23 +613,26 @@ mod tests {
                 &Scrubber::default(),
             )
         };
-        assert!(matches!(c.lookup("s", 0, &req("a"), 1), Lookup::Hit(_)));
         assert!(matches!(
-            c.lookup("s", 0, &req("a"), 2),
+            c.lookup("s", 0, &req("a"), 1, &|| false),
+            Lookup::Hit(_)
+        ));
+        assert!(matches!(
+            c.lookup("s", 0, &req("a"), 2, &|| false),
             Lookup::Miss(MissReason::MoreOccurrences { recorded: 2 })
         ));
         assert!(matches!(
-            c.lookup("s", 2, &req("a"), 0),
+            c.lookup("s", 2, &req("a"), 0, &|| false),
             Lookup::Miss(MissReason::TrialNotRecorded { recorded_trials: 2 })
         ));
         let Lookup::Miss(MissReason::NotRecorded { nearest: Some(n) }) =
-            c.lookup("s", 0, &req("b"), 0)
+            c.lookup("s", 0, &req("b"), 0, &|| false)
         else {
             panic!("expected a miss with a nearest request");
         };
         assert_eq!(n.line, 1);
         assert_eq!(n.differences[0].path, "$.messages[0].content");
-        let Lookup::Miss(reason) = c.lookup("other", 0, &req("a"), 0) else {
+        let Lookup::Miss(reason) = c.lookup("other", 0, &req("a"), 0, &|| false) else {
             panic!("another scenario's request does not replay here");
         };
         let MissReason::NotRecorded { nearest: Some(n) } = &reason else {

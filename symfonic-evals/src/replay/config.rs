@@ -179,7 +179,7 @@ pub struct Upstream {
 impl std::fmt::Debug for Upstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Upstream")
-            .field("url", &self.url)
+            .field("url", &super::target::without_query(&self.url))
             .field("key", &self.key.as_ref().map(|_| "<set>"))
             .field("auth", &self.auth)
             .finish()

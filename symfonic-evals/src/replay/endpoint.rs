@@ -20,6 +20,22 @@ use super::record::Forwarder;
 use super::scrub::Scrubber;
 use super::server::{Handler, HttpServer, Request, Responder};
 use super::sse::{frame, is_event_stream, EventSplitter};
+use super::stream_scrub::scrub_events;
+use super::target::{check_origin_form, shown_path};
+
+/// A method as messages show it: the standard ones verbatim, anything else
+/// (client input) digested.
+fn shown_method(method: &str) -> String {
+    const STANDARD: &[&str] = &["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"];
+    if STANDARD.contains(&method) {
+        method.to_owned()
+    } else {
+        format!(
+            "<method {}>",
+            crate::redact::short_digest(method.as_bytes())
+        )
+    }
+}
 
 /// One pack run's replay state, shared by the endpoints of its trials.
 #[derive(Debug)]
@@ -230,14 +246,17 @@ struct TrialState {
 const NO_RETRY: &[(&str, &str)] = &[("x-should-retry", "false")];
 
 impl Handler for TrialState {
-    fn handle(&self, request: &Request, respond: &mut Responder<'_>) -> io::Result<()> {
+    fn handle(&self, request: &Request, respond: &mut Responder) -> io::Result<()> {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let session = &*self.session;
+        if let Err(why) = check_origin_form(&request.target) {
+            return self.refuse(ReplayError::TargetRefused(why), 400, respond);
+        }
         if request.method != "POST" {
             let what = format!(
                 "{} {} (only JSON POST requests are answered)",
-                request.method,
-                request.path()
+                shown_method(&request.method),
+                shown_path(request.path())
             );
             return self.miss_unsupported(request, what, 405, respond);
         }
@@ -261,8 +280,9 @@ impl Handler for TrialState {
         if session.settings.mode != ReplayMode::RecordAll {
             match session
                 .cassette
-                .lookup(&self.scenario, self.trial, &canonical, ordinal)
-            {
+                .lookup(&self.scenario, self.trial, &canonical, ordinal, &|| {
+                    respond.gone()
+                }) {
                 Lookup::Hit(exchange) => return replay(&exchange.response, respond),
                 Lookup::Miss(reason) if session.settings.mode == ReplayMode::Replay => {
                     let reason = match &session.pending {
@@ -285,7 +305,7 @@ impl Handler for TrialState {
     }
 }
 
-fn replay(response: &RecordedResponse, respond: &mut Responder<'_>) -> io::Result<()> {
+fn replay(response: &RecordedResponse, respond: &mut Responder) -> io::Result<()> {
     if let Some(events) = &response.events {
         respond.start_chunked(response.status, &response.content_type)?;
         for event in events {
@@ -320,7 +340,7 @@ impl TrialState {
         request: &Request,
         what: String,
         status: u16,
-        respond: &mut Responder<'_>,
+        respond: &mut Responder,
     ) -> io::Result<()> {
         let canonical = CanonicalRequest::new(
             &request.method,
@@ -346,14 +366,14 @@ impl TrialState {
         ordinal: u32,
         reason: MissReason,
         status: u16,
-        respond: &mut Responder<'_>,
+        respond: &mut Responder,
     ) -> io::Result<()> {
         let miss = ReplayMiss {
             step: self.step(),
             scenario: self.scenario.clone(),
             trial: self.trial,
-            method: request.method.clone(),
-            path: request.path().to_owned(),
+            method: shown_method(&request.method),
+            path: shown_path(request.path()),
             digest: canonical.short(),
             ordinal,
             cassette: self.session.settings.cassette.clone(),
@@ -369,12 +389,16 @@ impl TrialState {
         )
     }
 
-    fn fail(&self, error: ReplayError, respond: &mut Responder<'_>) -> io::Result<()> {
+    fn fail(&self, error: ReplayError, respond: &mut Responder) -> io::Result<()> {
+        self.refuse(error, 502, respond)
+    }
+
+    fn refuse(&self, error: ReplayError, status: u16, respond: &mut Responder) -> io::Result<()> {
         let message = error.to_string();
         let name = error.name();
         lock(&self.failures).push(EndpointFailure::Error(error));
         respond.full(
-            502,
+            status,
             "application/json",
             NO_RETRY,
             &error_body(name, &message),
@@ -388,7 +412,7 @@ impl TrialState {
         request: &Request,
         canonical: CanonicalRequest,
         ordinal: u32,
-        respond: &mut Responder<'_>,
+        respond: &mut Responder,
     ) -> io::Result<()> {
         let session = &*self.session;
         let Some(forwarder) = &session.forwarder else {
@@ -398,7 +422,7 @@ impl TrialState {
             Ok(forwarded) => forwarded,
             Err(error) => return self.fail(error, respond),
         };
-        let url = forwarder.url_for(request);
+        let url = forwarder.shown_url(request);
         let upstream_failed = |e: &io::Error| ReplayError::UpstreamFailed {
             url: url.clone(),
             reason: format!("reading the answer: {e}"),
@@ -428,10 +452,7 @@ impl TrialState {
                 respond.chunk(&frame(&event))?;
                 events.push(event);
             }
-            let events = events
-                .into_iter()
-                .map(|e| session.scrubber.text(&e).0)
-                .collect();
+            let events = scrub_events(&session.scrubber, events);
             let response = RecordedResponse {
                 status: forwarded.status,
                 content_type: forwarded.content_type,

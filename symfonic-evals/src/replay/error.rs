@@ -62,6 +62,10 @@ pub enum ReplayError {
     },
     /// The loopback listener could not be opened.
     Bind(String),
+    /// A request target that is not in origin form: it could steer a
+    /// forwarded request (and the upstream key) to another host, so it is
+    /// refused before any connection is made.
+    TargetRefused(super::target::TargetRefusal),
 }
 
 impl ReplayError {
@@ -78,6 +82,7 @@ impl ReplayError {
             Self::RecordingUnavailable => "RecordingUnavailable",
             Self::UpstreamFailed { .. } => "UpstreamFailed",
             Self::Bind(_) => "EndpointBindFailed",
+            Self::TargetRefused(_) => "RequestTargetRefused",
         }
     }
 }
@@ -114,9 +119,10 @@ impl fmt::Display for ReplayError {
                 remote_upstream: Some(url),
             } => write!(
                 f,
-                "recording (mode `{}`) is refused under CI=true: the upstream {url} is not on \
+                "recording (mode `{}`) is refused under CI=true: the upstream {} is not on \
                  the loopback interface, and the CI opt-in admits only a local scripted upstream",
-                mode.as_str()
+                mode.as_str(),
+                super::target::without_query(url)
             ),
             Self::NoUpstream => write!(
                 f,
@@ -130,6 +136,11 @@ impl fmt::Display for ReplayError {
             ),
             Self::UpstreamFailed { url, reason } => write!(f, "{url}: {reason}"),
             Self::Bind(reason) => write!(f, "127.0.0.1: {reason}"),
+            Self::TargetRefused(why) => write!(
+                f,
+                "{why}; the endpoint answers origin-form targets only (`/v1/...`) and forwards \
+                 them to the configured upstream alone"
+            ),
         }
     }
 }
@@ -192,9 +203,10 @@ pub struct ReplayMiss {
     pub scenario: String,
     /// The trial (zero-based).
     pub trial: u32,
-    /// `POST /v1/chat/completions` and the like.
+    /// `POST` and the like (a non-standard method is digested).
     pub method: String,
-    /// The request path.
+    /// The request path: a known model API path as it is, any other path
+    /// as a digest (client input may carry a key or turn content).
     pub path: String,
     /// Short digest of the canonical request.
     pub digest: String,

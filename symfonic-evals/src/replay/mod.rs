@@ -35,10 +35,14 @@ mod config;
 mod diff;
 mod endpoint;
 mod error;
+mod nearest;
 mod record;
+mod safe_write;
 mod scrub;
 mod server;
 mod sse;
+mod stream_scrub;
+mod target;
 mod upstream;
 
 use std::sync::Arc;
@@ -54,6 +58,7 @@ pub use config::{
 pub use diff::{structural_diff, PathDiff};
 pub use endpoint::{child_env, EndpointFailure, ModelEndpoint, ReplaySession};
 pub use error::{MissReason, Nearest, ReplayError, ReplayMiss};
+pub use target::TargetRefusal;
 pub use upstream::{ScriptedUpstream, UpstreamReply, UpstreamRequest};
 
 /// The variable a child process reads the endpoint's base URL from.

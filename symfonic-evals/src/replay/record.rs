@@ -9,6 +9,7 @@ use std::io::Read;
 use super::config::{Upstream, UpstreamAuth};
 use super::error::ReplayError;
 use super::server::Request;
+use super::target::{check_origin_form, without_query, UpstreamBase};
 
 /// Request headers passed through to the upstream: what selects an API
 /// version or a beta, never a credential or a cookie.
@@ -32,6 +33,9 @@ pub(crate) struct Forwarded {
 /// The upstream client for one pack run.
 pub(crate) struct Forwarder {
     upstream: Upstream,
+    /// The upstream's scheme, host, port and base path: every forward URL
+    /// is built from these, never from the client's target.
+    base: UpstreamBase,
     #[cfg(feature = "record")]
     agent: ureq::Agent,
 }
@@ -49,8 +53,15 @@ impl Forwarder {
     ///
     /// # Errors
     ///
-    /// `RecordingUnavailable` in a build without the `record` feature.
+    /// `RecordingUnavailable` in a build without the `record` feature;
+    /// `UpstreamFailed` when the upstream URL is not
+    /// `http(s)://host[:port][/path]`.
     pub(crate) fn new(upstream: Upstream) -> Result<Self, ReplayError> {
+        let base =
+            UpstreamBase::parse(&upstream.url).map_err(|reason| ReplayError::UpstreamFailed {
+                url: without_query(&upstream.url),
+                reason: reason.to_owned(),
+            })?;
         #[cfg(feature = "record")]
         {
             let config = ureq::Agent::config_builder()
@@ -59,19 +70,21 @@ impl Forwarder {
                 .build();
             Ok(Self {
                 upstream,
+                base,
                 agent: config.into(),
             })
         }
         #[cfg(not(feature = "record"))]
         {
-            let _ = upstream;
+            let _ = (upstream, base);
             Err(ReplayError::RecordingUnavailable)
         }
     }
 
-    /// The upstream URL `request` is forwarded to.
-    pub(crate) fn url_for(&self, request: &Request) -> String {
-        format!("{}{}", self.upstream.url, request.target)
+    /// The upstream URL `request` is forwarded to, as messages may show it
+    /// (its query digested).
+    pub(crate) fn shown_url(&self, request: &Request) -> String {
+        without_query(&self.base.join(&request.target))
     }
 
     /// The key header for `path`, if the upstream has a key.
@@ -98,10 +111,12 @@ impl Forwarder {
     ///
     /// # Errors
     ///
-    /// `UpstreamFailed` when the upstream cannot be reached or answers
-    /// with a broken response.
+    /// `TargetRefused` for a target that is not in origin form (checked
+    /// again here, so no caller can forward one); `UpstreamFailed` when the
+    /// upstream cannot be reached or answers with a broken response.
     pub(crate) fn forward(&self, request: &Request) -> Result<Forwarded, ReplayError> {
-        let url = self.url_for(request);
+        check_origin_form(&request.target).map_err(ReplayError::TargetRefused)?;
+        let url = self.base.join(&request.target);
         let headers: Vec<(&str, String)> = request
             .headers
             .iter()
@@ -121,8 +136,8 @@ impl Forwarder {
         body: &[u8],
     ) -> Result<Forwarded, ReplayError> {
         let failed = |reason: String| ReplayError::UpstreamFailed {
-            url: url.to_owned(),
-            reason,
+            url: without_query(url),
+            reason: scrub_reason(&reason, url, self.key()),
         };
         if method != "POST" {
             return Err(failed(format!("only POST is forwarded, not {method}")));
@@ -156,5 +171,40 @@ impl Forwarder {
         _body: &[u8],
     ) -> Result<Forwarded, ReplayError> {
         Err(ReplayError::RecordingUnavailable)
+    }
+}
+
+#[cfg(any(feature = "record", test))]
+/// A client error's text, safe to show: the forward URL and its query (the
+/// client may quote either), the key and any credential shape removed.
+pub(crate) fn scrub_reason(reason: &str, url: &str, key: Option<&str>) -> String {
+    let mut text = reason.replace(url, &without_query(url));
+    if let Some((_, query)) = url.split_once('?') {
+        text = text.replace(query, "<query>");
+        // A client may quote one parameter's value on its own.
+        for (_, value) in query.split('&').filter_map(|pair| pair.split_once('=')) {
+            if value.len() >= 4 {
+                text = text.replace(value, "<query value>");
+            }
+        }
+    }
+    if let Some(key) = key.filter(|k| !k.is_empty()) {
+        text = text.replace(key, crate::contracts::REDACTED);
+    }
+    crate::contracts::redact_text(&text).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrub_reason;
+
+    #[test]
+    fn a_failure_reason_never_carries_the_query_or_the_key() {
+        let url = "https://h/v1/x?key=q-secret-value";
+        let reason = format!("http: connection refused for {url} (q-secret-value) with k-123456");
+        let shown = scrub_reason(&reason, url, Some("k-123456"));
+        assert!(!shown.contains("q-secret-value"), "{shown}");
+        assert!(!shown.contains("k-123456"), "{shown}");
+        assert!(shown.contains("https://h/v1/x?<query sha256:"), "{shown}");
     }
 }

@@ -1,43 +1,108 @@
-//! A minimal HTTP/1.1 server on `std::net`, bound to 127.0.0.1 only: what
-//! model SDKs need and no more. Requests with `Content-Length` or chunked
-//! bodies, keep-alive, `Expect: 100-continue`; responses with a length, or
-//! chunked for event streams (one chunk per event, flushed as written).
+//! The loopback HTTP/1.1 server under the model endpoint and the scripted
+//! upstream: hyper on a tokio runtime of its own, bound to 127.0.0.1 only.
 //!
-//! One thread accepts; each connection is served on a thread of its own.
-//! Dropping the server stops accepting, shuts every open connection down
-//! and joins the acceptor, so nothing outlives the trial that started it.
+//! Hyper does the protocol (request parsing, chunked bodies, keep-alive,
+//! `Expect: 100-continue`, chunked event streams); this module adds what
+//! an endpoint reachable by any local process needs: a header-read timeout
+//! that also ends idle keep-alive connections, a body-read timeout, a cap
+//! on open connections, a per-request body limit, and a cap on body bytes
+//! buffered across every connection of the process.
+//!
+//! Handlers stay synchronous (record mode blocks on the upstream): each
+//! request runs on the runtime's blocking pool and answers through a
+//! [`Responder`] whose bytes travel to hyper over a channel, so an event
+//! stream reaches the client event by event. When the client goes away,
+//! [`Responder::gone`] says so and long work can stop.
+//!
+//! Dropping the server stops accepting and drops every connection, so
+//! nothing outlives the trial that started it.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::convert::Infallible;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-/// The longest request head accepted.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::StatusCode;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+/// The limits one server enforces.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Time allowed to receive a request's head, counted from the moment
+    /// the connection is idle: it is also the idle timeout.
+    pub(crate) head: Duration,
+    /// Time allowed between two pieces of a request body.
+    pub(crate) body: Duration,
+    /// Connections open at once; more wait in the listen backlog.
+    pub(crate) connections: usize,
+    /// The largest request body.
+    pub(crate) request_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            head: Duration::from_secs(30),
+            body: Duration::from_secs(30),
+            connections: 128,
+            request_body: MAX_BODY_BYTES,
+        }
+    }
+}
+
 /// The largest request body accepted.
-const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// The most request-body bytes buffered at once by every server of the
+/// process together.
+pub(crate) const MAX_BUFFERED_BYTES: usize = 256 * 1024 * 1024;
 
-/// One parsed request.
+static BUFFERED: AtomicUsize = AtomicUsize::new(0);
+
+/// Body bytes counted against [`MAX_BUFFERED_BYTES`] until dropped.
+struct Buffered(usize);
+
+impl Buffered {
+    fn grow(&mut self, more: usize) -> bool {
+        let claimed = BUFFERED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
+            now.checked_add(more)
+                .filter(|total| *total <= MAX_BUFFERED_BYTES)
+        });
+        if claimed.is_ok() {
+            self.0 += more;
+        }
+        claimed.is_ok()
+    }
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        BUFFERED.fetch_sub(self.0, Ordering::AcqRel);
+    }
+}
+
+/// One request, its body read whole.
 #[derive(Debug, Clone)]
 pub(crate) struct Request {
     pub(crate) method: String,
+    /// The request target as sent (origin form for anything answered).
     pub(crate) target: String,
     /// Names lowercased.
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
-    /// An HTTP/1.0 request (closed after its response unless it asks).
-    pub(crate) http10: bool,
 }
 
 impl Request {
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
     /// The target without its query string.
     pub(crate) fn path(&self) -> &str {
         self.target.split('?').next().unwrap_or("")
@@ -46,55 +111,84 @@ impl Request {
 
 /// Serves one request.
 pub(crate) trait Handler: Send + Sync + 'static {
-    fn handle(&self, request: &Request, respond: &mut Responder<'_>) -> io::Result<()>;
+    fn handle(&self, request: &Request, respond: &mut Responder) -> io::Result<()>;
 }
 
-/// Writes one response on a connection.
-pub(crate) struct Responder<'a> {
-    stream: &'a mut TcpStream,
-    keep_alive: bool,
-    buffer: Vec<u8>,
+/// A response body: whole, or a stream of chunks from the handler.
+pub(crate) enum ResponseBody {
+    Whole(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
 }
 
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        413 => "Payload Too Large",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        _ => "Status",
-    }
-}
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Infallible;
 
-impl Responder<'_> {
-    fn head(&mut self, status: u16, content_type: &str, extra: &[(&str, &str)]) {
-        self.buffer.clear();
-        let connection = if self.keep_alive {
-            "keep-alive"
-        } else {
-            "close"
-        };
-        self.buffer.extend_from_slice(
-            format!(
-                "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\nconnection: {connection}\r\n",
-                reason(status)
-            )
-            .as_bytes(),
-        );
-        for (name, value) in extra {
-            self.buffer
-                .extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Self::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Self::Stream(chunks) => chunks.poll_recv(cx).map(|c| c.map(|b| Ok(Frame::data(b)))),
         }
     }
 
-    /// A complete response with a `Content-Length`, written in one go.
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Self::Whole(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
+            Self::Whole(None) => SizeHint::with_exact(0),
+            Self::Stream(_) => SizeHint::default(),
+        }
+    }
+}
+
+type Response = hyper::Response<ResponseBody>;
+
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the client went away")
+}
+
+/// Writes one response: whole with [`Self::full`], or as a stream with
+/// [`Self::start_chunked`], [`Self::chunk`] and [`Self::end`].
+pub(crate) struct Responder {
+    head: Option<oneshot::Sender<Response>>,
+    chunks: Option<mpsc::Sender<Bytes>>,
+}
+
+fn response(
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, &str)],
+    body: ResponseBody,
+) -> Response {
+    let mut response = hyper::Response::new(body);
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        headers.insert(CONTENT_TYPE, value);
+    }
+    for (name, value) in extra {
+        if let (Ok(name), Ok(value)) = (
+            hyper::header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    response
+}
+
+impl Responder {
+    fn send_head(&mut self, head: Response) -> io::Result<()> {
+        self.head
+            .take()
+            .ok_or_else(gone)?
+            .send(head)
+            .map_err(|_| gone())
+    }
+
+    /// A complete response with a `Content-Length`.
     pub(crate) fn full(
         &mut self,
         status: u16,
@@ -102,77 +196,99 @@ impl Responder<'_> {
         extra: &[(&str, &str)],
         body: &[u8],
     ) -> io::Result<()> {
-        self.head(status, content_type, extra);
-        self.buffer
-            .extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
-        self.buffer.extend_from_slice(body);
-        self.stream.write_all(&self.buffer)
+        let body = ResponseBody::Whole(Some(Bytes::copy_from_slice(body)));
+        self.send_head(response(status, content_type, extra, body))
     }
 
-    /// Starts a chunked response; follow with [`Self::chunk`] and
-    /// [`Self::end`].
+    /// Starts a streamed (chunked) response; follow with [`Self::chunk`]
+    /// and [`Self::end`].
     pub(crate) fn start_chunked(&mut self, status: u16, content_type: &str) -> io::Result<()> {
-        self.head(
+        let (sender, receiver) = mpsc::channel(16);
+        self.chunks = Some(sender);
+        let extra = [("cache-control", "no-cache")];
+        self.send_head(response(
             status,
             content_type,
-            &[
-                ("cache-control", "no-cache"),
-                ("transfer-encoding", "chunked"),
-            ],
-        );
-        self.buffer.extend_from_slice(b"\r\n");
-        self.stream.write_all(&self.buffer)
+            &extra,
+            ResponseBody::Stream(receiver),
+        ))
     }
 
-    /// One chunk, written and flushed on its own so the client sees the
-    /// same boundaries.
+    /// One chunk, handed to the connection on its own so the client sees
+    /// the same boundaries.
     pub(crate) fn chunk(&mut self, bytes: &[u8]) -> io::Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
-        self.buffer.clear();
-        self.buffer
-            .extend_from_slice(format!("{:x}\r\n", bytes.len()).as_bytes());
-        self.buffer.extend_from_slice(bytes);
-        self.buffer.extend_from_slice(b"\r\n");
-        self.stream.write_all(&self.buffer)?;
-        self.stream.flush()
+        let chunks = self.chunks.as_ref().ok_or_else(gone)?;
+        chunks
+            .blocking_send(Bytes::copy_from_slice(bytes))
+            .map_err(|_| gone())
     }
 
-    /// Ends a chunked response.
+    /// Ends a streamed response.
     pub(crate) fn end(&mut self) -> io::Result<()> {
-        self.stream.write_all(b"0\r\n\r\n")?;
-        self.stream.flush()
+        self.chunks = None;
+        Ok(())
+    }
+
+    /// Whether the client has gone away (or the server was dropped): work
+    /// for this request can stop.
+    pub(crate) fn gone(&self) -> bool {
+        match (&self.head, &self.chunks) {
+            (Some(head), _) => head.is_closed(),
+            (None, Some(chunks)) => chunks.is_closed(),
+            (None, None) => true,
+        }
     }
 }
 
 /// A running loopback server.
 pub(crate) struct HttpServer {
     addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    live: Arc<Mutex<Vec<(u64, TcpStream)>>>,
-    acceptor: Option<JoinHandle<()>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl HttpServer {
     /// Binds 127.0.0.1 on a free port and starts serving with `handler`.
     pub(crate) fn start(handler: Arc<dyn Handler>, name: &str) -> io::Result<Self> {
+        Self::start_with(handler, name, Limits::default())
+    }
+
+    /// As [`Self::start`], with `limits`.
+    pub(crate) fn start_with(
+        handler: Arc<dyn Handler>,
+        name: &str,
+        limits: Limits,
+    ) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let live: Arc<Mutex<Vec<(u64, TcpStream)>>> = Arc::new(Mutex::new(Vec::new()));
-        let acceptor = {
-            let (stop, live) = (Arc::clone(&stop), Arc::clone(&live));
-            let name = name.to_owned();
-            std::thread::Builder::new()
-                .name(format!("{name}-accept"))
-                .spawn(move || accept_loop(&listener, &stop, &live, &handler, &name))?
-        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(limits.connections.max(1))
+            .thread_name(format!("{name}-work"))
+            .build()?;
+        let (stop, stopped) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("{name}-http"))
+            .spawn(move || {
+                let served = runtime.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener)?;
+                    accept_loop(listener, handler, limits, stopped).await;
+                    io::Result::Ok(())
+                });
+                drop(served);
+                // Connections end with the runtime; a handler still blocked
+                // on an upstream finishes on its own and finds its client
+                // gone.
+                runtime.shutdown_background();
+            })?;
         Ok(Self {
             addr,
-            stop,
-            live,
-            acceptor: Some(acceptor),
+            stop: Some(stop),
+            thread: Some(thread),
         })
     }
 
@@ -184,215 +300,260 @@ impl HttpServer {
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the acceptor out of `accept`.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(acceptor) = self.acceptor.take() {
-            let _ = acceptor.join();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
-        for (_, stream) in self
-            .live
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-        {
-            let _ = stream.shutdown(Shutdown::Both);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }
 
-fn accept_loop(
-    listener: &TcpListener,
-    stop: &AtomicBool,
-    live: &Arc<Mutex<Vec<(u64, TcpStream)>>>,
-    handler: &Arc<dyn Handler>,
-    name: &str,
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    handler: Arc<dyn Handler>,
+    limits: Limits,
+    mut stopped: oneshot::Receiver<()>,
 ) {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    for stream in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            return;
-        }
-        let Ok(stream) = stream else { continue };
+    let open = Arc::new(Semaphore::new(limits.connections.max(1)));
+    loop {
+        let permit = tokio::select! {
+            _ = &mut stopped => return,
+            permit = Arc::clone(&open).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return,
+            },
+        };
+        let stream = tokio::select! {
+            _ = &mut stopped => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+        };
         let _ = stream.set_nodelay(true);
-        let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        if let Ok(clone) = stream.try_clone() {
-            live.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((id, clone));
-        }
-        let (handler, live) = (Arc::clone(handler), Arc::clone(live));
-        let spawned = std::thread::Builder::new()
-            .name(format!("{name}-conn"))
-            .spawn(move || {
-                serve_connection(stream, &*handler);
-                live.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .retain(|(i, _)| *i != id);
+        let handler = Arc::clone(&handler);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                serve(Arc::clone(&handler), limits, request)
             });
-        drop(spawned);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.head)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            drop(permit);
+        });
     }
 }
 
-fn serve_connection(stream: TcpStream, handler: &dyn Handler) {
-    let Ok(mut writer) = stream.try_clone() else {
-        return;
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    response(
+        status.as_u16(),
+        "text/plain",
+        &[("connection", "close")],
+        ResponseBody::Whole(Some(Bytes::from_static(text.as_bytes()))),
+    )
+}
+
+async fn serve(
+    handler: Arc<dyn Handler>,
+    limits: Limits,
+    request: hyper::Request<Incoming>,
+) -> Result<Response, Infallible> {
+    let (parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.request_body as u64) {
+        return Ok(plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large",
+        ));
+    }
+    let (body, buffered) = match read_body(body, limits).await {
+        Ok(read) => read,
+        Err(refusal) => return Ok(refusal),
     };
-    let mut reader = BufReader::new(stream);
-    loop {
-        let request = match read_request(&mut reader, &mut writer) {
-            Ok(Some(request)) => request,
-            Ok(None) => return,
-            Err(error) => {
-                let mut respond = Responder {
-                    stream: &mut writer,
-                    keep_alive: false,
-                    buffer: Vec::new(),
-                };
-                let status = if error.kind() == io::ErrorKind::OutOfMemory {
-                    413
-                } else {
-                    400
-                };
-                let _ = respond.full(status, "text/plain", &[], b"malformed HTTP request");
-                return;
-            }
-        };
-        let keep_alive = wants_keep_alive(&request);
-        let mut respond = Responder {
-            stream: &mut writer,
-            keep_alive,
-            buffer: Vec::with_capacity(1024),
-        };
-        if handler.handle(&request, &mut respond).is_err() || !keep_alive {
-            let _ = writer.shutdown(Shutdown::Both);
-            return;
-        }
-    }
-}
-
-fn wants_keep_alive(request: &Request) -> bool {
-    let connection = request
-        .header("connection")
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    if request.http10 {
-        connection.contains("keep-alive")
+    // Absolute and authority forms keep their scheme and host here, so the
+    // handler's origin-form check refuses them.
+    let target = if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
+        parts.uri.to_string()
     } else {
-        !connection.contains("close")
-    }
-}
-
-fn invalid(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, what.to_owned())
-}
-
-fn read_line(reader: &mut impl BufRead, budget: &mut usize) -> io::Result<Option<String>> {
-    let mut line = Vec::new();
-    let n = reader
-        .by_ref()
-        .take(*budget as u64 + 1)
-        .read_until(b'\n', &mut line)?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if n > *budget {
-        return Err(invalid("request head too large"));
-    }
-    *budget -= n;
-    while matches!(line.last(), Some(b'\n' | b'\r')) {
-        line.pop();
-    }
-    String::from_utf8(line)
-        .map(Some)
-        .map_err(|_| invalid("request head is not UTF-8"))
-}
-
-/// Reads the next request; `None` at a clean end of the connection.
-pub(crate) fn read_request(
-    reader: &mut BufReader<TcpStream>,
-    writer: &mut TcpStream,
-) -> io::Result<Option<Request>> {
-    let mut budget = MAX_HEAD_BYTES;
-    let start = loop {
-        match read_line(reader, &mut budget)? {
-            None => return Ok(None),
-            // Tolerate blank lines between requests.
-            Some(line) if line.is_empty() => continue,
-            Some(line) => break line,
-        }
+        parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| parts.uri.to_string(), ToString::to_string)
     };
-    let mut parts = start.split(' ');
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return Err(invalid("bad request line"));
+    let request = Request {
+        method: parts.method.as_str().to_owned(),
+        target,
+        headers: parts
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect(),
+        body,
     };
-    if !version.starts_with("HTTP/1.") {
-        return Err(invalid("not HTTP/1.x"));
-    }
-    let mut headers = Vec::new();
+    let (head, answer) = oneshot::channel();
+    tokio::task::spawn_blocking(move || {
+        let mut respond = Responder {
+            head: Some(head),
+            chunks: None,
+        };
+        let _ = handler.handle(&request, &mut respond);
+        drop(buffered);
+    });
+    Ok(answer.await.unwrap_or_else(|_| {
+        plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the handler gave no answer",
+        )
+    }))
+}
+
+/// Reads a request body within the limits, or the response refusing it.
+async fn read_body(mut body: Incoming, limits: Limits) -> Result<(Vec<u8>, Buffered), Response> {
+    let mut bytes = Vec::new();
+    let mut buffered = Buffered(0);
     loop {
-        let line = read_line(reader, &mut budget)?.ok_or_else(|| invalid("head cut short"))?;
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':').ok_or_else(|| invalid("bad header"))?;
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
-    let mut request = Request {
-        method: method.to_owned(),
-        target: target.to_owned(),
-        headers,
-        body: Vec::new(),
-        http10: version == "HTTP/1.0",
-    };
-    if request
-        .header("expect")
-        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
-    {
-        writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
-    }
-    let chunked = request
-        .header("transfer-encoding")
-        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-    if chunked {
-        request.body = read_chunked(reader)?;
-    } else if let Some(length) = request.header("content-length") {
-        let length: usize = length.parse().map_err(|_| invalid("bad content-length"))?;
-        if length > MAX_BODY_BYTES {
-            return Err(io::Error::new(io::ErrorKind::OutOfMemory, "body too large"));
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body)?;
-        request.body = body;
-    }
-    Ok(Some(request))
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut budget = 1024;
-        let line = read_line(reader, &mut budget)?.ok_or_else(|| invalid("chunk cut short"))?;
-        let size = line.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size, 16).map_err(|_| invalid("bad chunk size"))?;
-        if size == 0 {
-            // Trailers, then the blank line.
-            loop {
-                let mut budget = MAX_HEAD_BYTES;
-                match read_line(reader, &mut budget)? {
-                    Some(line) if !line.is_empty() => continue,
-                    _ => return Ok(body),
-                }
+        let frame = match tokio::time::timeout(limits.body, body.frame()).await {
+            Err(_) => return Err(plain(StatusCode::REQUEST_TIMEOUT, "request body too slow")),
+            Ok(None) => return Ok((bytes, buffered)),
+            Ok(Some(Err(_))) => {
+                return Err(plain(StatusCode::BAD_REQUEST, "malformed HTTP request"))
             }
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        if bytes.len().saturating_add(data.len()) > limits.request_body {
+            return Err(plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request body too large",
+            ));
         }
-        if body.len() + size > MAX_BODY_BYTES {
-            return Err(io::Error::new(io::ErrorKind::OutOfMemory, "body too large"));
+        if !buffered.grow(data.len()) {
+            return Err(plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many request bytes buffered; retry later",
+            ));
         }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..])?;
-        let mut crlf = [0; 2];
-        reader.read_exact(&mut crlf)?;
+        bytes.extend_from_slice(&data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    use super::*;
+
+    struct Echo;
+
+    impl Handler for Echo {
+        fn handle(&self, request: &Request, respond: &mut Responder) -> io::Result<()> {
+            respond.full(200, "text/plain", &[], &request.body)
+        }
+    }
+
+    fn connect(server: &HttpServer) -> TcpStream {
+        let stream = TcpStream::connect(server.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream
+    }
+
+    fn read_all(stream: &mut TcpStream) -> String {
+        let mut out = Vec::new();
+        let _ = stream.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn short() -> Limits {
+        Limits {
+            head: Duration::from_millis(300),
+            body: Duration::from_millis(300),
+            connections: 4,
+            request_body: 1024,
+        }
+    }
+
+    #[test]
+    fn a_silent_or_idle_connection_is_closed_after_the_head_timeout() {
+        let server = HttpServer::start_with(Arc::new(Echo), "test", short()).unwrap();
+        let mut silent = connect(&server);
+        let started = std::time::Instant::now();
+        let _ = read_all(&mut silent);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "closed by the server"
+        );
+        let mut idle = connect(&server);
+        idle.write_all(b"POST /a HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi")
+            .unwrap();
+        let mut first = [0; 12];
+        idle.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200");
+        let started = std::time::Instant::now();
+        let _ = read_all(&mut idle);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "an idle keep-alive connection is closed too"
+        );
+    }
+
+    #[test]
+    fn a_slow_or_oversized_body_is_refused() {
+        let server = HttpServer::start_with(Arc::new(Echo), "test", short()).unwrap();
+        let mut slow = connect(&server);
+        slow.write_all(b"POST /a HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\nab")
+            .unwrap();
+        assert!(read_all(&mut slow).starts_with("HTTP/1.1 408"));
+        let mut large = connect(&server);
+        large
+            .write_all(b"POST /a HTTP/1.1\r\nhost: x\r\ncontent-length: 2048\r\n\r\n")
+            .unwrap();
+        assert!(read_all(&mut large).starts_with("HTTP/1.1 413"));
+        let mut chunked = connect(&server);
+        chunked
+            .write_all(b"POST /a HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n")
+            .unwrap();
+        for _ in 0..3 {
+            chunked.write_all(b"200\r\n").unwrap();
+            chunked.write_all(&[b'x'; 512]).unwrap();
+            chunked.write_all(b"\r\n").unwrap();
+        }
+        assert!(read_all(&mut chunked).starts_with("HTTP/1.1 413"));
+    }
+
+    #[test]
+    fn buffered_bytes_are_capped_across_requests_and_released() {
+        let mut first = Buffered(0);
+        assert!(first.grow(MAX_BUFFERED_BYTES / 2));
+        let mut second = Buffered(0);
+        assert!(
+            !second.grow(MAX_BUFFERED_BYTES),
+            "over the process-wide cap"
+        );
+        drop(first);
+        assert!(second.grow(MAX_BUFFERED_BYTES / 2));
+    }
+
+    #[test]
+    fn dropping_the_server_closes_its_connections() {
+        let server = HttpServer::start_with(Arc::new(Echo), "test", Limits::default()).unwrap();
+        let mut open = connect(&server);
+        drop(server);
+        let started = std::time::Instant::now();
+        let _ = read_all(&mut open);
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 }

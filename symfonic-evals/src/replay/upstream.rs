@@ -70,7 +70,7 @@ struct Scripted {
 }
 
 impl Handler for Scripted {
-    fn handle(&self, request: &Request, respond: &mut Responder<'_>) -> io::Result<()> {
+    fn handle(&self, request: &Request, respond: &mut Responder) -> io::Result<()> {
         let received = UpstreamRequest {
             method: request.method.clone(),
             path: request.target.clone(),
