@@ -169,7 +169,10 @@ fn a_chunk_size_that_would_overflow_is_refused_and_the_endpoint_keeps_serving() 
         );
         let started = Instant::now();
         let answer = exchange_then(endpoint.url(), raw.as_bytes(), true);
-        assert!(started.elapsed() < Duration::from_secs(5), "{size}: answered or closed");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{size}: answered or closed"
+        );
         let status = answer.lines().next().unwrap_or_default();
         assert!(
             answer.is_empty() || status.contains(" 400 ") || status.contains(" 413 "),

@@ -6,12 +6,14 @@
 //!
 //! The goal is under 1 ms per replayed call.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+
+#[path = "support/http_client.rs"]
+mod http_client;
+use http_client::{median, p99, Connection};
 use symfonic_evals::replay::{
     Exchange, RecordedRequest, RecordedResponse, ReplayConfig, ReplayMode, ReplaySession,
     ReplaySettings,
@@ -77,81 +79,6 @@ fn exchange(i: usize, stream: bool) -> Exchange {
     }
 }
 
-/// One kept-alive connection; reads a whole response (length or chunked).
-struct Connection {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Connection {
-    fn open(url: &str) -> Self {
-        let stream = TcpStream::connect(url.trim_start_matches("http://")).expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        Self {
-            reader: BufReader::new(stream.try_clone().expect("clone")),
-            writer: stream,
-        }
-    }
-
-    fn post(&mut self, body: &[u8]) -> usize {
-        let head = format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            body.len()
-        );
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(body);
-        self.writer.write_all(&bytes).expect("write");
-        let mut line = String::new();
-        let mut length = None;
-        let mut chunked = false;
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).expect("head");
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if l.starts_with("HTTP/1.1 ") {
-                assert!(l.starts_with("HTTP/1.1 200"), "replay answered {l}");
-            }
-            if let Some(v) = l.strip_prefix("content-length: ") {
-                length = v.parse::<usize>().ok();
-            }
-            chunked |= l == "transfer-encoding: chunked";
-        }
-        if let Some(n) = length {
-            let mut body = vec![0; n];
-            self.reader.read_exact(&mut body).expect("body");
-            return 1;
-        }
-        assert!(chunked, "a length or chunks");
-        let mut chunks = 0;
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).expect("chunk size");
-            let size = usize::from_str_radix(line.trim_end(), 16).expect("hex size");
-            if size == 0 {
-                line.clear();
-                self.reader.read_line(&mut line).expect("end");
-                return chunks;
-            }
-            let mut chunk = vec![0; size + 2];
-            self.reader.read_exact(&mut chunk).expect("chunk");
-            chunks += 1;
-        }
-    }
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn p99(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() * 99 / 100]
-}
-
 fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let cassette = dir.path().join("bench.jsonl");
@@ -187,10 +114,10 @@ fn main() {
     let mut streamed = Vec::with_capacity(CALLS);
     for (body, stream_body) in &bodies {
         let started = Instant::now();
-        connection.post(body);
+        connection.post("/v1/chat/completions", body);
         plain.push(started.elapsed());
         let started = Instant::now();
-        let chunks = connection.post(stream_body);
+        let chunks = connection.post("/v1/chat/completions", stream_body).chunks;
         streamed.push(started.elapsed());
         assert_eq!(chunks, EVENTS + 1, "every event replayed as its own chunk");
     }

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::canonical::{volatile_paths, CanonicalRequest};
 use super::config::pending_path;
 use super::error::{MissReason, Nearest, ReplayError};
-use super::nearest::{nearest, Candidate, Sketch};
+use super::nearest::{self, nearest, Recordings, Sketch, Summary};
 use super::safe_write;
 use super::scrub::Scrubber;
 
@@ -130,9 +130,9 @@ pub struct Cassette {
     occurrences: HashMap<(String, u32, String), u32>,
     /// How many trials of each scenario are recorded (highest index + 1).
     trials: HashMap<String, u32>,
-    /// Each entry's sketch, built on the first miss (misses are rare, and a
-    /// cassette that never misses never pays for them).
-    sketches: OnceLock<Vec<Sketch>>,
+    /// Each entry's summary for the miss search, built on the first miss
+    /// (misses are rare, and a cassette that never misses never pays).
+    summaries: OnceLock<Vec<Summary>>,
 }
 
 /// What a lookup found.
@@ -302,34 +302,35 @@ impl Cassette {
         &self,
         scenario: &str,
         trial: u32,
-        request: &CanonicalRequest,
+        canonical: &CanonicalRequest,
         gone: &dyn Fn() -> bool,
     ) -> Option<Nearest> {
-        let sketches = self.sketches.get_or_init(|| {
+        let summaries = self.summaries.get_or_init(|| {
             self.entries
                 .iter()
-                .map(|e| Sketch::of(&e.exchange.request.body))
+                .map(|e| Summary {
+                    route: nearest::route(&e.exchange.request.method, &e.exchange.request.path),
+                    scope: nearest::scope(&e.key.scenario, e.key.trial),
+                    line: e.line,
+                    sketch: Sketch::of(&e.exchange.request.body),
+                })
                 .collect()
         });
-        let candidates: Vec<Candidate<'_>> = self
-            .entries
-            .iter()
-            .zip(sketches)
-            .enumerate()
-            .filter(|(_, (e, _))| {
-                e.exchange.request.method == request.method
-                    && e.exchange.request.path == request.path
-            })
-            .map(|(index, (e, sketch))| Candidate {
-                index,
-                same_scope: e.key.scenario == scenario && e.key.trial == trial,
-                line: e.line,
-                body: &e.exchange.request.body,
-                sketch: *sketch,
-            })
-            .collect();
+        let body = |index: usize| {
+            let request = &self.entries.get(index)?.exchange.request;
+            (request.method == canonical.method && request.path == canonical.path)
+                .then_some(&request.body)
+        };
+        let recordings = Recordings {
+            summaries,
+            body: &body,
+        };
+        let key = (
+            nearest::route(&canonical.method, &canonical.path),
+            nearest::scope(scenario, trial),
+        );
         let (index, differences, more) =
-            nearest(&candidates, &request.body, LISTED_DIFFERENCES, gone)?;
+            nearest(&recordings, key, &canonical.body, LISTED_DIFFERENCES, gone)?;
         let best = &self.entries[index];
         Some(Nearest {
             line: best.line,

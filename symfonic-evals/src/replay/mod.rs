@@ -36,6 +36,8 @@ mod diff;
 mod endpoint;
 mod error;
 mod nearest;
+#[cfg(test)]
+mod properties;
 mod record;
 mod safe_write;
 mod scrub;

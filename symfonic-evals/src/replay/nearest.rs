@@ -88,50 +88,83 @@ fn mix(seed: u64, part: &impl Hash) -> u64 {
     hasher.finish()
 }
 
-/// One recording a miss may be compared with.
-pub(crate) struct Candidate<'a> {
-    /// Its index among the cassette's entries.
-    pub(crate) index: usize,
-    /// Whether it was recorded in the missing request's scenario and trial.
-    pub(crate) same_scope: bool,
+/// What the search keeps of one recording, packed so a scan of thousands
+/// reads one contiguous array rather than chasing every exchange's strings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Summary {
+    /// [`route`] of its method and path.
+    pub(crate) route: u64,
+    /// [`scope`] of its scenario and trial.
+    pub(crate) scope: u64,
     /// Its one-based line, the last tie-break.
     pub(crate) line: usize,
-    /// Its canonical body.
-    pub(crate) body: &'a Value,
-    /// Its sketch.
+    /// Its body's sketch.
     pub(crate) sketch: Sketch,
 }
 
-/// The nearest candidate to `body` and how it differs, listing at most
-/// `listed` paths: `(index, differences, more)`. `gone` is asked between
-/// candidates; when it says the client went away, the search stops.
+/// The hash a recording's method and path are compared by.
+pub(crate) fn route(method: &str, path: &str) -> u64 {
+    mix(mix(0, &method), &path)
+}
+
+/// The hash a recording's scenario and trial are compared by.
+pub(crate) fn scope(scenario: &str, trial: u32) -> u64 {
+    mix(mix(1, &scenario), &trial)
+}
+
+/// What a miss is compared against: the recordings' summaries, and each
+/// recording's body when its method and path really are the miss's (the
+/// hashes only shortlist).
+pub(crate) struct Recordings<'a> {
+    pub(crate) summaries: &'a [Summary],
+    pub(crate) body: &'a dyn Fn(usize) -> Option<&'a Value>,
+}
+
+/// The recording nearest to a missed request with `body` on `route`,
+/// preferring its `scope`: `(index, differences, more)`, listing at most
+/// `listed` paths. `gone` is asked between candidates; when it says the
+/// client went away, the search stops.
 pub(crate) fn nearest(
-    candidates: &[Candidate<'_>],
+    recordings: &Recordings<'_>,
+    (route, scope): (u64, u64),
     body: &Value,
     listed: usize,
     gone: &dyn Fn() -> bool,
 ) -> Option<(usize, Vec<PathDiff>, usize)> {
     let sketch = Sketch::of(body);
-    let scoped = candidates.iter().any(|c| c.same_scope);
-    let mut ranked: Vec<&Candidate<'_>> = candidates
-        .iter()
-        .filter(|c| c.same_scope || !scoped)
+    let on_route = || {
+        recordings
+            .summaries
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.route == route)
+    };
+    let scoped = on_route().any(|(_, s)| s.scope == scope);
+    // (rank, line, index): the likeliest first, then the earliest line.
+    let mut ranked: Vec<(i64, usize, usize)> = on_route()
+        .filter(|(_, s)| s.scope == scope || !scoped)
+        .map(|(index, s)| (-s.sketch.likeness(&sketch), s.line, index))
         .collect();
-    ranked.sort_by_key(|c| (-c.sketch.likeness(&sketch), c.line));
-    ranked.truncate(DIFFED_CANDIDATES);
-    let mut best: Option<(usize, usize, &Candidate<'_>)> = None;
-    for candidate in ranked {
+    if ranked.len() > DIFFED_CANDIDATES {
+        ranked.select_nth_unstable(DIFFED_CANDIDATES - 1);
+        ranked.truncate(DIFFED_CANDIDATES);
+    }
+    ranked.sort_unstable();
+    let mut best: Option<(usize, usize, usize, &Value)> = None;
+    for (_, line, index) in ranked {
         if gone() {
             return None;
         }
-        let diff = json_diff_bounded(candidate.body, body, 0, DIFF_NODES);
-        let rank = (diff.found, candidate.line);
-        if best.is_none_or(|(found, line, _)| rank < (found, line)) {
-            best = Some((diff.found, candidate.line, candidate));
+        let Some(recorded) = (recordings.body)(index) else {
+            continue;
+        };
+        let found = json_diff_bounded(recorded, body, 0, DIFF_NODES).found;
+        if best.is_none_or(|(f, l, _, _)| (found, line) < (f, l)) {
+            best = Some((found, line, index, recorded));
         }
     }
-    let (_, _, chosen) = best?;
-    let diff = json_diff_bounded(chosen.body, body, listed, DIFF_NODES);
+    let (_, _, index, recorded) = best?;
+    let diff = json_diff_bounded(recorded, body, listed, DIFF_NODES);
     let differences = diff
         .listed
         .into_iter()
@@ -142,7 +175,7 @@ pub(crate) fn nearest(
         })
         .collect::<Vec<_>>();
     let more = diff.found.saturating_sub(differences.len());
-    Some((chosen.index, differences, more))
+    Some((index, differences, more))
 }
 
 #[cfg(test)]
@@ -151,18 +184,35 @@ mod tests {
 
     use super::*;
 
-    fn candidates(bodies: &[(Value, bool)]) -> Vec<Candidate<'_>> {
-        bodies
+    /// Searches `bodies` (each with whether it shares the miss's scope).
+    fn search(
+        bodies: &[(Value, bool)],
+        request: &Value,
+        listed: usize,
+        gone: &dyn Fn() -> bool,
+    ) -> Option<(usize, Vec<PathDiff>, usize)> {
+        let summaries: Vec<Summary> = bodies
             .iter()
             .enumerate()
-            .map(|(index, (body, same_scope))| Candidate {
-                index,
-                same_scope: *same_scope,
-                line: index + 1,
-                body,
+            .map(|(i, (body, same))| Summary {
+                route: route("POST", "/v1/x"),
+                scope: if *same { scope("s", 0) } else { scope("t", 1) },
+                line: i + 1,
                 sketch: Sketch::of(body),
             })
-            .collect()
+            .collect();
+        let body = |i: usize| bodies.get(i).map(|(b, _)| b);
+        let recordings = Recordings {
+            summaries: &summaries,
+            body: &body,
+        };
+        nearest(
+            &recordings,
+            (route("POST", "/v1/x"), scope("s", 0)),
+            request,
+            listed,
+            gone,
+        )
     }
 
     fn chat(text: &str, model: &str) -> Value {
@@ -176,9 +226,8 @@ mod tests {
             (chat("refund order 4", "m1"), false),
             (json!({"input": "other shape"}), false),
         ];
-        let c = candidates(&bodies);
         let (index, diffs, more) =
-            nearest(&c, &chat("refund order 5", "m1"), 8, &|| false).unwrap();
+            search(&bodies, &chat("refund order 5", "m1"), 8, &|| false).unwrap();
         assert_eq!(index, 1);
         assert_eq!(diffs.len(), 1);
         assert_eq!(diffs[0].path, "$.messages[1].content");
@@ -192,9 +241,8 @@ mod tests {
             (json!({"a": [1, 2, 3, 4, 6], "b": "x"}), false),
             (far, true),
         ];
-        let c = candidates(&bodies);
         let request = json!({"a": [9, 9, 9, 9, 9], "b": "y"});
-        let (index, diffs, more) = nearest(&c, &request, 2, &|| false).unwrap();
+        let (index, diffs, more) = search(&bodies, &request, 2, &|| false).unwrap();
         assert_eq!(index, 1, "the same-scope recording wins");
         assert_eq!((diffs.len(), more), (2, 4));
     }
@@ -202,7 +250,7 @@ mod tests {
     #[test]
     fn a_client_that_went_away_stops_the_search() {
         let bodies = vec![(json!({"a": 1}), false)];
-        assert!(nearest(&candidates(&bodies), &json!({"a": 2}), 8, &|| true).is_none());
+        assert!(search(&bodies, &json!({"a": 2}), 8, &|| true).is_none());
     }
 
     #[test]

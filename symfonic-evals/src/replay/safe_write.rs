@@ -27,14 +27,15 @@ pub(crate) fn refuse_link(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Creates `path`'s directory, refusing a link at the directory itself.
+/// Creates `path`'s directory. A linked directory is the adopter's own
+/// layout (a shared cassette folder), so it is used as it is; only the
+/// files in it are guarded.
 fn prepare_dir(path: &Path) -> io::Result<PathBuf> {
     let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(dir) => dir.to_owned(),
         None => PathBuf::from("."),
     };
     fs::create_dir_all(&dir)?;
-    refuse_link(&dir)?;
     Ok(dir)
 }
 
