@@ -21,6 +21,7 @@ pub use conformance::{
 pub use serve::SERVE_RUN_ENV;
 pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};
 pub use spec::{ProcessSpec, CHANNEL_ENV};
+pub(crate) use target::split_stderr_tail;
 pub use target::ProcessTarget;
 
 /// The error kinds a [`ProcessTarget`] reports, each naming a cause. A

@@ -143,9 +143,13 @@ impl ProcessSpec {
         self
     }
 
-    /// Whether a process error quotes the last bytes of the child's stderr.
-    /// Off by default because stderr may hold turn content, and errors end up
-    /// in reports.
+    /// Whether a process error quotes the last bytes of the child's stderr,
+    /// after its own account and a `--- stderr tail ---` line. Off by
+    /// default because stderr may hold turn content. Either way the error
+    /// is the harness's, judged by its kind (a crash the harness injected is
+    /// still retried, a child that died is still a process failure); a
+    /// report shows the account in clear and the quoted stderr as a digest
+    /// (in full with `SYMFONIC_EVALS_SHOW_VALUES=1`).
     #[must_use]
     pub fn include_stderr_tail(mut self, include: bool) -> Self {
         self.stderr_tail = include;

@@ -58,7 +58,8 @@ pub(crate) fn state_digest(step: &Step) -> Option<String> {
 
 /// How a deployment's error appears in a report: its kind (and code) as
 /// they are when they are plain identifiers or what the step expected,
-/// digested otherwise; the message digested unless the harness wrote it.
+/// digested otherwise; the message digested unless the harness wrote it,
+/// and the child's stderr a harness message quotes digested even then.
 pub(crate) fn error_text(error: &TurnError, expected: Option<&ErrorMatch>) -> String {
     let named = |name: &str| {
         let expected_name = expected.is_some_and(|m| m.any_of.iter().any(|n| n == name));
@@ -74,7 +75,10 @@ pub(crate) fn error_text(error: &TurnError, expected: Option<&ErrorMatch>) -> St
         .map(|code| format!(" [code {}]", named(code)))
         .unwrap_or_default();
     let message = if error.harness {
-        error.message.clone()
+        match crate::process::split_stderr_tail(&error.message) {
+            (account, None) => account.to_owned(),
+            (account, Some(tail)) => format!("{account}; stderr tail {}", sensitive(tail)),
+        }
     } else {
         sensitive(&error.message)
     };

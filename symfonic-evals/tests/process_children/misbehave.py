@@ -19,6 +19,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--version", type=int, default=1)
 parser.add_argument("--ignore-shutdown", action="store_true")
 parser.add_argument("--silent-handshake", action="store_true")
+parser.add_argument("--chatty", action="store_true")
 parser.add_argument("--durable-dir", required=True)
 args = parser.parse_args()
 
@@ -42,6 +43,10 @@ def record(request_id, **attributes):
     send({"type": "turn_record", "id": request_id,
           "record": {"answer": "ok", "attributes": attributes}})
 
+
+if args.chatty:
+    sys.stderr.write(f"starting with {args.durable_dir}\n")
+    sys.stderr.flush()
 
 if args.ignore_shutdown:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
