@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -126,6 +127,8 @@ pub(crate) fn read_capped_line(
 pub(crate) struct StderrRing {
     inner: Arc<Mutex<VecDeque<u8>>>,
     capacity: usize,
+    /// Set once the child's stderr reached its end and every byte is in.
+    drained: Arc<AtomicBool>,
 }
 
 impl StderrRing {
@@ -133,7 +136,21 @@ impl StderrRing {
         Self {
             inner: Arc::new(Mutex::new(VecDeque::with_capacity(capacity))),
             capacity,
+            drained: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Waits up to `limit` for the child's stderr to reach its end, so a
+    /// child that has exited is quoted up to its last words; whether it did.
+    pub(crate) fn wait_drained(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while !self.drained.load(Ordering::Acquire) {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
+        true
     }
 
     fn push(&self, bytes: &[u8]) {
@@ -177,6 +194,7 @@ pub(crate) fn spawn_stderr_drain(
                 }
                 ring.push(&chunk[..n]);
             }
+            ring.drained.store(true, Ordering::Release);
         })?;
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! a thread of the harness's own process.
 //!
 //! In a child, the harness re-executes the current binary, filtered to the
-//! test that runs the pack, and drives the deployment over a private socket
+//! test that runs the pack (a program, run from its main thread, gets its own
+//! arguments again), and drives the deployment over a private socket
 //! with the same machinery as any out-of-process target. A restart is then a
 //! real process restart: whatever the deployment kept in a `static`, a
 //! `OnceLock` or a leaked `Arc` is gone. An `exit`, an abort, a stack
@@ -57,18 +58,24 @@ impl Isolation {
     }
 }
 
-/// The libtest arguments that run exactly the test calling `run_pack`, or
-/// none when the caller is a program's own thread.
-fn test_filter() -> Vec<String> {
+/// The arguments the re-executed binary gets: under libtest, the ones that
+/// run exactly the test calling `run_pack`; from a program's own main
+/// thread, the program's own arguments, so a `main` that reads them (a
+/// configuration file, a deployment's name) reaches the same `run_pack`
+/// with the same factory in the child.
+fn child_args() -> Vec<std::ffi::OsString> {
     match std::thread::current().name() {
-        Some(test) if test != "main" => vec![
-            test.to_owned(),
-            "--exact".into(),
-            "--include-ignored".into(),
-            "--test-threads=1".into(),
-            "--nocapture".into(),
-        ],
-        _ => Vec::new(),
+        Some(test) if test != "main" => [
+            test,
+            "--exact",
+            "--include-ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ]
+        .into_iter()
+        .map(Into::into)
+        .collect(),
+        _ => std::env::args_os().skip(1).collect(),
     }
 }
 
@@ -81,7 +88,7 @@ fn child_factory(run: &str, occurrence: u32, step_timeout: Duration) -> Option<F
     }
     let exe = std::env::current_exe().ok()?;
     let mut spec = ProcessSpec::new(exe)
-        .args(test_filter())
+        .args(child_args())
         .env(SERVE_RUN_ENV, serve_run_value(run, occurrence))
         .request_timeout(step_timeout)
         .handshake_timeout(step_timeout)
