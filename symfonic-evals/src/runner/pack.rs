@@ -10,7 +10,7 @@ use super::isolation::{place, Isolation, Placement};
 use super::session::EffectsProbe;
 use super::trial::TrialSettings;
 use super::{probe_capabilities, run_scenarios};
-use crate::packs::{PackDefinition, PackResolution};
+use crate::packs::{NotRunReason, PackDefinition, PackResolution, ProbeNotRun};
 use crate::report::{PackRun, ScenarioRun, Verdict};
 use crate::target::{Target, TargetContext};
 
@@ -124,20 +124,29 @@ where
                             oracle: options.effects_probe,
                             replay,
                         };
-                        let trials = run_scenarios(&scenarios, &factory, &settings);
-                        run.scenarios = scenarios
-                            .iter()
-                            .zip(trials)
-                            .map(|(scenario, trials)| ScenarioRun {
-                                name: scenario.name.clone(),
-                                kind: scenario.kind,
-                                trials,
-                                planned_trials: scenario.policy.trials,
-                                required: scenario.policy.required,
-                            })
-                            .collect();
-                        let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
-                        run.probes_not_run = definition.probes_left_out(&ran);
+                        let ran = run_scenarios(&scenarios, &factory, &settings);
+                        let mut hung = Vec::new();
+                        for (scenario, trials) in scenarios.iter().zip(ran.trials) {
+                            match &ran.hung_in {
+                                Some(hung_in) if trials.is_empty() => hung.push(ProbeNotRun {
+                                    probe: scenario.name.clone(),
+                                    reason: NotRunReason::DeploymentHung {
+                                        scenario: hung_in.clone(),
+                                    },
+                                }),
+                                _ => run.scenarios.push(ScenarioRun {
+                                    name: scenario.name.clone(),
+                                    kind: scenario.kind,
+                                    trials,
+                                    planned_trials: scenario.policy.trials,
+                                    required: scenario.policy.required,
+                                }),
+                            }
+                        }
+                        let resolved: Vec<&str> =
+                            scenarios.iter().map(|s| s.name.as_str()).collect();
+                        run.probes_not_run = definition.probes_left_out(&resolved);
+                        run.probes_not_run.extend(hung);
                         if run.scenarios.iter().all(ScenarioRun::passed) {
                             Verdict::Passed
                         } else {

@@ -115,12 +115,17 @@ pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
 }
 
 /// The step error a harness-written turn error stands for, if it is one:
-/// the deployment's process failed, or its evidence was too deep to read.
+/// the deployment's process failed or did not answer in time, or its
+/// evidence was too deep to read.
 pub(super) fn harness_failure(error: &TurnError) -> Option<StepErrorKind> {
     if !error.harness {
         None
     } else if error.kind == EVIDENCE_TOO_DEEP || error.kind == MALFORMED_RECORD {
         Some(StepErrorKind::MalformedEvidence)
+    } else if error.kind == crate::process::kinds::PROCESS_TIMEOUT {
+        // The child did not answer in time: it hung, as a turn past the
+        // watchdog's limit does.
+        Some(StepErrorKind::StepTimeout)
     } else if crate::process::kinds::is_process_kind(&error.kind) {
         Some(StepErrorKind::ProcessFailed)
     } else {
