@@ -20,7 +20,7 @@ pub use conformance::{
 };
 pub use serve::SERVE_RUN_ENV;
 pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};
-pub use spec::{ProcessSpec, CHANNEL_ENV};
+pub use spec::{ProcessSpec, CHANNEL_ENV, DEFAULT_MAX_LINE_BYTES};
 pub(crate) use target::split_stderr_tail;
 pub use target::ProcessTarget;
 
@@ -34,7 +34,8 @@ pub mod kinds {
     /// The child wrote a line that is not a protocol message, or a message
     /// out of place.
     pub const PROTOCOL_VIOLATION: &str = "ProtocolViolation";
-    /// The child wrote a line longer than the spec's cap.
+    /// The child wrote a line longer than the spec's cap (refused as soon
+    /// as the line passes it).
     pub const MESSAGE_TOO_LARGE: &str = "MessageTooLarge";
     /// The child did not answer within the spec's request timeout.
     pub const PROCESS_TIMEOUT: &str = "ProcessTimeout";

@@ -17,6 +17,11 @@ pub(crate) enum Channel {
     Socket,
 }
 
+/// The default cap on one protocol line from a child, 64 MiB: room for a
+/// turn record whose model input is a long document, with the memory a
+/// runaway child can make the harness hold still bounded.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
 /// The environment variable naming the socket a child speaking over a
 /// private socket connects to.
 pub const CHANNEL_ENV: &str = "SYMFONIC_EVALS_CHANNEL";
@@ -64,7 +69,8 @@ impl ProcessSpec {
     ///
     /// Defaults: 20 s per request and for the handshake (under the runner's
     /// 30 s step timeout, so the process target names the hang itself), 2 s
-    /// shutdown grace, 1 MiB line cap, no stderr in errors.
+    /// shutdown grace, a 64 MiB line cap ([`DEFAULT_MAX_LINE_BYTES`]), no
+    /// stderr in errors.
     pub fn new(program: impl Into<OsString>) -> Self {
         Self {
             program: program.into(),
@@ -76,7 +82,7 @@ impl ProcessSpec {
             request_timeout: Duration::from_secs(20),
             handshake_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(2),
-            max_line_bytes: 1 << 20,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr_tail: false,
             stderr_tail_bytes: 2048,
         }
@@ -135,8 +141,10 @@ impl ProcessSpec {
         self
     }
 
-    /// The longest stdout line accepted; a longer one ends the step with
-    /// `MessageTooLarge`.
+    /// The longest protocol line accepted from the child. A line is held in
+    /// memory only as far as it has arrived, and one that grows past the cap
+    /// ends the step with `MessageTooLarge` as soon as it does, without the
+    /// rest of it being read.
     #[must_use]
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes.max(1);

@@ -267,7 +267,8 @@ impl ProcessTarget {
             Ok(StdoutEvent::Oversized) => Err(self.fail(
                 kinds::MESSAGE_TOO_LARGE,
                 format!(
-                    "the deployment wrote a line longer than {} bytes during {during}",
+                    "the deployment wrote a line longer than the cap of {} bytes during \
+                     {during}; reading stopped there (ProcessSpec::max_line_bytes raises the cap)",
                     self.spec.max_line_bytes
                 ),
             )),

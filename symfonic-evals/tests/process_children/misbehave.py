@@ -95,6 +95,19 @@ while True:
         out.write(b'{"type":"turn_record","answer":"' + b"x" * (2 << 20) + b'"}\n')
         out.flush()
         time.sleep(3600)
+    elif prompt.startswith("big:"):
+        # A record whose model input is the given number of bytes.
+        size = int(prompt[4:])
+        send({"type": "turn_record", "id": request_id,
+              "record": {"answer": "ok", "model_input": "m" * size}})
+    elif prompt == "endless":
+        # One line that never ends.
+        chunk = b"x" * 65536
+        try:
+            while True:
+                out.write(chunk)
+        except BrokenPipeError:
+            sys.exit(0)
     elif prompt == "silent":
         time.sleep(3600)
     elif prompt == "flood":
