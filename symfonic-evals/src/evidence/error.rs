@@ -67,8 +67,8 @@ impl TurnError {
 /// 64 characters, the shape the process protocol requires of an error
 /// `code`. A kind or code outside that shape is the deployment's free text,
 /// which could carry a secret from the turn's state, so reports digest it;
-/// a report prints one as it is only if it is also an identifier (see
-/// [`shown_as_is`]).
+/// a report prints one as it is only if it is also a plain identifier,
+/// without hyphens.
 pub fn is_plain_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= PLAIN_NAME_MAX
