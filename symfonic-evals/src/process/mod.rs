@@ -9,18 +9,17 @@ mod child;
 mod conformance;
 mod pipes;
 pub mod protocol;
-mod serve;
 mod spec;
 mod target;
 
-pub use crate::runner::SERVE_HISTORY_ENV;
 pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
 pub use conformance::{
     conformance, CheckVerdict, ConformanceCheck, ConformanceInputs, ConformanceReport,
 };
-pub use serve::SERVE_RUN_ENV;
-pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};
-pub use spec::{ProcessSpec, CHANNEL_ENV, DEFAULT_MAX_LINE_BYTES};
+pub(crate) use protocol::{PANICKED_CODE, TOO_DEEP_CODE};
+pub use spec::{
+    ProcessSpec, CHANNEL_ENV, DEFAULT_MAX_LINE_BYTES, SERVE_HISTORY_ENV, SERVE_RUN_ENV,
+};
 pub(crate) use target::split_stderr_tail;
 pub use target::ProcessTarget;
 

@@ -26,6 +26,13 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 /// private socket connects to.
 pub const CHANNEL_ENV: &str = "SYMFONIC_EVALS_CHANNEL";
 
+/// Names the pack run a re-executed binary must serve instead of judge
+/// (set only in a child the harness started to serve its own deployment).
+pub const SERVE_RUN_ENV: &str = "SYMFONIC_EVALS_SERVE_RUN";
+
+/// Names the history file a served child reads its test's earlier runs from.
+pub const SERVE_HISTORY_ENV: &str = "SYMFONIC_EVALS_SERVE_HISTORY";
+
 /// The command that starts a deployment, plus the supervision settings the
 /// [`ProcessTarget`](super::ProcessTarget) applies to it.
 ///

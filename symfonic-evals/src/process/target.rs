@@ -152,7 +152,7 @@ impl ProcessTarget {
             && error
                 .code
                 .as_deref()
-                .is_some_and(super::serve::is_harness_code)
+                .is_some_and(super::protocol::is_harness_code)
         {
             error.harness = true;
         }

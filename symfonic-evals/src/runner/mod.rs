@@ -2,7 +2,6 @@
 //! of its own, trials of several scenarios side by side up to a limit.
 
 mod forge;
-mod history;
 mod isolation;
 mod judge;
 mod outcome;
@@ -17,13 +16,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-pub use history::SERVE_HISTORY_ENV;
 pub use isolation::Isolation;
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
 pub use session::{EffectsProbe, Session};
 pub use trial::PROGRESS_AFTER_ENV;
-pub(crate) use trial::{panic_text, Factory, TrialSettings, TRIAL_STACK, WORKER_PREFIX};
+pub(crate) use trial::WORKER_PREFIX;
+use trial::{Factory, TrialSettings, TRIAL_STACK};
 
 use crate::capability::CapabilityEvidence;
 use crate::scenario::Scenario;
@@ -91,7 +90,7 @@ where
     let (factory, occurrence) = match isolation::place(&scenario.name, isolation, timeout, factory)
     {
         isolation::Placement::Build(factory, occurrence) => (factory, occurrence),
-        isolation::Placement::Recorded(Some(history::Recorded::Trials(trials))) => return trials,
+        isolation::Placement::Recorded(Some(isolation::Recorded::Trials(trials))) => return trials,
         isolation::Placement::Recorded(_) => return Vec::new(),
     };
     let scenarios = [Arc::new(scenario.clone())];
@@ -103,10 +102,10 @@ where
         .trials
         .pop()
         .unwrap_or_default();
-    history::record(
+    isolation::record(
         &scenario.name,
         occurrence,
-        history::Recorded::Trials(trials.clone()),
+        isolation::Recorded::Trials(trials.clone()),
     );
     trials
 }

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::history::{self, Recorded};
-use super::isolation::{place, Isolation, Placement};
+use super::isolation::{place, record, Isolation, Placement, Recorded};
 use super::session::EffectsProbe;
 use super::trial::TrialSettings;
 use super::{probe_capabilities, run_scenarios};
@@ -159,6 +158,6 @@ where
     };
     run.duration = began.elapsed();
     run.report_path = crate::report::write_report(&run);
-    history::record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
+    record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
     run
 }

@@ -14,15 +14,26 @@
 //! On a thread, every step is cheaper, but a restart only drops and rebuilds
 //! the deployment in the same process, and a deployment that ends the
 //! process takes the test binary with it.
+//!
+//! Both ends of a child live here: this module places a run and starts its
+//! children, [`serve`] is what the re-executed binary does instead of
+//! judging, and [`history`] hands a served child the runs its test made
+//! before the one it serves. They drive the child with [`crate::process`]
+//! (the target, the protocol, the environment variables of the contract),
+//! which knows nothing of the runner: imports run one way.
+
+mod history;
+mod serve;
 
 use std::sync::Arc;
-
 use std::time::Duration;
 
+pub(crate) use history::{record, Recorded};
+use serve::{requested_run, serve_run_value};
+
 use super::boxed_factory;
-use super::history::{Recorded, SERVE_HISTORY_ENV};
 use super::trial::Factory;
-use crate::process::{serve_run_value, ProcessSpec, ProcessTarget, SERVE_RUN_ENV};
+use crate::process::{ProcessSpec, ProcessTarget, SERVE_HISTORY_ENV, SERVE_RUN_ENV};
 use crate::target::{Target, TargetContext};
 
 /// Where each trial's deployment runs.
@@ -93,7 +104,7 @@ fn child_factory(run: &str, occurrence: u32, step_timeout: Duration) -> Option<F
         .request_timeout(step_timeout)
         .handshake_timeout(step_timeout)
         .serving();
-    if let Some(history) = super::history::path() {
+    if let Some(history) = history::path() {
         spec = spec.env(SERVE_HISTORY_ENV, history);
     }
     Some(Arc::new(move |context| {
@@ -131,11 +142,11 @@ where
 {
     super::quiet_panics::reporting_thread();
     let occurrence = next_occurrence(name);
-    if let Some((serving, served)) = crate::process::requested_run() {
+    if let Some((serving, served)) = requested_run() {
         if serving == name && served == occurrence {
-            crate::process::serve(&boxed_factory(factory));
+            serve::serve(&boxed_factory(factory));
         }
-        return Placement::Recorded(super::history::recorded(name, occurrence));
+        return Placement::Recorded(history::recorded(name, occurrence));
     }
     let isolated = isolation == Isolation::Process && !already_a_child::<T>();
     match isolated.then(|| child_factory(name, occurrence, step_timeout)) {
