@@ -355,3 +355,40 @@ fn every_scenario_the_python_desk_runs_catches_a_twin() {
         }
     }
 }
+
+/// Quoting the child's stderr in errors changes nothing about crashes: the
+/// approval pack's crash inside the resume and every crash of the
+/// exactly-once pack are injected, the desk rebuilt and the request sent
+/// again, with a desk that writes to stderr before it starts.
+#[test]
+fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
+    let script = python::desk_dir().join("helpdesk.py");
+    let talkative = symfonic_evals::process::ProcessSpec::new("sh")
+        .arg("-c")
+        .arg("echo 'desk starting' >&2; exec python3 \"$0\" \"$@\"")
+        .arg(script)
+        .include_stderr_tail(true);
+    for (pack, crashes) in [
+        (Pack::ApprovalResume, "approval/crash-inside-resume"),
+        (Pack::ExactlyOnce, "exactly-once-effects"),
+    ] {
+        let spec = talkative.clone();
+        let run = run_pack(
+            &format!("python.stderr-tail.{pack:?}"),
+            &python::definition(pack),
+            &python::run_options(),
+            move |ctx| start(ctx, &spec),
+        );
+        run.assert_passed();
+        let crashed = run
+            .scenario(crashes)
+            .unwrap_or_else(|| panic!("{crashes} ran:\n{}", run.render()));
+        let labels: Vec<&str> = crashed.trials[0]
+            .steps
+            .iter()
+            .map(|step| step.label.as_str())
+            .filter(|label| label.contains("killed") || label.contains("crash at"))
+            .collect();
+        assert!(!labels.is_empty(), "{crashes} crashed:\n{}", run.render());
+    }
+}

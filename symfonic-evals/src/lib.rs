@@ -54,8 +54,8 @@ pub use runner::{
     Session, StepError, StepErrorKind, StepRun, TrialRun, PROGRESS_AFTER_ENV,
 };
 pub use scenario::{
-    Continuation, ErrorMatch, Expect, QuestionSource, Restart, Scenario, ScenarioKind, Step,
-    StepInput, Tail, TokenSource, TrialPolicy, REQUIRED_ENV, TRIALS_ENV,
+    Continuation, ErrorMatch, Expect, Forgery, QuestionSource, Restart, Scenario, ScenarioKind,
+    Step, StepInput, Tail, TokenSource, TrialPolicy, REQUIRED_ENV, TRIALS_ENV,
 };
 
 pub use async_target::AsyncTarget;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::approval::{ApprovalFlaw, ManagerDesk};
+use common::approval::{ApprovalFlaw, ManagerDesk, TokenCheck};
 use common::extension::{ExtensionFlaw, WeatherDesk};
 use common::procedural::{ProceduralFlaw, RefundDesk};
 use common::{assert_fails_at, first_failure};
@@ -240,6 +240,66 @@ fn spent_token_forgotten_on_restart_fails_only_the_restart_before_replay_probe()
         "{}",
         run.render()
     );
+}
+
+fn approval_checking(name: &str, tokens: TokenCheck) -> PackRun {
+    let pack = common::approval(common::approval_pack());
+    run_pack(name, &pack, &RunOptions::default(), move |ctx| {
+        ManagerDesk::open(ctx, None).checking(tokens)
+    })
+}
+
+#[test]
+fn base64url_tokens_decoded_before_lookup_pass_every_forgery() {
+    // The last of 22 base64url characters carries four unused bits: a
+    // forgery that changes only those decodes to the genuine token, and
+    // this correct desk would accept it.
+    let run = approval_checking("discrimination.approval.decoded", TokenCheck::Decoded);
+    run.assert_passed();
+    let forged = run
+        .scenario("approval/forged-token")
+        .expect("the probe ran");
+    let labels: Vec<&str> = forged.trials[0]
+        .steps
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "pause",
+            "forged token",
+            "forged token (letter case)",
+            "forged token (truncated)",
+            "forged token (extended)",
+            "resume",
+            "replay"
+        ]
+    );
+}
+
+#[test]
+fn tokens_compared_loosely_fail_the_forgery_that_slips_past() {
+    for (tokens, step) in [
+        (TokenCheck::Prefix, "forged token (truncated)"),
+        (TokenCheck::CaseInsensitive, "forged token (letter case)"),
+        (TokenCheck::LengthBounded, "forged token (extended)"),
+    ] {
+        let run = approval_checking(&format!("discrimination.approval.{tokens:?}"), tokens);
+        // The forgery that slipped past spent the genuine token too, so
+        // the resume after it fails as well; the first failure names it.
+        let first = run
+            .failures()
+            .into_iter()
+            .find(|f| f.scenario == "approval/forged-token")
+            .map(|f| (f.step_label, f.assertion));
+        assert_eq!(
+            first,
+            Some((step.to_owned(), "ExpectedError".to_owned())),
+            "{tokens:?}:\n{}",
+            run.render()
+        );
+    }
 }
 
 #[test]

@@ -182,7 +182,8 @@ fn fields_that_break_the_evidence_contract_are_protocol_violations() {
 #[test]
 fn an_oversized_line_is_refused_without_buffering_it() {
     let context = TargetContext::fresh(0).unwrap();
-    let error = broken_turn(&context, &spec(&[]), "oversized");
+    let capped = spec(&[]).max_line_bytes(1 << 20);
+    let error = broken_turn(&context, &capped, "oversized");
     assert_eq!(error.kind, kinds::MESSAGE_TOO_LARGE);
     assert!(error.message.len() < 400, "no line content in the error");
 }

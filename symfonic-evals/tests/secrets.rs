@@ -25,6 +25,9 @@ enum Leak {
     Echo,
     /// Fails the turn with the state in the error message.
     Error,
+    /// Fails the turn with a secret as the error's kind and in its code,
+    /// each a plain name the process protocol would accept.
+    Kind,
     /// Panics with the state in the message.
     Panic,
     /// Spawns a thread of its own that panics with the state in the message.
@@ -75,6 +78,11 @@ impl Leaky {
                         std::thread::spawn(move || panic!("worker failed for {message}")).join();
                 }
                 Leak::Error => return Err(TurnError::new("RefundDeclined", text)),
+                Leak::Kind => {
+                    return Err(
+                        TurnError::new(SECRET, "declined").with_code(format!("card:{SECRET}"))
+                    )
+                }
                 Leak::Echo => {}
             }
         }
@@ -183,6 +191,23 @@ fn echoed_state_stays_out_of_every_account() {
 fn state_in_an_error_message_stays_out_of_every_account() {
     let run = run("secrets.error", &procedural_with_secret(), Leak::Error);
     common::assert_fails_at(&run, "draft probe", "UnexpectedError");
+    assert_sealed(&run);
+}
+
+#[test]
+fn a_secret_as_the_error_kind_or_code_stays_out_of_every_account() {
+    let run = run("secrets.kind", &procedural_with_secret(), Leak::Kind);
+    let failure = common::assert_fails_at(&run, "draft probe", "UnexpectedError");
+    assert!(
+        failure.observed.starts_with("error sha256:"),
+        "the kind is digested: {}",
+        failure.observed
+    );
+    assert!(
+        failure.observed.contains("[code sha256:"),
+        "{}",
+        failure.observed
+    );
     assert_sealed(&run);
 }
 

@@ -63,16 +63,27 @@ impl TurnError {
     }
 }
 
-/// Whether `name` is a plain identifier a report may print as it is:
-/// letters, digits and `_ : . -`, at most 64 characters. A
-/// kind or code outside that shape is the deployment's free text, which
-/// could carry a secret from the turn's state, so reports digest it.
+/// Whether `name` is a plain name: letters, digits and `_ : . -`, at most
+/// 64 characters, the shape the process protocol requires of an error
+/// `code`. A kind or code outside that shape is the deployment's free text,
+/// which could carry a secret from the turn's state, so reports digest it;
+/// a report prints one as it is only if it is also a plain identifier,
+/// without hyphens.
 pub fn is_plain_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= PLAIN_NAME_MAX
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.' | '-'))
+}
+
+/// Whether a report prints an error kind or code `name` a deployment chose
+/// as it is: a plain identifier of letters, digits and `_ . :`, at most
+/// [`PLAIN_NAME_MAX`] characters. Anything else is digested, a hyphenated
+/// name included: hyphens join the groups of card numbers, UUIDs and
+/// tokens, which is what turn content put in a kind looks like.
+pub(crate) fn shown_as_is(name: &str) -> bool {
+    is_plain_name(name) && !name.contains('-')
 }
 
 impl std::fmt::Display for TurnError {

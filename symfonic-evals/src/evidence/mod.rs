@@ -8,6 +8,7 @@ mod request;
 mod tool_call;
 
 pub use depth::MAX_JSON_DEPTH;
+pub(crate) use error::shown_as_is;
 pub use error::{is_plain_name, TurnError};
 pub use governance::{StageOutcome, StageRecord};
 pub use record::{

@@ -53,7 +53,7 @@ fn request(step: &Step) -> String {
             let token = match token {
                 TokenSource::Own => "the conversation's own token".to_owned(),
                 TokenSource::Conversation(other) => format!("the token retained in `{other}`"),
-                TokenSource::Forged => "a forged token (the genuine one's shape)".to_owned(),
+                TokenSource::Forged(how) => how.describe().to_owned(),
             };
             let question = match question {
                 QuestionSource::Genuine => "",

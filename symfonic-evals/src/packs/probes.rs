@@ -75,6 +75,13 @@ pub enum NotRunReason {
         /// In a few words, naming arguments only.
         why: String,
     },
+    /// An earlier scenario of the run hung (a step ran out of time), so
+    /// this one was not started: it would have waited out the step limit
+    /// again on the same deployment.
+    DeploymentHung {
+        /// The scenario in which the deployment hung.
+        scenario: String,
+    },
 }
 
 /// What a probe that is on by default says when its pack's arguments leave
@@ -87,6 +94,9 @@ impl std::fmt::Display for NotRunReason {
             Self::Needs { argument } => write!(f, "needs {argument}"),
             Self::Skipped => f.write_str("skipped by skip_probes"),
             Self::NotApplicable { why } => f.write_str(why),
+            Self::DeploymentHung { scenario } => {
+                write!(f, "not started: the deployment hung in {scenario}")
+            }
         }
     }
 }

@@ -12,6 +12,10 @@ use super::pipes::{self, StderrRing, StdoutEvent};
 use super::protocol::{encode, HarnessMessage};
 use super::spec::{Channel, ProcessSpec, CHANNEL_ENV};
 
+/// How much of a served child's stderr is kept, so a child that dies before
+/// it connects can be quoted from its panic's first line on.
+const SERVED_STDERR_BYTES: usize = 16 << 10;
+
 /// The environment variable that carries the trial's durable directory.
 pub const DURABLE_DIR_ENV: &str = "SYMFONIC_EVALS_DURABLE_DIR";
 /// The command-line flag that carries the trial's durable directory.
@@ -82,12 +86,14 @@ impl Supervised {
             return Err(std::io::Error::other("the child's pipes were not created"));
         };
         // Keep only as much stderr as a failure may quote: none unless the
-        // adopter opted in (it may hold turn content). Either way the pipe is
-        // drained, so a chatty child never blocks on it.
-        let ring = StderrRing::new(if spec.stderr_tail {
-            spec.stderr_tail_bytes
-        } else {
-            0
+        // adopter opted in (it may hold turn content), or the child serves
+        // this binary (whose stderr before it connects is the test's or the
+        // program's own, and says why it never connected). Either way the
+        // pipe is drained, so a chatty child never blocks on it.
+        let ring = StderrRing::new(match (spec.stderr_tail, spec.served) {
+            (_, true) => spec.stderr_tail_bytes.max(SERVED_STDERR_BYTES),
+            (true, false) => spec.stderr_tail_bytes,
+            (false, false) => 0,
         });
         let (line_tx, line_rx) = mpsc::channel();
         let (event_tx, event_rx) = mpsc::channel();
@@ -103,7 +109,9 @@ impl Supervised {
                     // The child's stdout is not the protocol's: drain it so
                     // the child never blocks on it, and keep nothing.
                     pipes::spawn_stderr_drain(stdout, StderrRing::new(0))?;
-                    let stream = socket.accept(&mut child, spec.handshake_timeout)?;
+                    let stream = socket
+                        .accept(&mut child, spec.handshake_timeout)
+                        .map_err(|error| quoting_stderr(error, &ring, spec.stderr_tail_bytes))?;
                     let reader = stream.try_clone()?;
                     pipes::spawn_stdin_writer(stream, line_rx)?;
                     pipes::spawn_stdout_reader(reader, spec.max_line_bytes, event_tx)
@@ -208,6 +216,38 @@ impl Drop for Supervised {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `error` (a child that exited before it connected) followed by the last
+/// of what the child wrote to stderr: a served child dies before it
+/// connects only in the test's or program's own code before `run_pack` (a
+/// panic, an `exit`), and its stderr is the only account of why. No turn
+/// has run in it, so there is no turn content to quote.
+fn quoting_stderr(error: std::io::Error, ring: &StderrRing, max_bytes: usize) -> std::io::Error {
+    if error.kind() == std::io::ErrorKind::TimedOut {
+        return error;
+    }
+    ring.wait_drained(Duration::from_millis(500));
+    let kept = ring.tail(usize::MAX);
+    // A panic's backtrace can push its message out of the last bytes:
+    // quote from the panic's first line when there is one.
+    let from = match kept.rfind("panicked at") {
+        Some(at) => kept[..at].rfind('\n').map_or(0, |line| line + 1),
+        None => kept.len().saturating_sub(max_bytes),
+    };
+    let boundary = |mut at: usize, step: fn(usize) -> usize| {
+        while !kept.is_char_boundary(at) {
+            at = step(at);
+        }
+        at
+    };
+    let from = boundary(from, |at| at + 1);
+    let to = boundary((from + max_bytes).min(kept.len()), |at| at - 1);
+    let tail = kept[from..to].trim();
+    if tail.is_empty() {
+        return std::io::Error::new(error.kind(), format!("{error}; it wrote nothing to stderr"));
+    }
+    std::io::Error::new(error.kind(), format!("{error}; its stderr:\n{tail}"))
 }
 
 /// Kills the whole group, then the child, then waits for it so no zombie

@@ -9,18 +9,18 @@ mod child;
 mod conformance;
 mod pipes;
 pub mod protocol;
-mod serve;
 mod spec;
 mod target;
 
-pub use crate::runner::SERVE_HISTORY_ENV;
 pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
 pub use conformance::{
     conformance, CheckVerdict, ConformanceCheck, ConformanceInputs, ConformanceReport,
 };
-pub use serve::SERVE_RUN_ENV;
-pub(crate) use serve::{requested_run, serve, serve_run_value, PANICKED_CODE};
-pub use spec::{ProcessSpec, CHANNEL_ENV};
+pub(crate) use protocol::{PANICKED_CODE, TOO_DEEP_CODE};
+pub use spec::{
+    ProcessSpec, CHANNEL_ENV, DEFAULT_MAX_LINE_BYTES, SERVE_HISTORY_ENV, SERVE_RUN_ENV,
+};
+pub(crate) use target::split_stderr_tail;
 pub use target::ProcessTarget;
 
 /// The error kinds a [`ProcessTarget`] reports, each naming a cause. A
@@ -33,7 +33,8 @@ pub mod kinds {
     /// The child wrote a line that is not a protocol message, or a message
     /// out of place.
     pub const PROTOCOL_VIOLATION: &str = "ProtocolViolation";
-    /// The child wrote a line longer than the spec's cap.
+    /// The child wrote a line longer than the spec's cap (refused as soon
+    /// as the line passes it).
     pub const MESSAGE_TOO_LARGE: &str = "MessageTooLarge";
     /// The child did not answer within the spec's request timeout.
     pub const PROCESS_TIMEOUT: &str = "ProcessTimeout";

@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -28,9 +29,15 @@ pub(crate) enum StdoutEvent {
     Closed,
 }
 
-/// Reads `stdout` on a thread and sends one event per line. After the first
-/// oversized line the thread keeps draining (and discarding) so the child
-/// never blocks on a full pipe before it is killed.
+/// How much of a line buffer the stdout reader keeps between lines: a long
+/// line's buffer is given back once it is decoded, so a child that sent one
+/// large message does not hold that much memory for the rest of its life.
+const KEPT_LINE_CAPACITY: usize = 1 << 20;
+
+/// Reads `stdout` on a thread and sends one event per line. The first line
+/// past the cap is refused as soon as the cap is reached, without reading
+/// the rest of it; the thread then drains (and discards) what follows, so
+/// the child never blocks on a full pipe before it is killed.
 pub(crate) fn spawn_stdout_reader(
     stdout: impl Read + Send + 'static,
     cap: usize,
@@ -48,12 +55,22 @@ pub(crate) fn spawn_stdout_reader(
                         Err(error) => StdoutEvent::Malformed(error.reason),
                     }),
                     Ok(Line::Blank) => None,
-                    Ok(Line::Oversized) => Some(StdoutEvent::Oversized),
+                    Ok(Line::Oversized) => {
+                        // The receiver may be gone (the target was dropped).
+                        let _ = events.send(StdoutEvent::Oversized);
+                        drop(line);
+                        drain(&mut reader);
+                        let _ = events.send(StdoutEvent::Closed);
+                        return;
+                    }
                     Ok(Line::Eof) | Err(_) => {
                         let _ = events.send(StdoutEvent::Closed);
                         return;
                     }
                 };
+                if line.capacity() > KEPT_LINE_CAPACITY {
+                    line = Vec::new();
+                }
                 if let Some(event) = event {
                     // The receiver may be gone (the target was dropped); keep
                     // draining anyway until the child closes the pipe.
@@ -64,6 +81,17 @@ pub(crate) fn spawn_stdout_reader(
     Ok(())
 }
 
+/// Reads and discards everything until the end of the stream.
+fn drain(reader: &mut impl BufRead) {
+    while let Ok(available) = reader.fill_buf() {
+        let n = available.len();
+        if n == 0 {
+            return;
+        }
+        reader.consume(n);
+    }
+}
+
 /// What [`read_capped_line`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Line {
@@ -71,21 +99,23 @@ pub(crate) enum Line {
     Complete,
     /// An empty (or whitespace-only) line, which the protocol ignores.
     Blank,
-    /// The line exceeded the cap and was skipped up to its newline.
+    /// The line grew past the cap before it ended. Reading stopped there:
+    /// the rest of the line is still in the stream, and `buffer` is empty.
     Oversized,
     /// The stream ended (a partial last line is dropped).
     Eof,
 }
 
 /// Reads one `\n`-terminated line into `buffer`, never holding more than
-/// `cap` bytes of it.
+/// `cap` bytes of it: the buffer grows with the line (nothing is reserved
+/// ahead of what arrived, and never past the cap), and a line that would
+/// pass the cap is refused at that point, not at its end.
 pub(crate) fn read_capped_line(
     reader: &mut impl BufRead,
     cap: usize,
     buffer: &mut Vec<u8>,
 ) -> std::io::Result<Line> {
     buffer.clear();
-    let mut oversized = false;
     loop {
         let available = reader.fill_buf()?;
         if available.is_empty() {
@@ -95,20 +125,20 @@ pub(crate) fn read_capped_line(
             Some(end) => (&available[..end], true),
             None => (available, false),
         };
-        if !oversized {
-            if buffer.len() + chunk.len() > cap {
-                oversized = true;
-                buffer.clear();
-            } else {
-                buffer.extend_from_slice(chunk);
-            }
+        let wanted = buffer.len() + chunk.len();
+        if wanted > cap {
+            buffer.clear();
+            return Ok(Line::Oversized);
         }
+        if wanted > buffer.capacity() {
+            // Doubling, as `Vec` does, but never past the cap.
+            let grown = wanted.max(buffer.capacity() * 2).min(cap);
+            buffer.reserve_exact(grown - buffer.len());
+        }
+        buffer.extend_from_slice(chunk);
         let consumed = chunk.len() + usize::from(found_newline);
         reader.consume(consumed);
         if found_newline {
-            if oversized {
-                return Ok(Line::Oversized);
-            }
             if buffer.last() == Some(&b'\r') {
                 buffer.pop();
             }
@@ -126,6 +156,8 @@ pub(crate) fn read_capped_line(
 pub(crate) struct StderrRing {
     inner: Arc<Mutex<VecDeque<u8>>>,
     capacity: usize,
+    /// Set once the child's stderr reached its end and every byte is in.
+    drained: Arc<AtomicBool>,
 }
 
 impl StderrRing {
@@ -133,7 +165,21 @@ impl StderrRing {
         Self {
             inner: Arc::new(Mutex::new(VecDeque::with_capacity(capacity))),
             capacity,
+            drained: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Waits up to `limit` for the child's stderr to reach its end, so a
+    /// child that has exited is quoted up to its last words; whether it did.
+    pub(crate) fn wait_drained(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while !self.drained.load(Ordering::Acquire) {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(std::time::Duration::from_millis(1));
+        }
+        true
     }
 
     fn push(&self, bytes: &[u8]) {
@@ -177,6 +223,7 @@ pub(crate) fn spawn_stderr_drain(
                 }
                 ring.push(&chunk[..n]);
             }
+            ring.drained.store(true, Ordering::Release);
         })?;
     Ok(())
 }
@@ -212,26 +259,60 @@ mod tests {
             if line == Line::Eof {
                 return out;
             }
+            let stop = line == Line::Oversized;
             out.push((line, buffer.clone()));
+            if stop {
+                return out;
+            }
         }
     }
 
     #[test]
-    fn splits_lines_across_small_buffers_and_skips_long_ones() {
-        let got = lines(b"abc\r\n0123456789\n\n  \nxy\npartial", 8);
+    fn splits_lines_across_small_buffers_and_stops_at_a_long_one() {
+        let got = lines(b"abc\r\n\n  \nxy\n0123456789\nnever", 8);
         let kinds: Vec<&Line> = got.iter().map(|(kind, _)| kind).collect();
         assert_eq!(
             kinds,
             [
                 &Line::Complete,
-                &Line::Oversized,
                 &Line::Blank,
                 &Line::Blank,
-                &Line::Complete
+                &Line::Complete,
+                &Line::Oversized
             ]
         );
         assert_eq!(got[0].1, b"abc");
-        assert_eq!(got[4].1, b"xy");
+        assert_eq!(got[3].1, b"xy");
+        assert!(got[4].1.is_empty());
+    }
+
+    #[test]
+    fn a_long_line_is_refused_at_the_cap_with_the_rest_unread() {
+        let mut input = b"0123456789".repeat(100);
+        input.push(b'\n');
+        let mut reader = BufReader::with_capacity(16, &input[..]);
+        let mut buffer = Vec::new();
+        let line = read_capped_line(&mut reader, 64, &mut buffer).unwrap();
+        assert_eq!(line, Line::Oversized);
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest).unwrap();
+        assert!(
+            rest.len() > 900,
+            "{} bytes were read past the cap",
+            1001 - rest.len()
+        );
+    }
+
+    #[test]
+    fn the_buffer_grows_with_the_line_and_never_past_the_cap() {
+        let mut input = vec![b'x'; 1000];
+        input.push(b'\n');
+        let mut reader = BufReader::with_capacity(7, &input[..]);
+        let mut buffer = Vec::new();
+        let line = read_capped_line(&mut reader, 1000, &mut buffer).unwrap();
+        assert_eq!(line, Line::Complete);
+        assert_eq!(buffer.len(), 1000);
+        assert_eq!(buffer.capacity(), 1000);
     }
 
     #[test]

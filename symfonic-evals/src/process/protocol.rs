@@ -164,6 +164,20 @@ pub fn decode(line: &[u8]) -> Result<ChildMessage, DecodeError> {
     })
 }
 
+/// The error code a served child puts on a turn that panicked, so the
+/// harness reports a panic rather than an error kind the deployment chose.
+/// Honoured only from a child the harness started to serve its own binary.
+pub(crate) const PANICKED_CODE: &str = "symfonic-evals.panicked";
+
+/// The error code a served child puts on a turn whose evidence nests too
+/// deep to send (see [`MAX_JSON_DEPTH`](crate::evidence::MAX_JSON_DEPTH)).
+pub(crate) const TOO_DEEP_CODE: &str = "symfonic-evals.too-deep";
+
+/// Codes only the harness's own serving code writes.
+pub(crate) fn is_harness_code(code: &str) -> bool {
+    code == PANICKED_CODE || code == TOO_DEEP_CODE
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

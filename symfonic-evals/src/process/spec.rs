@@ -17,9 +17,21 @@ pub(crate) enum Channel {
     Socket,
 }
 
+/// The default cap on one protocol line from a child, 64 MiB: room for a
+/// turn record whose model input is a long document, with the memory a
+/// runaway child can make the harness hold still bounded.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
 /// The environment variable naming the socket a child speaking over a
 /// private socket connects to.
 pub const CHANNEL_ENV: &str = "SYMFONIC_EVALS_CHANNEL";
+
+/// Names the pack run a re-executed binary must serve instead of judge
+/// (set only in a child the harness started to serve its own deployment).
+pub const SERVE_RUN_ENV: &str = "SYMFONIC_EVALS_SERVE_RUN";
+
+/// Names the history file a served child reads its test's earlier runs from.
+pub const SERVE_HISTORY_ENV: &str = "SYMFONIC_EVALS_SERVE_HISTORY";
 
 /// The command that starts a deployment, plus the supervision settings the
 /// [`ProcessTarget`](super::ProcessTarget) applies to it.
@@ -64,7 +76,8 @@ impl ProcessSpec {
     ///
     /// Defaults: 20 s per request and for the handshake (under the runner's
     /// 30 s step timeout, so the process target names the hang itself), 2 s
-    /// shutdown grace, 1 MiB line cap, no stderr in errors.
+    /// shutdown grace, a 64 MiB line cap ([`DEFAULT_MAX_LINE_BYTES`]), no
+    /// stderr in errors.
     pub fn new(program: impl Into<OsString>) -> Self {
         Self {
             program: program.into(),
@@ -76,7 +89,7 @@ impl ProcessSpec {
             request_timeout: Duration::from_secs(20),
             handshake_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(2),
-            max_line_bytes: 1 << 20,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr_tail: false,
             stderr_tail_bytes: 2048,
         }
@@ -135,17 +148,23 @@ impl ProcessSpec {
         self
     }
 
-    /// The longest stdout line accepted; a longer one ends the step with
-    /// `MessageTooLarge`.
+    /// The longest protocol line accepted from the child. A line is held in
+    /// memory only as far as it has arrived, and one that grows past the cap
+    /// ends the step with `MessageTooLarge` as soon as it does, without the
+    /// rest of it being read.
     #[must_use]
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes.max(1);
         self
     }
 
-    /// Whether a process error quotes the last bytes of the child's stderr.
-    /// Off by default because stderr may hold turn content, and errors end up
-    /// in reports.
+    /// Whether a process error quotes the last bytes of the child's stderr,
+    /// after its own account and a `--- stderr tail ---` line. Off by
+    /// default because stderr may hold turn content. Either way the error
+    /// is the harness's, judged by its kind (a crash the harness injected is
+    /// still retried, a child that died is still a process failure); a
+    /// report shows the account in clear and the quoted stderr as a digest
+    /// (in full with `SYMFONIC_EVALS_SHOW_VALUES=1`).
     #[must_use]
     pub fn include_stderr_tail(mut self, include: bool) -> Self {
         self.stderr_tail = include;

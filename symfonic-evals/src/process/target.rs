@@ -13,6 +13,19 @@ use crate::capability::CapabilityEvidence;
 use crate::evidence::{is_plain_name, PromptRequest, ResumeRequest, TurnError, TurnRecord};
 use crate::ledger::{Applied, SideEffectLedger};
 use crate::target::{Target, TargetContext};
+/// What separates the harness's account of a failed child from the tail of
+/// the child's stderr it quotes (when the spec asks for it).
+pub(crate) const STDERR_TAIL_MARKER: &str = "\n--- stderr tail ---\n";
+
+/// The harness's own account in a process error's `message`, and the
+/// child's stderr it quotes, if any.
+pub(crate) fn split_stderr_tail(message: &str) -> (&str, Option<&str>) {
+    match message.split_once(STDERR_TAIL_MARKER) {
+        Some((account, tail)) => (account, Some(tail)),
+        None => (message, None),
+    }
+}
+
 /// How long a child that closed stdout gets to report its exit status.
 const EXIT_REPORT_GRACE: Duration = Duration::from_millis(500);
 
@@ -139,7 +152,7 @@ impl ProcessTarget {
             && error
                 .code
                 .as_deref()
-                .is_some_and(super::serve::is_harness_code)
+                .is_some_and(super::protocol::is_harness_code)
         {
             error.harness = true;
         }
@@ -254,7 +267,8 @@ impl ProcessTarget {
             Ok(StdoutEvent::Oversized) => Err(self.fail(
                 kinds::MESSAGE_TOO_LARGE,
                 format!(
-                    "the deployment wrote a line longer than {} bytes during {during}",
+                    "the deployment wrote a line longer than the cap of {} bytes during \
+                     {during}; reading stopped there (ProcessSpec::max_line_bytes raises the cap)",
                     self.spec.max_line_bytes
                 ),
             )),
@@ -283,28 +297,25 @@ impl ProcessTarget {
     }
 
     /// Ends the child (kill and reap: it broke the protocol, so an orderly
-    /// shutdown cannot be trusted) and builds the step's error. The error is
-    /// the harness's own account, shown in clear, unless it quotes the
-    /// child's stderr, which may hold turn content.
+    /// shutdown cannot be trusted) and builds the step's error: the
+    /// harness's own, whatever it quotes, so the runner classifies it (a
+    /// process failure, an injected crash) by its kind alone. The child's
+    /// stderr, when the spec quotes it, follows [`STDERR_TAIL_MARKER`];
+    /// reports digest that part, which may hold turn content, and show the
+    /// harness's account before it in clear.
     fn fail(&mut self, kind: &str, mut message: String) -> TurnError {
-        let mut quoted = false;
         if let Some(mut child) = self.child.take() {
             child.kill();
             if self.spec.stderr_tail {
                 let tail = child.stderr_tail(self.spec.stderr_tail_bytes);
                 if !tail.is_empty() {
-                    message.push_str("\n--- stderr tail ---\n");
+                    message.push_str(STDERR_TAIL_MARKER);
                     message.push_str(&tail);
-                    quoted = true;
                 }
             }
         }
         self.ended_by = Some(kind.to_owned());
-        if quoted {
-            TurnError::new(kind, message)
-        } else {
-            TurnError::harness(kind, message)
-        }
+        TurnError::harness(kind, message)
     }
 }
 

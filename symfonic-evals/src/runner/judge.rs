@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::outcome::{AssertionRun, StepError, StepErrorKind, StepRun};
 use crate::assertion::{Assertion, Check, Evidence};
-use crate::evidence::{is_plain_name, Operation, TurnError, TurnRecord};
+use crate::evidence::{shown_as_is, Operation, TurnError, TurnRecord};
 use crate::redact::sensitive;
 use crate::scenario::{ErrorMatch, Expect, Step, StepInput};
 
@@ -57,12 +57,14 @@ pub(crate) fn state_digest(step: &Step) -> Option<String> {
 }
 
 /// How a deployment's error appears in a report: its kind (and code) as
-/// they are when they are plain identifiers or what the step expected,
-/// digested otherwise; the message digested unless the harness wrote it.
+/// they are when the harness wrote them, the step expected them (the pack's
+/// own names) or they are plain identifiers ([`shown_as_is`]), digested
+/// otherwise; the message digested unless the harness wrote it,
+/// and the child's stderr a harness message quotes digested even then.
 pub(crate) fn error_text(error: &TurnError, expected: Option<&ErrorMatch>) -> String {
     let named = |name: &str| {
         let expected_name = expected.is_some_and(|m| m.any_of.iter().any(|n| n == name));
-        if expected_name || is_plain_name(name) {
+        if expected_name || error.harness || shown_as_is(name) {
             name.to_owned()
         } else {
             sensitive(name)
@@ -74,7 +76,10 @@ pub(crate) fn error_text(error: &TurnError, expected: Option<&ErrorMatch>) -> St
         .map(|code| format!(" [code {}]", named(code)))
         .unwrap_or_default();
     let message = if error.harness {
-        error.message.clone()
+        match crate::process::split_stderr_tail(&error.message) {
+            (account, None) => account.to_owned(),
+            (account, Some(tail)) => format!("{account}; stderr tail {}", sensitive(tail)),
+        }
     } else {
         sensitive(&error.message)
     };

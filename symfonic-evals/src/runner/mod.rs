@@ -2,7 +2,6 @@
 //! of its own, trials of several scenarios side by side up to a limit.
 
 mod forge;
-mod history;
 mod isolation;
 mod judge;
 mod outcome;
@@ -17,13 +16,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-pub use history::SERVE_HISTORY_ENV;
 pub use isolation::Isolation;
 pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
 pub use session::{EffectsProbe, Session};
 pub use trial::PROGRESS_AFTER_ENV;
-pub(crate) use trial::{panic_text, Factory, TrialSettings, TRIAL_STACK, WORKER_PREFIX};
+pub(crate) use trial::WORKER_PREFIX;
+use trial::{Factory, TrialSettings, TRIAL_STACK};
 
 use crate::capability::CapabilityEvidence;
 use crate::scenario::Scenario;
@@ -91,7 +90,7 @@ where
     let (factory, occurrence) = match isolation::place(&scenario.name, isolation, timeout, factory)
     {
         isolation::Placement::Build(factory, occurrence) => (factory, occurrence),
-        isolation::Placement::Recorded(Some(history::Recorded::Trials(trials))) => return trials,
+        isolation::Placement::Recorded(Some(isolation::Recorded::Trials(trials))) => return trials,
         isolation::Placement::Recorded(_) => return Vec::new(),
     };
     let scenarios = [Arc::new(scenario.clone())];
@@ -100,26 +99,39 @@ where
         ..TrialSettings::default()
     };
     let trials = run_scenarios(&scenarios, &factory, &settings)
+        .trials
         .pop()
         .unwrap_or_default();
-    history::record(
+    isolation::record(
         &scenario.name,
         occurrence,
-        history::Recorded::Trials(trials.clone()),
+        isolation::Recorded::Trials(trials.clone()),
     );
     trials
+}
+
+/// What [`run_scenarios`] ran.
+pub(crate) struct ScenariosRun {
+    /// Per scenario, its trials in trial order (none for a scenario that
+    /// was not started).
+    pub(crate) trials: Vec<Vec<TrialRun>>,
+    /// The first scenario (in the run's order) in which the deployment hung;
+    /// no trial was started after the hang was seen.
+    pub(crate) hung_in: Option<String>,
 }
 
 /// Runs the trials of every scenario, scenarios in order and each trial from
 /// a fresh context, on a pool of workers as wide as the first scenario's
 /// policy allows. A scenario stops starting trials once its policy can no
-/// longer be met; trials already running finish. Results come back per
+/// longer be met; trials already running finish. Once a trial hangs (a step
+/// runs out of time) no trial of any scenario starts: each would wait out
+/// the step limit again on the same deployment. Results come back per
 /// scenario, in trial order.
 pub(crate) fn run_scenarios(
     scenarios: &[Arc<Scenario>],
     factory: &Factory,
     settings: &TrialSettings,
-) -> Vec<Vec<TrialRun>> {
+) -> ScenariosRun {
     let work: Vec<(usize, u32)> = scenarios
         .iter()
         .enumerate()
@@ -132,6 +144,7 @@ pub(crate) fn run_scenarios(
         .unwrap_or(1)
         .min(work.len().max(1));
     let next = AtomicUsize::new(0);
+    let hung: Mutex<Option<usize>> = Mutex::new(None);
     let failures: Vec<AtomicUsize> = scenarios.iter().map(|_| AtomicUsize::new(0)).collect();
     let results: Mutex<Vec<Vec<Option<TrialRun>>>> = Mutex::new(
         scenarios
@@ -145,12 +158,20 @@ pub(crate) fn run_scenarios(
         };
         let policy = scenarios[s].policy;
         let failed = failures[s].load(Ordering::Relaxed) as u32;
-        if policy.trials - failed < policy.required {
+        let stopped = hung
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        if stopped || policy.trials - failed < policy.required {
             continue;
         }
         let run = trial::run_trial(&scenarios[s], factory, t, settings);
         if !run.passed() {
             failures[s].fetch_add(1, Ordering::Relaxed);
+        }
+        if run.hung() {
+            let mut first = hung.lock().unwrap_or_else(PoisonError::into_inner);
+            *first = Some(first.map_or(s, |earlier| earlier.min(s)));
         }
         results.lock().unwrap_or_else(PoisonError::into_inner)[s][t as usize] = Some(run);
     };
@@ -163,13 +184,18 @@ pub(crate) fn run_scenarios(
             }
         });
     }
-    results
+    let trials = results
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
         .into_iter()
         .zip(scenarios)
         .map(|(trials, scenario)| in_order_until_lost(trials, scenario.policy))
-        .collect()
+        .collect();
+    let hung_in = hung
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .map(|s| scenarios[s].name.clone());
+    ScenariosRun { trials, hung_in }
 }
 
 /// The trials as a serial run would have kept them: in trial order, up to

@@ -16,7 +16,9 @@ pub enum StepErrorKind {
     UnexpectedError,
     /// The target (or its constructor) panicked.
     TargetPanicked,
-    /// The step ran past the trial policy's time limit.
+    /// The step ran past its time limit: the trial policy's, or a process
+    /// target's request timeout (`ProcessTimeout`). The deployment hung, so
+    /// a pack run starts no further scenario on it.
     StepTimeout,
     /// A resume step found no retained pause token in its conversation.
     NoPauseToResume,
@@ -187,5 +189,15 @@ impl TrialRun {
     /// Whether the trial ran to its end and every step passed.
     pub fn passed(&self) -> bool {
         self.finished && self.steps.iter().all(StepRun::passed)
+    }
+
+    /// Whether the deployment hung in this trial: a step (or its teardown)
+    /// ran out of time.
+    pub fn hung(&self) -> bool {
+        self.steps.iter().any(|step| {
+            step.error
+                .as_ref()
+                .is_some_and(|error| error.kind == StepErrorKind::StepTimeout)
+        })
     }
 }

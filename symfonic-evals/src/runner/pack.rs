@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::history::{self, Recorded};
-use super::isolation::{place, Isolation, Placement};
+use super::isolation::{place, record, Isolation, Placement, Recorded};
 use super::session::EffectsProbe;
 use super::trial::TrialSettings;
 use super::{probe_capabilities, run_scenarios};
-use crate::packs::{PackDefinition, PackResolution};
+use crate::packs::{NotRunReason, PackDefinition, PackResolution, ProbeNotRun};
 use crate::report::{PackRun, ScenarioRun, Verdict};
 use crate::target::{Target, TargetContext};
 
@@ -124,20 +123,29 @@ where
                             oracle: options.effects_probe,
                             replay,
                         };
-                        let trials = run_scenarios(&scenarios, &factory, &settings);
-                        run.scenarios = scenarios
-                            .iter()
-                            .zip(trials)
-                            .map(|(scenario, trials)| ScenarioRun {
-                                name: scenario.name.clone(),
-                                kind: scenario.kind,
-                                trials,
-                                planned_trials: scenario.policy.trials,
-                                required: scenario.policy.required,
-                            })
-                            .collect();
-                        let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
-                        run.probes_not_run = definition.probes_left_out(&ran);
+                        let ran = run_scenarios(&scenarios, &factory, &settings);
+                        let mut hung = Vec::new();
+                        for (scenario, trials) in scenarios.iter().zip(ran.trials) {
+                            match &ran.hung_in {
+                                Some(hung_in) if trials.is_empty() => hung.push(ProbeNotRun {
+                                    probe: scenario.name.clone(),
+                                    reason: NotRunReason::DeploymentHung {
+                                        scenario: hung_in.clone(),
+                                    },
+                                }),
+                                _ => run.scenarios.push(ScenarioRun {
+                                    name: scenario.name.clone(),
+                                    kind: scenario.kind,
+                                    trials,
+                                    planned_trials: scenario.policy.trials,
+                                    required: scenario.policy.required,
+                                }),
+                            }
+                        }
+                        let resolved: Vec<&str> =
+                            scenarios.iter().map(|s| s.name.as_str()).collect();
+                        run.probes_not_run = definition.probes_left_out(&resolved);
+                        run.probes_not_run.extend(hung);
                         if run.scenarios.iter().all(ScenarioRun::passed) {
                             Verdict::Passed
                         } else {
@@ -150,6 +158,6 @@ where
     };
     run.duration = began.elapsed();
     run.report_path = crate::report::write_report(&run);
-    history::record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
+    record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
     run
 }

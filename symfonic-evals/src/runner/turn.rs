@@ -12,7 +12,7 @@ use super::outcome::{StepError, StepErrorKind};
 use super::trial::panic_text;
 use crate::assertion::RetainedPause;
 use crate::evidence::{PromptRequest, ResumeRequest, TurnError};
-use crate::scenario::{QuestionSource, Step, StepInput, TokenSource};
+use crate::scenario::{Forgery, QuestionSource, Step, StepInput, TokenSource};
 use crate::target::Target;
 
 /// What a step sends.
@@ -44,7 +44,7 @@ pub(super) fn request(
         } => {
             let source = match token {
                 TokenSource::Conversation(other) => other.as_str(),
-                TokenSource::Own | TokenSource::Forged => step.conversation.as_str(),
+                TokenSource::Own | TokenSource::Forged(_) => step.conversation.as_str(),
             };
             let retained = pauses.get(source).cloned().ok_or_else(|| StepError {
                 kind: StepErrorKind::NoPauseToResume,
@@ -55,7 +55,7 @@ pub(super) fn request(
             let request = ResumeRequest {
                 conversation: step.conversation.clone(),
                 token: match token {
-                    TokenSource::Forged => forged(&retained.token),
+                    TokenSource::Forged(how) => forged(&retained.token, *how),
                     _ => retained.token.clone(),
                 },
                 question_id: match question {
@@ -64,7 +64,7 @@ pub(super) fn request(
                         retained
                             .question_id
                             .as_deref()
-                            .map_or_else(|| "q".to_owned(), forged),
+                            .map_or_else(|| "q".to_owned(), |id| forged(id, Forgery::Value)),
                     ),
                 },
                 answer: answer.clone(),
@@ -115,12 +115,17 @@ pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
 }
 
 /// The step error a harness-written turn error stands for, if it is one:
-/// the deployment's process failed, or its evidence was too deep to read.
+/// the deployment's process failed or did not answer in time, or its
+/// evidence was too deep to read.
 pub(super) fn harness_failure(error: &TurnError) -> Option<StepErrorKind> {
     if !error.harness {
         None
     } else if error.kind == EVIDENCE_TOO_DEEP || error.kind == MALFORMED_RECORD {
         Some(StepErrorKind::MalformedEvidence)
+    } else if error.kind == crate::process::kinds::PROCESS_TIMEOUT {
+        // The child did not answer in time: it hung, as a turn past the
+        // watchdog's limit does.
+        Some(StepErrorKind::StepTimeout)
     } else if crate::process::kinds::is_process_kind(&error.kind) {
         Some(StepErrorKind::ProcessFailed)
     } else {

@@ -13,7 +13,9 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use policy::{TrialPolicy, REQUIRED_ENV, TRIALS_ENV};
-pub use step::{ErrorMatch, Expect, QuestionSource, Restart, Step, StepInput, TokenSource};
+pub use step::{
+    ErrorMatch, Expect, Forgery, QuestionSource, Restart, Step, StepInput, TokenSource,
+};
 
 use crate::redact::PublicValues;
 use crate::runner::Session;

@@ -14,9 +14,52 @@ pub enum TokenSource {
     /// The genuine token retained in another conversation, presented in
     /// this one: a token must redeem only the conversation that paused.
     Conversation(String),
-    /// A forgery the harness derives from this conversation's genuine token:
-    /// same length and character classes, different value.
-    Forged,
+    /// A forgery the harness derives from this conversation's genuine token
+    /// in the given way. Whatever the way, the forgery means something else:
+    /// it differs from the genuine token as text and, when the token reads as
+    /// hex, base64 or base64url (dot-separated segments included, as in a
+    /// JWT), as the bytes it decodes to.
+    Forged(Forgery),
+}
+
+/// How a forged token (or question id) is derived from the genuine one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forgery {
+    /// A different value of the same shape: for an encoded token one decoded
+    /// byte flipped and the token encoded again (in a JWT, a byte of the
+    /// signature); for a plain token its last letter or digit moved to the
+    /// next one of its class.
+    Value,
+    /// One letter in the other case, where case carries meaning (never in a
+    /// token that reads as hex, whose case is not part of its value; there
+    /// it falls back to [`Forgery::Value`]).
+    LetterCase,
+    /// The genuine token cut short (by as few characters as it takes to
+    /// change what it decodes to): a token compared by prefix accepts it.
+    Truncated,
+    /// The genuine token with a character appended: a token compared only
+    /// up to the genuine one's length accepts it.
+    Extended,
+}
+
+impl Forgery {
+    /// Every way, in the order the forged-token probe presents them.
+    pub const ALL: [Forgery; 4] = [
+        Forgery::Value,
+        Forgery::LetterCase,
+        Forgery::Truncated,
+        Forgery::Extended,
+    ];
+
+    /// How a report names a token forged this way.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Value => "a forged token (the genuine one's shape, another value)",
+            Self::LetterCase => "the genuine token with one letter in the other case",
+            Self::Truncated => "the genuine token cut short",
+            Self::Extended => "the genuine token with a character appended",
+        }
+    }
 }
 
 /// Which question id a resume step passes back.

@@ -32,6 +32,93 @@ pub enum ApprovalFlaw {
     SpentOnlyInMemory,
 }
 
+/// How the desk mints its tokens and finds the pause a presented token
+/// redeems.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TokenCheck {
+    /// Plain `tok-<n>` tokens, looked up exactly.
+    #[default]
+    Exact,
+    /// 16 bytes as unpadded base64url (22 characters, the last carrying
+    /// four unused bits), decoded before they are looked up: correct, as
+    /// every base64 library decodes.
+    Decoded,
+    /// Base64url tokens; a presented token redeems the pause whose token
+    /// starts with it.
+    Prefix,
+    /// Base64url tokens compared without regard to letter case.
+    CaseInsensitive,
+    /// Base64url tokens compared only up to the genuine token's length.
+    LengthBounded,
+}
+
+impl TokenCheck {
+    fn mint(self, n: usize) -> String {
+        match self {
+            Self::Exact => format!("tok-{n}"),
+            _ => {
+                let bytes: Vec<u8> = (0..16).map(|i| (n * 37 + i * 11) as u8).collect();
+                base64url(&bytes)
+            }
+        }
+    }
+
+    /// Whether `presented` redeems the pause that minted `genuine`.
+    fn redeems(self, genuine: &str, presented: &str) -> bool {
+        match self {
+            Self::Exact => genuine == presented,
+            Self::Decoded => {
+                let decoded = debase64url(presented);
+                decoded.is_some() && decoded == debase64url(genuine)
+            }
+            Self::Prefix => !presented.is_empty() && genuine.starts_with(presented),
+            Self::CaseInsensitive => genuine.eq_ignore_ascii_case(presented),
+            Self::LengthBounded => presented.starts_with(genuine),
+        }
+    }
+}
+
+const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn base64url(bytes: &[u8]) -> String {
+    let mut bits = String::new();
+    for byte in bytes {
+        bits.push_str(&format!("{byte:08b}"));
+    }
+    bits.as_bytes()
+        .chunks(6)
+        .map(|sextet| {
+            let mut value = 0;
+            for (i, bit) in sextet.iter().enumerate() {
+                value |= usize::from(*bit == b'1') << (5 - i);
+            }
+            char::from(URL_SAFE[value])
+        })
+        .collect()
+}
+
+/// Decodes unpadded base64url as libraries do: the leftover bits of the
+/// last character are dropped.
+fn debase64url(text: &str) -> Option<Vec<u8>> {
+    let mut bits = String::new();
+    for c in text.bytes() {
+        let value = URL_SAFE.iter().position(|&a| a == c)?;
+        bits.push_str(&format!("{value:06b}"));
+    }
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    Some(
+        bits.as_bytes()
+            .chunks_exact(8)
+            .map(|byte| {
+                byte.iter()
+                    .fold(0, |n, bit| n << 1 | u8::from(*bit == b'1'))
+            })
+            .collect(),
+    )
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Pending {
     conversation: String,
@@ -45,6 +132,7 @@ pub struct ManagerDesk {
     path: PathBuf,
     pending: BTreeMap<String, Pending>,
     flaw: Option<ApprovalFlaw>,
+    tokens: TokenCheck,
 }
 
 impl ManagerDesk {
@@ -59,7 +147,15 @@ impl ManagerDesk {
             path,
             pending,
             flaw,
+            tokens: TokenCheck::Exact,
         }
+    }
+
+    /// The same desk minting and checking its tokens as `tokens` says.
+    #[allow(dead_code)]
+    pub fn checking(mut self, tokens: TokenCheck) -> Self {
+        self.tokens = tokens;
+        self
     }
 
     fn has(&self, flaw: ApprovalFlaw) -> bool {
@@ -97,7 +193,7 @@ impl Target for ManagerDesk {
                 .attribute("pause_resumable", true)
                 .build());
         }
-        let token = format!("tok-{n}");
+        let token = self.tokens.mint(n);
         let checkpoint = (!self.has(ApprovalFlaw::NotBoundToCheckpoint))
             .then(|| json!({"prompt": request.prompt, "awaiting": INTERACTION}));
         self.pending.insert(
@@ -125,9 +221,12 @@ impl Target for ManagerDesk {
             ));
         };
         let twice = self.has(ApprovalFlaw::TokenRedeemedTwice);
+        let tokens = self.tokens;
         let pending = self
             .pending
-            .get_mut(&request.token)
+            .iter_mut()
+            .find(|(genuine, _)| tokens.redeems(genuine, &request.token))
+            .map(|(_, pending)| pending)
             .ok_or_else(|| TurnError::new("UnknownPauseToken", "no such pause"))?;
         if pending.conversation != request.conversation {
             return Err(TurnError::new(

@@ -19,6 +19,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--version", type=int, default=1)
 parser.add_argument("--ignore-shutdown", action="store_true")
 parser.add_argument("--silent-handshake", action="store_true")
+parser.add_argument("--chatty", action="store_true")
 parser.add_argument("--durable-dir", required=True)
 args = parser.parse_args()
 
@@ -42,6 +43,10 @@ def record(request_id, **attributes):
     send({"type": "turn_record", "id": request_id,
           "record": {"answer": "ok", "attributes": attributes}})
 
+
+if args.chatty:
+    sys.stderr.write(f"starting with {args.durable_dir}\n")
+    sys.stderr.flush()
 
 if args.ignore_shutdown:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -90,6 +95,19 @@ while True:
         out.write(b'{"type":"turn_record","answer":"' + b"x" * (2 << 20) + b'"}\n')
         out.flush()
         time.sleep(3600)
+    elif prompt.startswith("big:"):
+        # A record whose model input is the given number of bytes.
+        size = int(prompt[4:])
+        send({"type": "turn_record", "id": request_id,
+              "record": {"answer": "ok", "model_input": "m" * size}})
+    elif prompt == "endless":
+        # One line that never ends.
+        chunk = b"x" * 65536
+        try:
+            while True:
+                out.write(chunk)
+        except BrokenPipeError:
+            sys.exit(0)
     elif prompt == "silent":
         time.sleep(3600)
     elif prompt == "flood":

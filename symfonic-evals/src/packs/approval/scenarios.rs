@@ -8,7 +8,9 @@ use crate::assertion::Assertion;
 use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
 use crate::packs::probes::Selection;
 use crate::runner::Session;
-use crate::scenario::{Continuation, ErrorMatch, QuestionSource, Scenario, Step, TokenSource};
+use crate::scenario::{
+    Continuation, ErrorMatch, Forgery, QuestionSource, Scenario, Step, TokenSource,
+};
 
 /// The name of the seed scenario, as the pack's contract gives it.
 pub const SEED: &str = "approval-pause-resume-and-replay-refusal";
@@ -101,14 +103,18 @@ impl ApprovalResumePack {
             "approval/crash-inside-resume" => {
                 probe(vec![pause, resume]).continued(CrashInsideResume { pack: self.clone() })
             }
-            "approval/forged-token" => probe(vec![
-                pause,
-                Step::resume("forged token", self.answer.clone(), c)
-                    .presenting(TokenSource::Forged)
-                    .expecting(ErrorMatch::any()),
-                resume,
-                replay,
-            ]),
+            "approval/forged-token" => {
+                // Every forgery is refused, and none spends the genuine
+                // token: the resume after them still redeems it.
+                let mut steps = vec![pause];
+                steps.extend(Forgery::ALL.into_iter().map(|how| {
+                    Step::resume(forged_label(how), self.answer.clone(), c)
+                        .presenting(TokenSource::Forged(how))
+                        .expecting(ErrorMatch::any())
+                }));
+                steps.extend([resume, replay]);
+                probe(steps)
+            }
             "approval/token-bound-to-conversation" => probe(vec![
                 pause,
                 Step::resume(
@@ -315,6 +321,17 @@ impl Continuation for DenialWithholds {
                  effects could not be compared with it",
             );
         }
+    }
+}
+
+/// The label of the forged-token probe's step presenting a token forged
+/// `how`.
+fn forged_label(how: Forgery) -> &'static str {
+    match how {
+        Forgery::Value => "forged token",
+        Forgery::LetterCase => "forged token (letter case)",
+        Forgery::Truncated => "forged token (truncated)",
+        Forgery::Extended => "forged token (extended)",
     }
 }
 

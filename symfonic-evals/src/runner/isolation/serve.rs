@@ -1,10 +1,10 @@
 //! Serving a Rust deployment to the harness from a child process: the other
-//! end of [`ProcessTarget`](super::ProcessTarget) for a deployment built by
-//! the test binary itself.
+//! end of [`ProcessTarget`] for a deployment built by the test binary
+//! itself.
 //!
 //! When a pack runs isolated, the harness re-executes the current binary
 //! (filtered to the one test) with [`SERVE_RUN_ENV`] naming the pack run and
-//! [`CHANNEL_ENV`](super::spec::CHANNEL_ENV) naming a private socket. The
+//! [`CHANNEL_ENV`] naming a private socket. The
 //! test runs again up to its `run_pack`, which finds the variables and,
 //! instead of judging, serves the deployment its factory builds: the
 //! protocol's hello, ready, turns and shutdown over the socket, with a ledger
@@ -17,28 +17,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::protocol::{ChildMessage, HarnessMessage, PROTOCOL_VERSION};
+use super::super::trial::{panic_text, Factory, TRIAL_STACK, WORKER_PREFIX};
 use crate::evidence::{TurnError, TurnRecord};
 use crate::ledger::{Applied, LedgerPeer, SideEffectLedger, Witness};
-use crate::runner::{panic_text, Factory};
+use crate::process::protocol::{ChildMessage, HarnessMessage, PROTOCOL_VERSION};
+#[cfg(doc)]
+use crate::process::{ProcessTarget, CHANNEL_ENV};
+use crate::process::{PANICKED_CODE, SERVE_RUN_ENV, TOO_DEEP_CODE};
 use crate::target::{Target, TargetContext};
-
-/// Names the pack run a re-executed binary must serve instead of judge.
-pub const SERVE_RUN_ENV: &str = "SYMFONIC_EVALS_SERVE_RUN";
-
-/// The error code a served child puts on a turn that panicked, so the
-/// harness reports a panic rather than an error kind the deployment chose.
-/// Honoured only from a child the harness started to serve its own binary.
-pub(crate) const PANICKED_CODE: &str = "symfonic-evals.panicked";
-
-/// The error code a served child puts on a turn whose evidence nests too
-/// deep to send (see [`MAX_JSON_DEPTH`](crate::evidence::MAX_JSON_DEPTH)).
-pub(crate) const TOO_DEEP_CODE: &str = "symfonic-evals.too-deep";
-
-/// Codes only the harness's own serving code writes.
-pub(crate) fn is_harness_code(code: &str) -> bool {
-    code == PANICKED_CODE || code == TOO_DEEP_CODE
-}
 
 /// The pack run this process was started to serve, if it was: its name
 /// and which of the calling thread's runs under that name it is.
@@ -65,8 +51,8 @@ pub(crate) fn serve(factory: &Factory) -> ! {
     // The deployment runs on a thread with a trial's roomy stack, as it
     // would in process, and its panics are reported, never printed.
     let served = std::thread::Builder::new()
-        .name(format!("{}serve", crate::runner::WORKER_PREFIX))
-        .stack_size(crate::runner::TRIAL_STACK)
+        .name(format!("{WORKER_PREFIX}serve"))
+        .stack_size(TRIAL_STACK)
         .spawn(move || serve_until_shutdown(&factory))
         .map(|thread| thread.join());
     let code = match served {
@@ -166,7 +152,7 @@ fn answer(id: u64, result: std::thread::Result<Result<TurnRecord, TurnError>>) -
 
 #[cfg(unix)]
 fn connect() -> std::io::Result<(Box<dyn std::io::Read + Send>, Box<dyn Write + Send>)> {
-    let path = std::env::var_os(super::spec::CHANNEL_ENV)
+    let path = std::env::var_os(crate::process::CHANNEL_ENV)
         .ok_or_else(|| std::io::Error::other("no channel to serve on"))?;
     let stream = std::os::unix::net::UnixStream::connect(path)?;
     Ok((Box::new(stream.try_clone()?), Box::new(stream)))

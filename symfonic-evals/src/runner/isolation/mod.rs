@@ -2,7 +2,8 @@
 //! a thread of the harness's own process.
 //!
 //! In a child, the harness re-executes the current binary, filtered to the
-//! test that runs the pack, and drives the deployment over a private socket
+//! test that runs the pack (a program, run from its main thread, gets its own
+//! arguments again), and drives the deployment over a private socket
 //! with the same machinery as any out-of-process target. A restart is then a
 //! real process restart: whatever the deployment kept in a `static`, a
 //! `OnceLock` or a leaked `Arc` is gone. An `exit`, an abort, a stack
@@ -13,15 +14,26 @@
 //! On a thread, every step is cheaper, but a restart only drops and rebuilds
 //! the deployment in the same process, and a deployment that ends the
 //! process takes the test binary with it.
+//!
+//! Both ends of a child live here: this module places a run and starts its
+//! children, [`serve`] is what the re-executed binary does instead of
+//! judging, and [`history`] hands a served child the runs its test made
+//! before the one it serves. They drive the child with [`crate::process`]
+//! (the target, the protocol, the environment variables of the contract),
+//! which knows nothing of the runner: imports run one way.
+
+mod history;
+mod serve;
 
 use std::sync::Arc;
-
 use std::time::Duration;
 
+pub(crate) use history::{record, Recorded};
+use serve::{requested_run, serve_run_value};
+
 use super::boxed_factory;
-use super::history::{Recorded, SERVE_HISTORY_ENV};
 use super::trial::Factory;
-use crate::process::{serve_run_value, ProcessSpec, ProcessTarget, SERVE_RUN_ENV};
+use crate::process::{ProcessSpec, ProcessTarget, SERVE_HISTORY_ENV, SERVE_RUN_ENV};
 use crate::target::{Target, TargetContext};
 
 /// Where each trial's deployment runs.
@@ -57,18 +69,24 @@ impl Isolation {
     }
 }
 
-/// The libtest arguments that run exactly the test calling `run_pack`, or
-/// none when the caller is a program's own thread.
-fn test_filter() -> Vec<String> {
+/// The arguments the re-executed binary gets: under libtest, the ones that
+/// run exactly the test calling `run_pack`; from a program's own main
+/// thread, the program's own arguments, so a `main` that reads them (a
+/// configuration file, a deployment's name) reaches the same `run_pack`
+/// with the same factory in the child.
+fn child_args() -> Vec<std::ffi::OsString> {
     match std::thread::current().name() {
-        Some(test) if test != "main" => vec![
-            test.to_owned(),
-            "--exact".into(),
-            "--include-ignored".into(),
-            "--test-threads=1".into(),
-            "--nocapture".into(),
-        ],
-        _ => Vec::new(),
+        Some(test) if test != "main" => [
+            test,
+            "--exact",
+            "--include-ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ]
+        .into_iter()
+        .map(Into::into)
+        .collect(),
+        _ => std::env::args_os().skip(1).collect(),
     }
 }
 
@@ -81,12 +99,12 @@ fn child_factory(run: &str, occurrence: u32, step_timeout: Duration) -> Option<F
     }
     let exe = std::env::current_exe().ok()?;
     let mut spec = ProcessSpec::new(exe)
-        .args(test_filter())
+        .args(child_args())
         .env(SERVE_RUN_ENV, serve_run_value(run, occurrence))
         .request_timeout(step_timeout)
         .handshake_timeout(step_timeout)
         .serving();
-    if let Some(history) = super::history::path() {
+    if let Some(history) = history::path() {
         spec = spec.env(SERVE_HISTORY_ENV, history);
     }
     Some(Arc::new(move |context| {
@@ -124,11 +142,11 @@ where
 {
     super::quiet_panics::reporting_thread();
     let occurrence = next_occurrence(name);
-    if let Some((serving, served)) = crate::process::requested_run() {
+    if let Some((serving, served)) = requested_run() {
         if serving == name && served == occurrence {
-            crate::process::serve(&boxed_factory(factory));
+            serve::serve(&boxed_factory(factory));
         }
-        return Placement::Recorded(super::history::recorded(name, occurrence));
+        return Placement::Recorded(history::recorded(name, occurrence));
     }
     let isolated = isolation == Isolation::Process && !already_a_child::<T>();
     match isolated.then(|| child_factory(name, occurrence, step_timeout)) {

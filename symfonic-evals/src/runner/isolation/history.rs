@@ -16,11 +16,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::outcome::TrialRun;
+use super::super::outcome::TrialRun;
+use crate::process::SERVE_HISTORY_ENV;
 use crate::report::PackRun;
-
-/// Names the history file a served child reads its test's earlier runs from.
-pub const SERVE_HISTORY_ENV: &str = "SYMFONIC_EVALS_SERVE_HISTORY";
 
 /// One earlier run's outcome.
 #[derive(Debug, Clone, Serialize, Deserialize)]
