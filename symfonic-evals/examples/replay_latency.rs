@@ -7,7 +7,7 @@
 //! The goal is under 1 ms per replayed call.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::json;
 
@@ -114,7 +114,8 @@ fn main() {
     let mut streamed = Vec::with_capacity(CALLS);
     for (body, stream_body) in &bodies {
         let started = Instant::now();
-        connection.post("/v1/chat/completions", body);
+        let reply = connection.post("/v1/chat/completions", body);
+        assert_eq!(reply.status, 200, "a replayed call");
         plain.push(started.elapsed());
         let started = Instant::now();
         let chunks = connection.post("/v1/chat/completions", stream_body).chunks;
