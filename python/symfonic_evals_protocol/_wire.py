@@ -108,11 +108,17 @@ def is_shutdown(message: Optional[Message]) -> bool:
     return message is None or message.get("type") == "shutdown"
 
 
-def ledger_apply(request_id: int, key: str) -> Message:
-    """Asks the harness to apply an effect under ``key``."""
+def ledger_apply(request_id: int, key: str, tool: Optional[str] = None) -> Message:
+    """Asks the harness to apply an effect under ``key``, of ``tool``'s call
+    when the deployment names it."""
     if not isinstance(key, str):
         raise TypeError("a ledger key is a string")
-    return {"type": "ledger_apply", "id": request_id, "key": key}
+    if tool is not None and (not isinstance(tool, str) or not tool):
+        raise TypeError("a tool name is a non-empty string")
+    message: Message = {"type": "ledger_apply", "id": request_id, "key": key}
+    if tool is not None:
+        message["tool"] = tool
+    return message
 
 
 def ledger_applied(request_id: int, key: str, reply: Optional[Message]) -> bool:

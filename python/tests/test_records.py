@@ -139,3 +139,18 @@ class CapabilityEvidence(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LedgerApply(unittest.TestCase):
+    def test_an_effect_may_name_its_tool_and_the_field_is_optional(self) -> None:
+        from symfonic_evals_protocol import _wire
+
+        plain = _wire.ledger_apply(3, "refund:9")
+        named = _wire.ledger_apply(3, "refund:9", "issue_refund")
+        self.assertEqual(plain, {"type": "ledger_apply", "id": 3, "key": "refund:9"})
+        self.assertEqual(named["tool"], "issue_refund")
+        for message in (plain, named):
+            self.assertIsNone(SCHEMA.validate("child_message", message), message)
+        for bad in ("", 7):
+            with self.assertRaises(TypeError):
+                _wire.ledger_apply(3, "refund:9", bad)  # type: ignore[arg-type]

@@ -412,16 +412,6 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             "`deny_answer` equals `answer`, so the denial would be the approval",
         );
     }
-    if let (Some((_, Typed::Str(gated), arg)), Some((_, Typed::Str(interaction), _))) =
-        (find("gated_tool"), find("interaction_tool"))
-    {
-        if gated == interaction {
-            refuse(
-                arg,
-                "`gated_tool` is the interaction itself; name the action the pause gates",
-            );
-        }
-    }
     let list = |name: &str| match find(name) {
         Some((_, Typed::StrList(items), arg)) => Some((items.clone(), *arg)),
         _ => None,

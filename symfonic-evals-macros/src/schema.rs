@@ -242,6 +242,16 @@ const fn named(name: &'static str) -> Field {
     )
 }
 
+const fn retries() -> Field {
+    field(
+        "retries",
+        Ty::Choice(&["exact", "same_key"]),
+        Presence::Optional,
+        Rule::Any,
+        "",
+    )
+}
+
 const fn skip_probes() -> Field {
     field(
         "skip_probes",
@@ -350,6 +360,7 @@ static PROCEDURAL: &[Field] = &[
         Rule::NonEmpty,
         "is how many states the gate sweep judges, at least one (skip the probe to run none)",
     ),
+    retries(),
     skip_probes(),
 ];
 
@@ -390,6 +401,7 @@ static APPROVAL: &[Field] = &[
         Rule::NonEmpty,
         "names the action the pause gates, and an empty name gates nothing",
     ),
+    retries(),
     field(
         "deny_answer",
         Ty::Object,

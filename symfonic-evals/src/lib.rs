@@ -33,7 +33,7 @@ mod target;
 pub mod __private;
 
 pub use assertion::{
-    ArgumentMatch, Assertion, Check, CrashSeen, Evidence, GateVerdict, RetainedPause,
+    ArgumentMatch, Assertion, Check, CrashSeen, Evidence, GateVerdict, RetainedPause, Retries,
 };
 pub use packs::{
     explain_scenario, procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack,
@@ -69,7 +69,7 @@ pub use evidence::{
     StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
     TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
-pub use ledger::{Applied, LedgerCounts, SideEffectLedger, Witness, WitnessOutcome};
+pub use ledger::{Applied, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome};
 pub use process::ProcessTarget;
 pub use target::{Target, TargetContext};
 

@@ -101,6 +101,12 @@ fn child_messages() -> Vec<ChildMessage> {
         ChildMessage::LedgerApply {
             id: 4,
             key: "refund:4".into(),
+            tool: None,
+        },
+        ChildMessage::LedgerApply {
+            id: 4,
+            key: "refund:4".into(),
+            tool: Some("issue_refund".into()),
         },
         ChildMessage::TurnRecord {
             id: 4,

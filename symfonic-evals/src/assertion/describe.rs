@@ -22,6 +22,7 @@ impl Assertion {
             Self::EffectsApplied { .. } => "EffectsApplied",
             Self::EffectsFewerThan { .. } => "EffectsFewerThan",
             Self::LedgerDelta { .. } => "LedgerDelta",
+            Self::ToolEffects { .. } => "ToolEffects",
             Self::StageObserved { .. } => "StageObserved",
             Self::ResponseContains(_) => "ResponseContains",
             Self::PauseTokenDistinct => "PauseTokenDistinct",
@@ -61,6 +62,7 @@ impl Assertion {
             Self::ToolSucceeded { tool, .. }
             | Self::ToolPending { tool, .. }
             | Self::PendingResolved { tool }
+            | Self::ToolEffects { tool, .. }
             | Self::ToolResultShown { tool } => vec![text(tool)],
             Self::StageObserved { stage, .. } => vec![text(stage)],
             Self::ResponseContains(fragments) => fragments.iter().map(|f| text(f)).collect(),
@@ -142,6 +144,14 @@ impl Assertion {
             ),
             Self::EffectsApplied { effects } => format!("EffectsApplied({effects})"),
             Self::EffectsFewerThan { effects } => format!("EffectsFewerThan({effects})"),
+            Self::ToolEffects {
+                tool,
+                effects,
+                retries,
+            } => format!(
+                "ToolEffects({tool}, effects+{effects}, retries={})",
+                retries.as_str()
+            ),
             Self::LedgerDelta {
                 attempts,
                 effects,

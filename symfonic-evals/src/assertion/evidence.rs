@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::evidence::TurnRecord;
-use crate::ledger::{LedgerCounts, Witness};
+use crate::ledger::{LedgerCounts, LedgerEvent, Witness};
 
 /// A pause the harness retained for its conversation: the token to redeem,
 /// the question id to pass back, and the calls the pause left pending.
@@ -46,6 +46,9 @@ pub struct Evidence<'a> {
     pub earlier_call_ids: Option<&'a HashSet<String>>,
     /// Witness records tool bodies made during the step.
     pub witnesses: &'a [Witness],
+    /// The ledger attempts made during the step, each with the tool it
+    /// belongs to when the deployment named it.
+    pub ledger_events: &'a [LedgerEvent],
     /// The conversation the step ran in.
     pub conversation: &'a str,
     /// Every conversation's retained pause after the step.
@@ -70,6 +73,7 @@ impl<'a> Evidence<'a> {
             ledger_before: LedgerCounts::default(),
             earlier_call_ids: None,
             witnesses: &[],
+            ledger_events: &[],
             conversation: "",
             pauses: None,
             redeemed: None,

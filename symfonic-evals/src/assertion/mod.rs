@@ -61,6 +61,36 @@ fn subset(expected: &Value, actual: &Value) -> bool {
     }
 }
 
+/// How strictly a pack counts retries of an effect.
+///
+/// A client or a framework may retry a tool call under the same
+/// idempotency key; the ledger then records a second attempt and a
+/// duplicate, and no second effect. Whether that is acceptable is the
+/// adopter's documented choice, the same in every pack.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Retries {
+    /// Every attempt applies: a duplicate fails the step (the seed
+    /// scenarios' counts, the default).
+    #[default]
+    Exact,
+    /// A retry under an applied key, which applied no second effect, is
+    /// accepted and shown; the effects themselves stay exact.
+    SameKey,
+}
+
+impl Retries {
+    /// The lowercase name the pack argument uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::SameKey => "same_key",
+        }
+    }
+}
+
 /// What a gate sweep step expects the gate to do with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GateVerdict {
@@ -162,6 +192,21 @@ pub enum Assertion {
     EffectsFewerThan {
         /// The count the ledger must stay below.
         effects: u64,
+    },
+    /// The step applied exactly `effects` effects of `tool`'s calls. When
+    /// the deployment names the tool of its effects, the others (a notice,
+    /// an audit row) are allowed and shown; when none of the step's
+    /// effects names a tool, the whole ledger is judged, as
+    /// [`Self::LedgerDelta`] would. Under [`Retries::SameKey`] a retry
+    /// under an applied key (a duplicate, no second effect) is accepted;
+    /// under [`Retries::Exact`] every attempt must apply.
+    ToolEffects {
+        /// The tool whose effects are counted.
+        tool: String,
+        /// Effects its calls applied during the step.
+        effects: u64,
+        /// Whether same-key retries are accepted.
+        retries: Retries,
     },
     /// The harness ledger moved by exactly this much during the step.
     LedgerDelta {
@@ -304,6 +349,16 @@ impl Assertion {
         }
     }
 
+    /// The step applied exactly `effects` effects of `tool` (see
+    /// [`Self::ToolEffects`]).
+    pub fn tool_effects(tool: impl Into<String>, effects: u64, retries: Retries) -> Self {
+        Self::ToolEffects {
+            tool: tool.into(),
+            effects,
+            retries,
+        }
+    }
+
     /// A ledger assertion on what the step moved.
     pub fn ledger_moved(attempts: u64, effects: u64, duplicates: u64) -> Self {
         Self::LedgerDelta {
@@ -339,6 +394,7 @@ impl Assertion {
                 | Self::EffectsApplied { .. }
                 | Self::EffectsFewerThan { .. }
                 | Self::LedgerDelta { .. }
+                | Self::ToolEffects { .. }
                 | Self::EffectsMatchOracle
                 | Self::CrashedEffectRetried
         )

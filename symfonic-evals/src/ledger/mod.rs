@@ -20,8 +20,9 @@ pub use witness::{Witness, WitnessOutcome};
 /// a child process: it decides whether an effect is new, and keeps every
 /// witness record.
 pub(crate) trait LedgerPeer: Send + Sync + std::fmt::Debug {
-    /// Asks the harness whether the effect under `key` is new.
-    fn apply(&self, key: &str) -> Applied;
+    /// Asks the harness whether the effect under `key` (of `tool`, when
+    /// the deployment names it) is new.
+    fn apply(&self, key: &str, tool: Option<&str>) -> Applied;
     /// Hands a witness record to the harness.
     fn witness(&self, witness: &Witness);
 }
@@ -46,9 +47,27 @@ pub enum Applied {
     Duplicate,
 }
 
+/// One attempt the ledger saw: its key, the tool call it belongs to when
+/// the deployment said so, and whether it applied an effect.
+///
+/// A deployment that names the tool lets a pack judge the effects of the
+/// action under test and allow the others (a notice, an audit row); one
+/// that does not is judged by the whole ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEvent {
+    /// The idempotency key.
+    pub key: String,
+    /// The tool whose call applied it, if named.
+    pub tool: Option<String>,
+    /// Whether the effect ran (`false`: a duplicate of an applied key).
+    pub applied: bool,
+}
+
 #[derive(Debug, Default)]
 struct LedgerState {
     counts: LedgerCounts,
+    /// Every attempt, in order.
+    events: Vec<LedgerEvent>,
     /// Attempts per idempotency key; a key is applied once it is here.
     keys: HashMap<String, u64>,
     /// Applied keys in the order their effects ran.
@@ -89,18 +108,43 @@ impl SideEffectLedger {
     /// that key was applied before. The effect runs while the ledger is held,
     /// so two threads racing on one key apply it once.
     pub fn apply(&self, idempotency_key: &str, effect: impl FnOnce()) -> Applied {
+        self.apply_attributed(idempotency_key, None, effect)
+    }
+
+    /// As [`Self::apply`], naming the tool whose call the effect belongs to,
+    /// so a pack can tell the gated action's effects from the others.
+    ///
+    /// ```
+    /// use symfonic_evals::SideEffectLedger;
+    /// let ledger = SideEffectLedger::new();
+    /// ledger.apply_for("refund", "refund:3", || {});
+    /// ledger.apply("audit:3", || {});
+    /// let events = ledger.events_since(0);
+    /// assert_eq!(events[0].tool.as_deref(), Some("refund"));
+    /// assert_eq!(events[1].tool, None);
+    /// ```
+    pub fn apply_for(&self, tool: &str, idempotency_key: &str, effect: impl FnOnce()) -> Applied {
+        self.apply_attributed(idempotency_key, Some(tool), effect)
+    }
+
+    fn apply_attributed(
+        &self,
+        idempotency_key: &str,
+        tool: Option<&str>,
+        effect: impl FnOnce(),
+    ) -> Applied {
         let mut state = self.lock();
         let applied = match &self.peer {
             // The harness decides; the lock keeps this child's racing
             // threads in order, so the effect still runs once.
-            Some(peer) => peer.apply(idempotency_key),
+            Some(peer) => peer.apply(idempotency_key, tool),
             None if state.keys.contains_key(idempotency_key) => Applied::Duplicate,
             None => Applied::Applied,
         };
         if applied == Applied::Applied {
             effect();
         }
-        state.count(idempotency_key, applied);
+        state.count(idempotency_key, tool, applied);
         applied
     }
 
@@ -115,14 +159,14 @@ impl SideEffectLedger {
     /// What a harness-side ledger answers a child's `ledger_apply`: the
     /// effect is recorded, and the answer says whether the armed crash point
     /// was reached (the child must then be killed before it hears back).
-    pub(crate) fn grant(&self, idempotency_key: &str) -> Grant {
+    pub(crate) fn grant(&self, idempotency_key: &str, tool: Option<&str>) -> Grant {
         let mut state = self.lock();
         let applied = if state.keys.contains_key(idempotency_key) {
             Applied::Duplicate
         } else {
             Applied::Applied
         };
-        state.count(idempotency_key, applied);
+        state.count(idempotency_key, tool, applied);
         let crash = applied == Applied::Applied && state.crash.granted(idempotency_key);
         Grant { applied, crash }
     }
@@ -140,6 +184,23 @@ impl SideEffectLedger {
     /// Records an attempt with no effect of its own to run.
     pub fn record(&self, idempotency_key: &str) -> Applied {
         self.apply(idempotency_key, || {})
+    }
+
+    /// Records an attempt of `tool`'s call with no effect of its own to run.
+    pub fn record_for(&self, tool: &str, idempotency_key: &str) -> Applied {
+        self.apply_for(tool, idempotency_key, || {})
+    }
+
+    /// How many attempts the ledger has seen: a position to read
+    /// [`Self::events_since`] from.
+    pub fn event_count(&self) -> usize {
+        self.lock().events.len()
+    }
+
+    /// The attempts from position `from` on, in the order they came.
+    pub fn events_since(&self, from: usize) -> Vec<LedgerEvent> {
+        let state = self.lock();
+        state.events.get(from..).unwrap_or_default().to_vec()
     }
 
     /// The counts so far.
@@ -192,7 +253,12 @@ impl SideEffectLedger {
 }
 
 impl LedgerState {
-    fn count(&mut self, key: &str, applied: Applied) {
+    fn count(&mut self, key: &str, tool: Option<&str>, applied: Applied) {
+        self.events.push(LedgerEvent {
+            key: key.to_owned(),
+            tool: tool.map(str::to_owned),
+            applied: applied == Applied::Applied,
+        });
         self.counts.attempts += 1;
         *self.keys.entry(key.to_owned()).or_insert(0) += 1;
         match applied {
@@ -258,10 +324,13 @@ mod tests {
     fn an_armed_crash_fires_on_the_kth_new_effect_only() {
         let ledger = SideEffectLedger::new();
         ledger.arm_crash(2);
-        assert!(!ledger.grant("a").crash);
-        assert!(!ledger.grant("a").crash, "a duplicate is not an effect");
-        assert!(ledger.grant("b").crash);
-        assert!(!ledger.grant("c").crash, "a crash fires once");
+        assert!(!ledger.grant("a", None).crash);
+        assert!(
+            !ledger.grant("a", None).crash,
+            "a duplicate is not an effect"
+        );
+        assert!(ledger.grant("b", None).crash);
+        assert!(!ledger.grant("c", None).crash, "a crash fires once");
         assert_eq!(ledger.disarm_crash().as_deref(), Some("b"));
         assert_eq!(ledger.disarm_crash(), None);
         assert_eq!(ledger.counts().effects, 3);
@@ -272,7 +341,7 @@ mod tests {
         #[derive(Debug, Default)]
         struct Peer(Mutex<Vec<String>>);
         impl LedgerPeer for Peer {
-            fn apply(&self, key: &str) -> Applied {
+            fn apply(&self, key: &str, _: Option<&str>) -> Applied {
                 let mut seen = self.0.lock().unwrap();
                 let applied = if seen.iter().any(|k| k == key) {
                     Applied::Duplicate

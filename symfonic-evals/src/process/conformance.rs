@@ -169,7 +169,9 @@ impl Probe {
         let mut effects = 0;
         loop {
             match self.next()? {
-                ChildMessage::LedgerApply { id: for_id, key } if for_id == id => {
+                ChildMessage::LedgerApply {
+                    id: for_id, key, ..
+                } if for_id == id => {
                     effects += 1;
                     self.child.send(&HarnessMessage::LedgerResult {
                         id,

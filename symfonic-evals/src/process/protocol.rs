@@ -81,6 +81,10 @@ pub enum ChildMessage {
         id: u64,
         /// The effect's idempotency key.
         key: String,
+        /// The tool whose call the effect belongs to, if the deployment
+        /// names it (optional, additive in version 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
     },
     /// A tool body's own account of one execution, mid-turn: the arguments
     /// it received and how it ended. Recorded on the harness's ledger; no
@@ -211,5 +215,22 @@ mod tests {
         let error = decode(b"secret account 1234").unwrap_err();
         assert!(!error.reason.contains("secret"), "{}", error.reason);
         assert!(decode(b"{\"type\":\"gossip\"}").is_err());
+    }
+
+    #[test]
+    fn a_ledger_apply_may_name_its_tool_and_older_children_need_not() {
+        let plain = decode(br#"{"type":"ledger_apply","id":1,"key":"k"}"#).unwrap();
+        let ChildMessage::LedgerApply { tool: None, .. } = plain else {
+            panic!("a ledger_apply without a tool: {plain:?}");
+        };
+        let named =
+            decode(br#"{"type":"ledger_apply","id":1,"key":"k","tool":"issue_refund"}"#).unwrap();
+        let ChildMessage::LedgerApply {
+            tool: Some(tool), ..
+        } = named
+        else {
+            panic!("a ledger_apply with its tool: {named:?}");
+        };
+        assert_eq!(tool, "issue_refund");
     }
 }

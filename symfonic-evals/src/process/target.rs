@@ -177,8 +177,12 @@ impl ProcessTarget {
         self.send(&make(id));
         loop {
             match self.next_message(deadline, self.spec.request_timeout, "a turn")? {
-                ChildMessage::LedgerApply { id: for_id, key } if for_id == id => {
-                    let grant = self.ledger.grant(&key);
+                ChildMessage::LedgerApply {
+                    id: for_id,
+                    key,
+                    tool,
+                } if for_id == id => {
+                    let grant = self.ledger.grant(&key, tool.as_deref());
                     if grant.crash {
                         // Killed before it hears the grant: the effect
                         // happened, and the child never learned it did.

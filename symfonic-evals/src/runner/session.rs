@@ -222,6 +222,7 @@ impl<'a> Session<'a> {
         }
         let ledger_before = self.context.ledger().counts();
         let witnesses_from = self.context.ledger().witness_count();
+        let events_from = self.context.ledger().event_count();
         let turn = match self.turn(step) {
             Ok(mut turn) => {
                 if let Some(crash) = &mut turn.crash {
@@ -248,6 +249,7 @@ impl<'a> Session<'a> {
             &[]
         };
         let witnesses = self.context.ledger().witnesses_since(witnesses_from);
+        let ledger_events = self.context.ledger().events_since(events_from);
         let judged = Judged {
             base: Evidence {
                 record: &TurnRecord::default(),
@@ -255,6 +257,7 @@ impl<'a> Session<'a> {
                 ledger_before,
                 earlier_call_ids: Some(&self.call_ids),
                 witnesses: &witnesses,
+                ledger_events: &ledger_events,
                 conversation: &step.conversation,
                 pauses: Some(&self.pauses),
                 redeemed: turn.redeemed.as_ref(),

@@ -17,10 +17,9 @@ fn same_as_approval(_ctx: &TargetContext) -> Deployment {
     pause_prompt = "refund order 9",
     answer = { approved: true },
     interaction_tool = "approve_refund",
-    gated_tool = "approve_refund",
     deny_answer = {},
 )]
-fn empty_and_gating_itself(_ctx: &TargetContext) -> Deployment {
+fn empty(_ctx: &TargetContext) -> Deployment {
     Deployment
 }
 

@@ -4,6 +4,7 @@
 use super::Check;
 use crate::assertion::Evidence;
 use crate::ledger::LedgerCounts;
+use crate::Retries;
 
 fn ledger_text(counts: LedgerCounts) -> String {
     format!(
@@ -51,6 +52,42 @@ pub(super) fn delta(
         moved == want,
         format!("the step moves the ledger by {}", ledger_text(want)),
         format!("it moved {}", ledger_text(moved)),
+    )
+}
+
+/// The effects of `tool` the step applied (see [`Assertion::ToolEffects`]):
+/// the effects that name it when any effect of the step names a tool, the
+/// whole ledger's otherwise.
+///
+/// [`Assertion::ToolEffects`]: crate::Assertion::ToolEffects
+pub(super) fn of_tool(
+    evidence: &Evidence<'_>,
+    tool: &str,
+    effects: u64,
+    retries: Retries,
+) -> Check {
+    let named = evidence.ledger_events.iter().any(|e| e.tool.is_some());
+    let (mine, others): (Vec<_>, Vec<_>) = evidence
+        .ledger_events
+        .iter()
+        .partition(|e| !named || e.tool.as_deref() == Some(tool));
+    let applied = mine.iter().filter(|e| e.applied).count() as u64;
+    let duplicates = mine.len() as u64 - applied;
+    let other_effects = others.iter().filter(|e| e.applied).count();
+    let pass = applied == effects && (duplicates == 0 || retries == Retries::SameKey);
+    let judged = if named {
+        format!("`{tool}`'s effects (other tools' effects allowed: {other_effects} applied)")
+    } else {
+        "the whole ledger (no effect of the step named its tool)".to_owned()
+    };
+    let retries_text = match retries {
+        Retries::Exact => "no retry",
+        Retries::SameKey => "same-key retries accepted",
+    };
+    Check::new(
+        pass,
+        format!("the step applies {effects} effect(s) of `{tool}` ({retries_text})"),
+        format!("{judged}: {applied} applied, {duplicates} duplicate(s)"),
     )
 }
 

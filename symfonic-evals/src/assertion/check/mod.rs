@@ -116,6 +116,11 @@ impl Assertion {
                 duplicates,
             } => effects::delta(evidence, *attempts, *effects, *duplicates),
             Self::EffectsApplied { effects } => effects::applied(evidence, *effects),
+            Self::ToolEffects {
+                tool,
+                effects,
+                retries,
+            } => effects::of_tool(evidence, tool, *effects, *retries),
             Self::EffectsFewerThan { effects } => effects::fewer_than(evidence, *effects),
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::arguments::ArgumentChecks;
 use super::probes::Probe;
 use super::{ArgumentError, PackKind};
+use crate::assertion::Retries;
 use crate::capability::Requirements;
 use crate::scenario::TrialPolicy;
 
@@ -103,8 +104,15 @@ pub struct ApprovalResumePack {
     /// The conversation every seed step runs in (probes derive theirs from it).
     pub conversation: String,
     /// The action the pause gates: it must not run before the answer, and
-    /// must run exactly once after an approving one.
+    /// must run exactly once after an approving one. It may be the
+    /// interaction itself, when the approval sits on the gated call (the
+    /// pause is that call, pending): approval then runs it once, a denial
+    /// resolves it without running it.
     pub gated_tool: Option<String>,
+    /// How retries of the gated action's effect are counted: `exact` (the
+    /// default) or `same_key`, accepting a retry under the applied key
+    /// that applied nothing twice.
+    pub retries: Retries,
     /// An answer that denies: the gated action must never run on it.
     pub deny_answer: Option<Value>,
     /// An answer the deployment must reject: the resume fails, the token
@@ -132,6 +140,7 @@ impl Default for ApprovalResumePack {
             replay_error: vec!["PauseTokenReplayedError".into()],
             conversation: "approval".into(),
             gated_tool: None,
+            retries: Retries::Exact,
             deny_answer: None,
             unfit_answer: None,
             skip_probes: Vec::new(),
@@ -172,11 +181,6 @@ impl ApprovalResumePack {
             "names the error kinds or codes a replay may fail with, and an empty one names none",
         );
         checks.optional_text("gated_tool", self.gated_tool.as_ref());
-        checks.require(
-            self.gated_tool.as_deref() != Some(self.interaction_tool.as_str()),
-            "gated_tool",
-            "is the interaction itself; name the action the pause gates",
-        );
         if let Some(deny) = &self.deny_answer {
             checks.require(
                 is_answer(deny),

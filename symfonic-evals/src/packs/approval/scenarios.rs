@@ -48,6 +48,12 @@ impl ApprovalResumePack {
             .expecting(ErrorMatch::one_of(self.replay_error.iter().cloned()))
     }
 
+    /// Whether the approval sits on the gated call itself: the pause is
+    /// the gated tool's pending call.
+    fn approval_on_the_call(&self) -> bool {
+        self.gated_tool.as_deref() == Some(self.interaction_tool.as_str())
+    }
+
     /// Where the deny-answer probe pauses and denies.
     fn denied_conversation(&self) -> String {
         format!("{}-deny", self.conversation)
@@ -157,16 +163,32 @@ impl ApprovalResumePack {
             }
             "approval/gated-action" => {
                 let gated = self.gated_tool.clone().unwrap_or_default();
+                let effects = |n| Assertion::tool_effects(&gated, n, self.retries);
+                if self.approval_on_the_call() {
+                    // The pause is the gated call itself, pending: the
+                    // approval settles it by running it once.
+                    return probe(vec![
+                        pause.asserting([
+                            Assertion::ToolPending {
+                                tool: gated.clone(),
+                                times: 1,
+                            },
+                            Assertion::tool_succeeded(&gated, 0),
+                            effects(0),
+                        ]),
+                        resume.asserting([
+                            Assertion::PendingResolved {
+                                tool: gated.clone(),
+                            },
+                            effects(1),
+                        ]),
+                        replay.asserting([effects(0)]),
+                    ]);
+                }
                 probe(vec![
-                    pause.asserting([
-                        Assertion::tool_succeeded(&gated, 0),
-                        Assertion::ledger_moved(0, 0, 0),
-                    ]),
-                    resume.asserting([
-                        Assertion::tool_succeeded(&gated, 1),
-                        Assertion::ledger_moved(1, 1, 0),
-                    ]),
-                    replay.asserting([Assertion::ledger_moved(0, 0, 0)]),
+                    pause.asserting([Assertion::tool_succeeded(&gated, 0), effects(0)]),
+                    resume.asserting([Assertion::tool_succeeded(&gated, 1), effects(1)]),
+                    replay.asserting([effects(0)]),
                 ])
             }
             "approval/deny-answer" => {
@@ -178,15 +200,21 @@ impl ApprovalResumePack {
                     return probe(vec![pause, resume])
                         .continued(DenialWithholds { pack: self.clone() });
                 };
+                let none = Assertion::tool_effects(&gated, 0, self.retries);
+                let mut denial = Step::resume("deny", deny, &denied).asserting([
+                    Assertion::tool_succeeded(&gated, 0),
+                    Assertion::tool_called(&self.interaction_tool, 0),
+                    none.clone(),
+                ]);
+                if self.approval_on_the_call() {
+                    denial = denial.asserting([Assertion::PendingResolved {
+                        tool: gated.clone(),
+                    }]);
+                }
                 probe(vec![
                     self.pause("pause", &denied),
-                    Step::resume("deny", deny, &denied).asserting([
-                        Assertion::tool_succeeded(&gated, 0),
-                        Assertion::tool_called(&self.interaction_tool, 0),
-                        Assertion::ledger_moved(0, 0, 0),
-                    ]),
-                    self.replay("replay", &denied)
-                        .asserting([Assertion::ledger_moved(0, 0, 0)]),
+                    denial,
+                    self.replay("replay", &denied).asserting([none]),
                 ])
             }
             "approval/unfit-answer" => {

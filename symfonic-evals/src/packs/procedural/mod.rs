@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::arguments::ArgumentChecks;
 use super::probes::Probe;
 use super::{ArgumentError, PackKind};
+use crate::assertion::Retries;
 use crate::capability::{Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW};
 use crate::contracts::PRECONDITION_STAGE;
 use crate::scenario::TrialPolicy;
@@ -137,6 +138,11 @@ pub struct ProceduralPack {
     /// per published predicate plus the two declared states when that is
     /// more (up to 48); any other value is used as it is.
     pub gate_sweep: u32,
+    /// How the seed's ledger counts treat retries: `exact` (the default:
+    /// every attempt applies, no duplicate) or `same_key`, where a retry
+    /// under an applied key that applied nothing twice is accepted and the
+    /// applied effects alone are counted.
+    pub retries: Retries,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -170,6 +176,7 @@ impl Default for ProceduralPack {
             decoy_fragment: None,
             control_demonstrations: Vec::new(),
             gate_sweep: DEFAULT_GATE_SWEEP,
+            retries: Retries::Exact,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::sweep::GateSweep;
 use super::{ProceduralPack, APPROVED, PROBES};
-use crate::assertion::Assertion;
+use crate::assertion::{Assertion, Retries};
 use crate::evidence::{Role, StageOutcome};
 use crate::packs::probes::Selection;
 use crate::scenario::{Scenario, Step};
@@ -77,8 +77,17 @@ impl ProceduralPack {
                 Assertion::attribute_equals(&self.enforcement_identity_attribute, json!([])),
                 Assertion::PromptRecallExcludes(self.procedure_fragment.clone()),
                 Assertion::tool_succeeded(&self.action_tool, 1),
-                Assertion::ledger(1, 1, 0),
+                self.ledger_after(1),
             ])
+    }
+
+    /// The ledger after `effects` admitted calls: exact counts, or under
+    /// `retries = same_key` the applied effects alone.
+    fn ledger_after(&self, effects: u64) -> Assertion {
+        match self.retries {
+            Retries::Exact => Assertion::ledger(effects, effects, 0),
+            Retries::SameKey => Assertion::EffectsApplied { effects },
+        }
     }
 
     /// The operator's review turn; the evidence is the review door's listing.
@@ -100,7 +109,7 @@ impl ProceduralPack {
                 Assertion::PromptRecallContains(self.procedure_fragment.clone()),
                 Assertion::stage_observed(&self.precondition_stage, None, [("checked", 1)]),
                 Assertion::tool_succeeded(&self.action_tool, 1),
-                Assertion::ledger(2, 2, 0),
+                self.ledger_after(2),
             ])
     }
 
@@ -120,7 +129,7 @@ impl ProceduralPack {
                 Assertion::tool_succeeded(&self.action_tool, 0),
                 // Unchanged from the step above: the refused call reached the
                 // gate and performed nothing.
-                Assertion::ledger(2, 2, 0),
+                self.ledger_after(2),
             ])
     }
 

@@ -88,11 +88,12 @@ impl std::fmt::Debug for Peer {
 }
 
 impl LedgerPeer for Peer {
-    fn apply(&self, key: &str) -> Applied {
+    fn apply(&self, key: &str, tool: Option<&str>) -> Applied {
         let id = self.request.load(Ordering::SeqCst);
         let asked = ChildMessage::LedgerApply {
             id,
             key: key.to_owned(),
+            tool: tool.map(str::to_owned),
         };
         if send(&self.writer, &asked).is_err() {
             // The harness is gone; nothing this child does counts any more.
