@@ -31,6 +31,7 @@ use procedural::{Gate, Refunds};
     blocked_prompt = "refund order 5", blocked_state = { region: "EU", tier: 2 },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
+    retries = "same_key",
 )]
 fn refund_rule(ctx: &TargetContext) -> Refunds {
     Refunds::open(ctx, Gate::Enforcing)
@@ -81,6 +82,7 @@ fn refund_approval(ctx: &TargetContext) -> Approvals {
     resumable = true,
     replay_error = "PauseTokenReplayedError",
     conversation = "approval-after-restart",
+    retries = "same_key",
 )]
 fn refund_approval_across_restart(ctx: &TargetContext) -> Approvals {
     Approvals::open(ctx, Tokens::SingleUse)
