@@ -160,6 +160,12 @@ twins! {
         "approval/unfit-answer", "unfit answer", "ExpectedError", "an error (any kind)";
     unfit_answer_spends_the_token: UnfitAnswerSpendsToken =>
         "approval/unfit-answer", "resume", "UnexpectedError", "the turn succeeds";
+    look_alike_answer_coerced: AnswerCoerced =>
+        "approval/type-confused-answer", "look-alike answer 1", "ExpectedError",
+        "an error (any kind)";
+    token_shown_to_the_model: TokenShownToModel =>
+        "approval/restart-between-pause-and-resume", "pause", "TokenKeptFromModel",
+        "TokenKeptFromModel";
     ledger_effect_without_a_row_in_the_store: LedgerKeyPerConversation =>
         "approval/two-conversations", "resume b", "EffectsMatchOracle", "EffectsMatchOracle";
     token_spent_before_the_continuation: ResumeNotRetriable =>

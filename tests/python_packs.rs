@@ -55,7 +55,7 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     replay_error = ["PauseTokenReplayedError", "pause.replayed"],
     gated_tool = "escalate_ticket",
     deny_answer = { "approved": false },
-    unfit_answer = { "approved": "yes" },
+    unfit_answer = { "approved": "maybe" },
     effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
@@ -169,6 +169,7 @@ twins! {
     a_gated_action_before_the_answer_is_seen_at_the_pause => "gated-before-answer",
     a_denial_read_as_approval_performs_the_action => "denial-approves",
     an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
+    a_look_alike_answer_coerced_is_caught => "answer-coerced",
     a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",
     a_draft_shown_to_the_model_fails_the_draft_probe => "draft-in-recall",
     an_approval_that_never_reached_the_store_is_lost_across_the_restart => "review-in-memory",

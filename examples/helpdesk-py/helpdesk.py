@@ -68,6 +68,7 @@ TWINS = {
     "gated-before-answer": "the gated action runs when the turn pauses, before anyone answered",
     "denial-approves": "the answer is never read: a denial escalates like an approval",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
+    "answer-coerced": "a look-alike answer (`\"true\"`, `\"yes\"`, `1`) is read as the boolean it resembles, as a lax validator would",
     "replay-wrong-kind": "a replayed token is refused as an unknown token, with no code",
     # exactly-once
     "key-per-process": "escalations are keyed by ticket and the desk process's run id, so a restarted desk keys afresh",
@@ -434,6 +435,13 @@ class HelpDesk(Deployment):
 
     def _approval(self, answer: Any) -> bool:
         """Whether the answer approves; :class:`TurnFailure` when it is unfit."""
+        if self.has("answer-coerced") and isinstance(answer, dict):
+            look_alikes = {"true": True, "yes": True, "false": False, "no": False}
+            value = answer.get("approved")
+            if isinstance(value, str) and value in look_alikes:
+                answer = {**answer, "approved": look_alikes[value]}
+            elif type(value) is int and value in (0, 1):
+                answer = {**answer, "approved": bool(value)}
         if self.has("unfit-answer-accepted"):
             fits = isinstance(answer, dict) and "approved" in answer
         else:

@@ -85,6 +85,7 @@ impl Kind {
                 "approval/gated-action",
                 "approval/deny-answer",
                 "approval/unfit-answer",
+                "approval/type-confused-answer",
             ],
             Self::ExtensionTool => &[
                 "extension/repeated-and-fresh-conversation",

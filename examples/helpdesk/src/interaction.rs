@@ -342,7 +342,9 @@ impl Pauses {
             self.spend(&token)?;
             validate_answer(&row.question, &request.answer)?;
         } else {
-            if !self.has(Flaw::UnfitAnswerAccepted) {
+            if self.has(Flaw::AnswerCoerced) {
+                validate_answer(&row.question, &coerced(&request.answer))?;
+            } else if !self.has(Flaw::UnfitAnswerAccepted) {
                 validate_answer(&row.question, &request.answer)?;
             }
             self.spend(&token)?;
@@ -356,6 +358,24 @@ impl Pauses {
             interaction: row.interaction,
             checkpoint,
         })
+    }
+}
+
+/// The answer a lax validator would see: each look-alike of a boolean
+/// (`"true"`, `"yes"`, `1` and their opposites) read as that boolean.
+fn coerced(answer: &Value) -> Value {
+    match answer {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| (key.clone(), coerced(value)))
+                .collect(),
+        ),
+        Value::String(text) if matches!(text.as_str(), "true" | "yes") => Value::Bool(true),
+        Value::String(text) if matches!(text.as_str(), "false" | "no") => Value::Bool(false),
+        Value::Number(n) if n.as_u64() == Some(1) => Value::Bool(true),
+        Value::Number(n) if n.as_u64() == Some(0) => Value::Bool(false),
+        other => other.clone(),
     }
 }
 

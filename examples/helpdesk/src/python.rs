@@ -138,7 +138,7 @@ pub fn approval() -> PackDefinition {
         replay_error: vec!["PauseTokenReplayedError".into(), "pause.replayed".into()],
         gated_tool: Some("escalate_ticket".into()),
         deny_answer: Some(json!({"approved": false})),
-        unfit_answer: Some(json!({"approved": "yes"})),
+        unfit_answer: Some(json!({"approved": "maybe"})),
         ..ApprovalResumePack::default()
     })
 }
@@ -260,7 +260,7 @@ const EXTENSION_PROBES: &[&str] = &[
 ];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 30] = [
+pub const TWINS: [PythonTwin; 31] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -379,6 +379,17 @@ pub const TWINS: [PythonTwin; 30] = [
         (
             "approval/unfit-answer",
             "unfit answer",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &["approval/type-confused-answer"],
+    ),
+    twin(
+        "answer-coerced",
+        Pack::ApprovalResume,
+        (
+            "approval/type-confused-answer",
+            "look-alike answer 1",
             "ExpectedError",
             "an error (any kind)",
         ),

@@ -26,6 +26,7 @@ impl Assertion {
             Self::StageObserved { .. } => "StageObserved",
             Self::ResponseContains(_) => "ResponseContains",
             Self::PauseTokenDistinct => "PauseTokenDistinct",
+            Self::TokenKeptFromModel => "TokenKeptFromModel",
             Self::PendingResolved { .. } => "PendingResolved",
             Self::ProceduresBound { .. } => "ProceduresBound",
             Self::PreconditionVerdict { .. } => "PreconditionVerdict",
@@ -89,6 +90,7 @@ impl Assertion {
             | Self::EffectsFewerThan { .. }
             | Self::LedgerDelta { .. }
             | Self::PauseTokenDistinct
+            | Self::TokenKeptFromModel
             | Self::EffectsMatchOracle
             | Self::CrashedEffectRetried => Vec::new(),
         }
@@ -178,6 +180,7 @@ impl Assertion {
                 format!("ResponseContains({} fragments)", fragments.len())
             }
             Self::PauseTokenDistinct => "PauseTokenDistinct".into(),
+            Self::TokenKeptFromModel => "TokenKeptFromModel".into(),
             Self::PendingResolved { tool } => format!("PendingResolved({tool})"),
             Self::ProceduresBound {
                 procedures,

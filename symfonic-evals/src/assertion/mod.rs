@@ -232,6 +232,12 @@ pub enum Assertion {
     /// The pause this turn ended in issued a token no other conversation of
     /// the trial holds.
     PauseTokenDistinct,
+    /// No genuine pause token the trial holds (the pause this turn made,
+    /// every retained one, the one redeemed) appears in what the model was
+    /// shown or in the arguments of a call the model made: a model that
+    /// sees the token can redeem its own approval. The terminal event, the
+    /// answer and the deployment's attributes may carry it.
+    TokenKeptFromModel,
     /// The call the redeemed pause left pending is reported resolved by this
     /// turn (and `tool` was not called again).
     PendingResolved {

@@ -61,7 +61,16 @@ impl Helpdesk {
                 .attribute("pause_resumable", resumable)
                 .attribute("pause_token", issued.token)
         } else {
-            self.record(&turn).answer(ask).paused(
+            let mut builder = self.record(&turn);
+            if self.has(Flaw::TokenShownToModel) {
+                // The interaction's result goes back into the transcript
+                // the model reads, token included.
+                builder = builder.model_input(format!(
+                    "{}\ntool {ASK_USER}: waiting, token {}",
+                    turn.shown, issued.token
+                ));
+            }
+            builder.answer(ask).paused(
                 Pause::new(ASK_USER, resumable, issued.token).asking(question, issued.question_id),
             )
         };

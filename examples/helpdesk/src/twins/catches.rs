@@ -52,8 +52,26 @@ const PROCEDURAL_DRAFTING: &[&str] = &[
     "procedural/decoy-stays-draft",
 ];
 
-/// Every approval scenario: each pauses and resumes.
+/// Every approval scenario: each pauses.
 const APPROVAL_ALL: &[&str] = &[
+    APPROVAL,
+    "approval/restart-between-pause-and-resume",
+    "approval/restart-before-replay",
+    "approval/crash-inside-resume",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/pending-call-resolved",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/deny-answer",
+    "approval/unfit-answer",
+    "approval/type-confused-answer",
+];
+
+/// Every approval scenario that resumes (all but the look-alike answers'
+/// probe, which only pauses and is refused).
+const APPROVAL_RESUMING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
     "approval/restart-before-replay",
@@ -282,6 +300,18 @@ impl Flaw {
                 "UnexpectedError",
                 "the turn succeeds",
             ),
+            Self::AnswerCoerced => at(
+                "approval/type-confused-answer",
+                "look-alike answer 1",
+                "ExpectedError",
+                any_error,
+            ),
+            Self::TokenShownToModel => at(
+                "approval/restart-between-pause-and-resume",
+                "pause",
+                "TokenKeptFromModel",
+                "TokenKeptFromModel",
+            ),
             Self::LedgerKeyPerConversation => at(
                 "approval/two-conversations",
                 "resume b",
@@ -416,9 +446,16 @@ impl Flaw {
             Self::EnforcementReadsShadowProcedure
             | Self::GateIgnoresState
             | Self::ToolRunsDespiteRefusal => PROCEDURAL_ENFORCING,
-            Self::PauseReportedAsAttribute | Self::ResumeRestartsTurn => APPROVAL_ALL,
+            Self::PauseReportedAsAttribute => APPROVAL_ALL,
+            Self::ResumeRestartsTurn => APPROVAL_RESUMING,
             Self::ResumeWithoutCheckpoint | Self::ResumeWithoutContinuation => APPROVAL_APPROVING,
             Self::TokenRedeemableTwice => APPROVAL_REPLAYING,
+            Self::UnfitAnswerAccepted => {
+                &["approval/unfit-answer", "approval/type-confused-answer"]
+            }
+            // Every probe checks it; the seed stays as its contract fixes
+            // it, so it is the one approval scenario this twin passes.
+            Self::TokenShownToModel => &APPROVAL_ALL[1..],
             // A crash is a restart too.
             Self::CheckpointOnlyInMemory => &[
                 "approval/restart-between-pause-and-resume",

@@ -124,6 +124,13 @@ flaws! {
     /// The token is spent before the answer is validated, so a rejected
     /// answer burns it.
     UnfitAnswerSpendsToken = "unfit-answer-spends-token" in ApprovalResume,
+    /// A look-alike answer is coerced to the value it resembles (`"yes"`,
+    /// `"true"` or `1` read as `true`) instead of being refused.
+    AnswerCoerced = "answer-coerced" in ApprovalResume,
+    /// The pause's token reaches the model: the interaction's result, token
+    /// and all, is put in the transcript the model reads, so a model could
+    /// redeem its own approval.
+    TokenShownToModel = "token-shown-to-model" in ApprovalResume,
     /// Effects are deduplicated per conversation in the ledger but per
     /// customer in the store: a second conversation's cancellation is a
     /// ledger effect with no row behind it.

@@ -125,6 +125,7 @@ impl Assertion {
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),
+            Self::TokenKeptFromModel => pause::token_kept_from_model(evidence),
             Self::PendingResolved { tool } => pause::pending_resolved(evidence, tool),
             Self::ProceduresBound {
                 procedures,

@@ -28,6 +28,45 @@ pub(super) fn token_distinct(evidence: &Evidence<'_>) -> Check {
     )
 }
 
+/// Tokens shorter than this are not searched for: a short token matches
+/// ordinary text by chance.
+const SEARCHED_TOKEN_LEN: usize = 6;
+
+pub(super) fn token_kept_from_model(evidence: &Evidence<'_>) -> Check {
+    let expected = "no genuine pause token in the model input or in a call's arguments";
+    let mut tokens: Vec<&str> = evidence
+        .pauses
+        .into_iter()
+        .flatten()
+        .map(|(_, retained)| retained.token.as_str())
+        .chain(evidence.redeemed.map(|r| r.token.as_str()))
+        .chain(evidence.record.pause().map(|p| p.token.as_str()))
+        .filter(|token| token.len() >= SEARCHED_TOKEN_LEN)
+        .collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    let mut seen = Vec::new();
+    if tokens
+        .iter()
+        .any(|t| evidence.record.model_input().contains(t))
+    {
+        seen.push("the model input".to_owned());
+    }
+    for (i, call) in evidence.record.tool_calls().iter().enumerate() {
+        let arguments = call.arguments.to_string();
+        if tokens.iter().any(|t| arguments.contains(t)) {
+            seen.push(format!("the arguments of call {}", i + 1));
+        }
+    }
+    // Where, never the token itself.
+    let observed = if seen.is_empty() {
+        format!("{} token(s) searched for, none found", tokens.len())
+    } else {
+        format!("a genuine token appears in {}", seen.join(" and "))
+    };
+    Check::new(seen.is_empty(), expected, observed)
+}
+
 pub(super) fn pending_resolved(evidence: &Evidence<'_>, tool: &str) -> Check {
     let expected =
         format!("the {tool} call the pause left pending is resolved, and not called again");

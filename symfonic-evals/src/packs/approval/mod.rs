@@ -73,6 +73,12 @@ pub const PROBES: &[Probe] = &[
          answer is accepted, or burns the token so the fitting one fails (`unfit_answer`, or \
          `answer` with every leaf of another type)",
     ),
+    Probe::default_on(
+        "approval/type-confused-answer",
+        "an answer coerced rather than validated: `\"true\"`, `1` or `\"yes\"` for `true`, or \
+         a number sent as a string, is accepted as the value it resembles (a lax validator \
+         such as pydantic's default mode does this; validate strictly, or skip the probe)",
+    ),
 ];
 
 /// Arguments of the approval and resume pack. `Default` fills the optional
@@ -223,6 +229,17 @@ impl ApprovalResumePack {
         (retyped != self.answer).then_some(retyped)
     }
 
+    /// The look-alikes of `answer` the type-confused-answer probe sends,
+    /// each changing one leaf: a boolean as a string (`"true"`), as a
+    /// number (`1`) and as a word (`"yes"`), a number as a string. At most
+    /// eight, the first leaves first.
+    pub fn type_confused(&self) -> Vec<Value> {
+        let mut forms = Vec::new();
+        confuse(&self.answer, &mut Vec::new(), &self.answer, &mut forms);
+        forms.truncate(8);
+        forms
+    }
+
     /// The answer the deny-answer probe sends: `deny_answer`, or else
     /// `answer` with its boolean flipped when it holds exactly one boolean
     /// and that one is `true` (`{"approved": true}` denies as
@@ -253,6 +270,9 @@ impl ApprovalResumePack {
             ),
             "approval/unfit-answer" if self.unfit().is_none() => {
                 Some("`answer` has no leaf to give another type: give unfit_answer".into())
+            }
+            "approval/type-confused-answer" if self.type_confused().is_empty() => {
+                Some("`answer` holds no boolean or number whose look-alike could be coerced".into())
             }
             _ => None,
         }
@@ -287,6 +307,56 @@ fn retyped(value: &Value) -> Value {
     }
 }
 
+/// Pushes onto `forms` a copy of `answer` for each look-alike of each
+/// boolean or number leaf under `value` (at `path` within `answer`).
+fn confuse(answer: &Value, path: &mut Vec<PathStep>, value: &Value, forms: &mut Vec<Value>) {
+    let look_alikes: Vec<Value> = match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                path.push(PathStep::Key(key.clone()));
+                confuse(answer, path, child, forms);
+                path.pop();
+            }
+            return;
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                path.push(PathStep::Index(i));
+                confuse(answer, path, child, forms);
+                path.pop();
+            }
+            return;
+        }
+        Value::Bool(flag) => vec![
+            Value::from(flag.to_string()),
+            Value::from(u8::from(*flag)),
+            Value::from(if *flag { "yes" } else { "no" }),
+        ],
+        Value::Number(n) => vec![Value::from(n.to_string())],
+        Value::String(_) | Value::Null => return,
+    };
+    for look_alike in look_alikes {
+        let mut form = answer.clone();
+        if let Some(slot) = at(&mut form, path) {
+            *slot = look_alike;
+            forms.push(form);
+        }
+    }
+}
+
+/// One step into a JSON value.
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+fn at<'a>(value: &'a mut Value, path: &[PathStep]) -> Option<&'a mut Value> {
+    path.iter().try_fold(value, |v, step| match step {
+        PathStep::Key(key) => v.get_mut(key.as_str()),
+        PathStep::Index(i) => v.get_mut(*i),
+    })
+}
+
 /// Every boolean leaf of `value`, for flipping in place.
 fn collect_booleans<'a>(value: &'a mut Value, out: &mut Vec<&'a mut bool>) {
     match value {
@@ -304,6 +374,31 @@ fn collect_booleans<'a>(value: &'a mut Value, out: &mut Vec<&'a mut bool>) {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    #[test]
+    fn type_confused_answers_change_one_leaf_each() {
+        let pack = super::ApprovalResumePack {
+            answer: json!({"approved": true, "limit": 10, "note": "ok"}),
+            ..super::ApprovalResumePack::default()
+        };
+        assert_eq!(
+            pack.type_confused(),
+            [
+                json!({"approved": "true", "limit": 10, "note": "ok"}),
+                json!({"approved": 1, "limit": 10, "note": "ok"}),
+                json!({"approved": "yes", "limit": 10, "note": "ok"}),
+                json!({"approved": true, "limit": "10", "note": "ok"}),
+            ]
+        );
+        let strings_only = super::ApprovalResumePack {
+            answer: json!({"note": "ok"}),
+            ..super::ApprovalResumePack::default()
+        };
+        assert!(strings_only.type_confused().is_empty());
+        assert!(strings_only
+            .underivable("approval/type-confused-answer")
+            .is_some());
+    }
 
     use super::*;
 

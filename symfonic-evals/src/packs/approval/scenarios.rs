@@ -9,7 +9,7 @@ use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
 use crate::packs::probes::Selection;
 use crate::runner::Session;
 use crate::scenario::{
-    Continuation, ErrorMatch, Forgery, QuestionSource, Scenario, Step, TokenSource,
+    Continuation, ErrorMatch, Expect, Forgery, QuestionSource, Scenario, Step, TokenSource,
 };
 
 /// The name of the seed scenario, as the pack's contract gives it.
@@ -86,6 +86,7 @@ impl ApprovalResumePack {
             let given = match (probe.name, probe.needs) {
                 ("approval/deny-answer", _) => self.denial().is_some(),
                 ("approval/unfit-answer", _) => self.unfit().is_some(),
+                ("approval/type-confused-answer", _) => !self.type_confused().is_empty(),
                 (_, None) => true,
                 (_, Some("gated_tool")) => self.gated_tool.is_some(),
                 (_, Some(_)) => false,
@@ -99,7 +100,9 @@ impl ApprovalResumePack {
 
     fn probe(&self, name: &'static str) -> Scenario {
         let c = self.conversation.as_str();
-        let probe = |steps: Vec<Step>| Scenario::probe(name, steps, self.policy);
+        let probe = |steps: Vec<Step>| {
+            Scenario::probe(name, steps.into_iter().map(kept).collect(), self.policy)
+        };
         let [pause, resume, replay] = self.seed_steps(c);
         match name {
             "approval/restart-between-pause-and-resume" => {
@@ -228,6 +231,23 @@ impl ApprovalResumePack {
                     replay,
                 ])
             }
+            "approval/type-confused-answer" => {
+                // Each look-alike is refused and applies nothing. That a
+                // refused answer leaves the token unspent is the
+                // unfit-answer probe's to show.
+                let mut steps = vec![pause];
+                steps.extend(
+                    self.type_confused()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, form)| {
+                            Step::resume(format!("look-alike answer {}", i + 1), form, c)
+                                .expecting(ErrorMatch::any())
+                                .asserting([Assertion::ledger_moved(0, 0, 0)])
+                        }),
+                );
+                probe(steps)
+            }
             other => unreachable!("the approval pack has no probe {other}"),
         }
     }
@@ -296,7 +316,7 @@ impl Continuation for CrashInsideResume {
             crashed,
             self.pack.replay("replay after the crash", c),
         ] {
-            if session.run(&step).is_none() {
+            if session.run(&kept(step)).is_none() {
                 return;
             }
         }
@@ -339,7 +359,7 @@ impl Continuation for DenialWithholds {
             deny,
             pack.replay("replay", &denied),
         ] {
-            if session.run(&step).is_none() {
+            if session.run(&kept(step)).is_none() {
                 return;
             }
         }
@@ -349,6 +369,16 @@ impl Continuation for DenialWithholds {
                  effects could not be compared with it",
             );
         }
+    }
+}
+
+/// `step`, which also keeps every genuine token from the model when it
+/// returns a record: every step of every probe checks it, the seed stays
+/// as its contract fixes it.
+fn kept(step: Step) -> Step {
+    match step.expect {
+        Expect::Record => step.asserting([Assertion::TokenKeptFromModel]),
+        Expect::Error(_) => step,
     }
 }
 
@@ -397,7 +427,7 @@ impl Continuation for ForgedQuestion {
             );
         }
         for step in [self.pack.resume("resume", c), self.pack.replay("replay", c)] {
-            if session.run(&step).is_none() {
+            if session.run(&kept(step)).is_none() {
                 return;
             }
         }
