@@ -196,7 +196,10 @@ fn a_store_kept_in_a_static_survives_an_in_thread_restart_but_not_an_isolated_on
     let mut pack = common::approval_pack();
     pack.interaction_tool = "ask_user".into();
     // The fixture reads no answer; what this test watches is its store.
-    pack.skip_probes = vec!["approval/unfit-answer".into()];
+    pack.skip_probes = vec![
+        "approval/unfit-answer".into(),
+        "approval/type-confused-answer".into(),
+    ];
     let definition = common::approval(pack);
     let run = |isolation| {
         run_pack(
