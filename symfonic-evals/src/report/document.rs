@@ -34,6 +34,8 @@ pub(crate) fn verdict_name(run: &PackRun) -> &'static str {
 }
 
 fn scenario(run: &ScenarioRun) -> Value {
+    let mut stats = json!(run.stats());
+    stats["interval"] = json!("95% Wilson score interval on the per-trial pass rate");
     json!({
         "name": run.name,
         "kind": run.kind,
@@ -41,6 +43,7 @@ fn scenario(run: &ScenarioRun) -> Value {
         "trials_planned": run.planned_trials,
         "trials_required": run.required,
         "trials_passed": run.passes(),
+        "stats": stats,
         "trials": run.trials,
     })
 }

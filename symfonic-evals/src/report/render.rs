@@ -129,12 +129,13 @@ impl ScenarioRun {
     pub fn headline(&self) -> String {
         let status = if self.passed() { "pass" } else { "FAIL" };
         format!(
-            "[{status}] {} {} ({} of {} trial(s) passed, {} required)",
+            "[{status}] {} {} ({} of {} trial(s) passed, {} required; {})",
             scenario_kind(self.kind),
             self.name,
             self.passes(),
             self.planned_trials,
-            self.required
+            self.required,
+            self.stats().phrase()
         )
     }
 }

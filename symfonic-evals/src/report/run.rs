@@ -74,6 +74,15 @@ impl ScenarioRun {
     pub fn passed(&self) -> bool {
         self.passes() >= self.required as usize
     }
+
+    /// The trials as unbiased pass@k and pass^k estimates with 95%
+    /// intervals, `k` being the policy's required passes (see
+    /// [`TrialStats`](super::TrialStats)).
+    pub fn stats(&self) -> super::TrialStats {
+        let n = u32::try_from(self.trials.len()).unwrap_or(u32::MAX);
+        let c = u32::try_from(self.passes()).unwrap_or(u32::MAX);
+        super::TrialStats::new(n, c, self.required)
+    }
 }
 
 /// Everything one pack run produced.
