@@ -83,6 +83,9 @@ impl PackRun {
         if let Some(path) = &self.report_path {
             let _ = writeln!(out, "  report: {}", path.display());
         }
+        if let Some(link) = self.viewer_link() {
+            let _ = writeln!(out, "  viewer: {link}");
+        }
         if self.verdict == Verdict::Failed {
             let _ = writeln!(out, "  {}", crate::redact::how_to_see_values());
         }
