@@ -77,7 +77,7 @@ impl ScenarioRun {
 
     /// The trials as unbiased pass@k and pass^k estimates with 95%
     /// intervals, `k` being the policy's required passes (see
-    /// [`TrialStats`](super::TrialStats)).
+    /// [`TrialStats`](crate::TrialStats)).
     pub fn stats(&self) -> super::TrialStats {
         let n = u32::try_from(self.trials.len()).unwrap_or(u32::MAX);
         let c = u32::try_from(self.passes()).unwrap_or(u32::MAX);

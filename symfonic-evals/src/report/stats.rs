@@ -18,7 +18,13 @@ use serde::{Deserialize, Serialize};
 /// The z value of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
-/// A scenario's trials as estimates (see the [module](self) docs).
+/// A scenario's trials as estimates: with `n` trials run, `c` passed and
+/// `k` the policy's required passes, the unbiased pass@k = 1 - C(n-c, k) /
+/// C(n, k) (at least one of `k` trials drawn from the `n` passed) and
+/// pass^k = C(c, k) / C(n, k) (all `k` passed), as tau-bench and Inspect
+/// define them. The 95% intervals are the Wilson score interval on the
+/// per-trial pass rate `p`, carried through `p^k` and `1 - (1-p)^k`
+/// (trials assumed independent).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialStats {
     /// Trials that ran.

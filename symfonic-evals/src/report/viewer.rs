@@ -188,7 +188,7 @@ pre{margin:0;white-space:pre-wrap;word-break:break-word}\
 .step{margin-left:12px}.step.failed{background:#fff7f7}\
 .targeted{outline:3px solid #f0a000}\
 .first{background:#fff1c2;padding:1px 6px;border-radius:4px;font-weight:600}\
-.meta{color:#566}.badge{background:#e6ecff;color:#233a8a;border-radius:4px;padding:0 5px;font-size:11px}\
+.nw{white-space:nowrap}.meta{color:#566}.badge{background:#e6ecff;color:#233a8a;border-radius:4px;padding:0 5px;font-size:11px}\
 .only-failed .hide-ok{display:none}\
 #failure{background:#fff;border:2px solid #c62828;border-radius:6px;padding:8px 12px;margin:10px 0}\
 label.filter{display:inline-block;margin:8px 0;font-weight:600}\
@@ -768,7 +768,7 @@ fn index_page(entries: &mut [Entry]) -> String {
         let _ = write!(
             out,
             "<tr id=\"{run}\" class=\"{}\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{failure}</td></tr>",
+             <td>{}</td><td>{}</td><td class=\"nw\">{}</td><td class=\"nw\">{}</td><td>{failure}</td></tr>",
             if entry.verdict == "passed" {
                 "hide-ok"
             } else {
