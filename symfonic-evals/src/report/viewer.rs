@@ -945,6 +945,50 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_runs_all_end_up_in_the_index_and_no_temporary_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..16)
+            .map(|i| {
+                let dir = dir.path().to_owned();
+                std::thread::spawn(move || {
+                    let report = format!("run-{i}.json");
+                    std::fs::write(dir.join(page_name(&report)), "<html></html>").unwrap();
+                    let line = serde_json::json!({
+                        "name": format!("concurrent.run{i}"),
+                        "pack": "extension-tools",
+                        "verdict": if i % 2 == 0 { "passed" } else { "failed" },
+                        "report": report,
+                    });
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(dir.join(crate::report::INDEX_FILE))
+                        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+                        .unwrap();
+                    refresh_index(&dir).unwrap();
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let html = std::fs::read_to_string(dir.path().join(VIEWER_INDEX_FILE)).unwrap();
+        for i in 0..16 {
+            assert!(
+                html.contains(&format!("concurrent.run{i}<")),
+                "run {i} missing"
+            );
+        }
+        assert!(html.contains("16 run(s), 8 not passed"));
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
     fn dates_are_civil_utc() {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
