@@ -357,8 +357,10 @@ fn verdict_detail(out: &mut String, document: &Value) {
         }
         let _ = write!(out, "<h2>{heading}</h2><ul>");
         for item in items {
+            // A missing capability is recorded with its reason in words.
             let shown = item
                 .as_str()
+                .or_else(|| item.get("reason").and_then(Value::as_str))
                 .map_or_else(|| item.to_string(), str::to_owned);
             let _ = write!(out, "<li><code>{}</code></li>", esc(&shown));
         }
