@@ -46,8 +46,9 @@ pub use registry::{
     UncoveredCapabilities,
 };
 pub use report::{
-    report_dir, Failure, PackRun, ScenarioRun, Verdict, INDEX_FILE, REPORT_DIR_ENV,
-    REPORT_SCHEMA_VERSION,
+    build_viewer, refresh_index, report_dir, wilson_interval, Failure, PackRun, ScenarioRun,
+    TrialStats, Verdict, INDEX_FILE, PARTITION_ENV, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
+    VIEWER_INDEX_FILE,
 };
 pub use runner::{
     run_pack, run_scenario, run_scenario_with, AssertionRun, EffectsProbe, Isolation, RunOptions,

@@ -21,6 +21,7 @@ fn thread() -> RunOptions {
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"report: \S+", "report: [path]");
+    settings.add_filter(r"viewer: \S+\.html", "viewer: [path].html");
     settings
 }
 

@@ -170,6 +170,76 @@ fn assert_sealed(run: &PackRun) {
     let report = std::fs::read_to_string(path).unwrap();
     serde_json::from_str::<Value>(&report).expect("valid JSON");
     assert!(!report.contains(SECRET), "{report}");
+
+    // The run's viewer page and the directory's index, every byte.
+    let page = run.viewer_path().expect("a viewer page was written");
+    assert_no_secret_in(&std::fs::read(page).unwrap(), page);
+    let index = path.with_file_name(symfonic_evals::VIEWER_INDEX_FILE);
+    assert_no_secret_in(&std::fs::read(&index).unwrap(), &index);
+}
+
+/// Searches every byte of `bytes` for the secret and its distinctive part,
+/// case-insensitively.
+fn assert_no_secret_in(bytes: &[u8], path: &std::path::Path) {
+    let needles = [SECRET, "4111-1111-1111-1111", "SECRET-CARD"];
+    for needle in needles {
+        assert!(
+            !bytes
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes())),
+            "{} carries {needle}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn the_rebuilt_viewer_carries_no_secret() {
+    // A secret in every field the deployment controls: answer, model
+    // input, tool arguments and results, count names, attributes (echo);
+    // error messages (error); error kinds and codes (kind); panic messages
+    // (panic); a person's answer and pause (approval).
+    let runs = [
+        run("secrets.viewer_echo", &procedural_with_secret(), Leak::Echo),
+        run(
+            "secrets.viewer_error",
+            &procedural_with_secret(),
+            Leak::Error,
+        ),
+        run("secrets.viewer_kind", &procedural_with_secret(), Leak::Kind),
+        run(
+            "secrets.viewer_panic",
+            &procedural_with_secret(),
+            Leak::Panic,
+        ),
+        run("secrets.viewer_answer", &approval_with_secret(), Leak::Echo),
+    ];
+    for run in &runs {
+        assert!(!run.passed());
+        // The secret reached the report's source: the runs saw it.
+        assert!(run.viewer_path().is_some());
+    }
+    let dir = common::private_report_dir("secrets");
+    let out = dir.join("rebuilt");
+    let index = symfonic_evals::build_viewer(&[dir.to_path_buf()], &out).expect("rebuilt");
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        assert_no_secret_in(&std::fs::read(&path).unwrap(), &path);
+        pages += 1;
+    }
+    assert!(pages > runs.len(), "{pages} file(s) in {}", out.display());
+    let html = std::fs::read_to_string(index).unwrap();
+    for run in &runs {
+        assert!(html.contains(run.name()), "{} is listed", run.name());
+    }
+    // And the pages written beside the reports as the runs finished.
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "html") {
+            assert_no_secret_in(&std::fs::read(&path).unwrap(), &path);
+        }
+    }
 }
 
 #[test]

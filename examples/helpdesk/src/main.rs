@@ -107,11 +107,12 @@ fn scenario_lines(run: &PackRun) {
     for scenario in run.scenarios() {
         let mark = if scenario.passed() { "pass" } else { "FAIL" };
         println!(
-            "  [{mark}] {} ({} of {} trial(s) passed, {} required)",
+            "  [{mark}] {} ({} of {} trial(s) passed, {} required; {})",
             scenario.name,
             scenario.passes(),
             scenario.trials.len(),
-            scenario.required
+            scenario.required,
+            scenario.stats().phrase()
         );
     }
 }
@@ -347,6 +348,11 @@ fn main() -> ExitCode {
     match written {
         Ok(()) => println!("report: {}", path.display()),
         Err(error) => eprintln!("report not written: {error}"),
+    }
+    // Every run's evidence, page by page: open in any browser, no server.
+    match symfonic_evals::refresh_index(&report_dir()) {
+        Ok(index) => println!("viewer: {}", index.display()),
+        Err(error) => eprintln!("viewer not written: {error}"),
     }
     if tally.all_good() && conformance.passed() {
         ExitCode::SUCCESS

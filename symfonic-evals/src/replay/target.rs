@@ -33,7 +33,7 @@ pub enum TargetRefusal {
     EncodedDelimiter,
     /// Whitespace, a control byte, a fragment or a byte outside ASCII.
     IllegalByte,
-    /// Longer than [`MAX_TARGET_BYTES`].
+    /// Longer than the longest target accepted (8 KiB).
     TooLong,
 }
 

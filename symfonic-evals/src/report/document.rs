@@ -20,6 +20,33 @@ pub(crate) fn package() -> Option<String> {
         .filter(|p| !p.is_empty())
 }
 
+/// Names the CI partition a run belongs to (`2/4`, say) in its report, for a
+/// suite split over machines: nextest does not tell a test its partition,
+/// so the CI job that passes `--partition` sets this too.
+pub const PARTITION_ENV: &str = "SYMFONIC_EVALS_PARTITION";
+
+/// This machine's name, from `HOSTNAME` or the system's record of it.
+fn host_name() -> Option<String> {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+}
+
+/// Where the run ran, as plain metadata: the host, the partition
+/// ([`PARTITION_ENV`]) and nextest's run id and profile when nextest ran it.
+pub(crate) fn machine() -> Value {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    json!({
+        "host": host_name(),
+        "partition": var(PARTITION_ENV),
+        "nextest_run_id": var("NEXTEST_RUN_ID"),
+        "nextest_profile": var("NEXTEST_PROFILE"),
+    })
+}
+
 /// The verdict's name in reports: accepted not-applicable is a verdict of
 /// its own, never a pass.
 pub(crate) fn verdict_name(run: &PackRun) -> &'static str {
@@ -34,6 +61,8 @@ pub(crate) fn verdict_name(run: &PackRun) -> &'static str {
 }
 
 fn scenario(run: &ScenarioRun) -> Value {
+    let mut stats = json!(run.stats());
+    stats["interval"] = json!("95% Wilson score interval on the per-trial pass rate");
     json!({
         "name": run.name,
         "kind": run.kind,
@@ -41,6 +70,7 @@ fn scenario(run: &ScenarioRun) -> Value {
         "trials_planned": run.planned_trials,
         "trials_required": run.required,
         "trials_passed": run.passes(),
+        "stats": stats,
         "trials": run.trials,
     })
 }
@@ -63,6 +93,7 @@ pub(crate) fn document(run: &PackRun) -> Value {
         "verdict": verdict_name(run),
         "scenarios": run.scenarios().iter().map(scenario).collect::<Vec<_>>(),
         "probes_not_run": run.probes_not_run(),
+        "machine": machine(),
     });
     match run.verdict() {
         Verdict::NotApplicable(missing) => report["missing"] = json!(missing),

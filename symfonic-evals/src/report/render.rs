@@ -83,6 +83,9 @@ impl PackRun {
         if let Some(path) = &self.report_path {
             let _ = writeln!(out, "  report: {}", path.display());
         }
+        if let Some(link) = self.viewer_link() {
+            let _ = writeln!(out, "  viewer: {link}");
+        }
         if self.verdict == Verdict::Failed {
             let _ = writeln!(out, "  {}", crate::redact::how_to_see_values());
         }
@@ -129,12 +132,13 @@ impl ScenarioRun {
     pub fn headline(&self) -> String {
         let status = if self.passed() { "pass" } else { "FAIL" };
         format!(
-            "[{status}] {} {} ({} of {} trial(s) passed, {} required)",
+            "[{status}] {} {} ({} of {} trial(s) passed, {} required; {})",
             scenario_kind(self.kind),
             self.name,
             self.passes(),
             self.planned_trials,
-            self.required
+            self.required,
+            self.stats().phrase()
         )
     }
 }

@@ -74,6 +74,15 @@ impl ScenarioRun {
     pub fn passed(&self) -> bool {
         self.passes() >= self.required as usize
     }
+
+    /// The trials as unbiased pass@k and pass^k estimates with 95%
+    /// intervals, `k` being the policy's required passes (see
+    /// [`TrialStats`](crate::TrialStats)).
+    pub fn stats(&self) -> super::TrialStats {
+        let n = u32::try_from(self.trials.len()).unwrap_or(u32::MAX);
+        let c = u32::try_from(self.passes()).unwrap_or(u32::MAX);
+        super::TrialStats::new(n, c, self.required)
+    }
 }
 
 /// Everything one pack run produced.
@@ -92,6 +101,9 @@ pub struct PackRun {
     pub(crate) started: SystemTime,
     pub(crate) duration: Duration,
     pub(crate) report_path: Option<PathBuf>,
+    /// The run's page in the evidence viewer, if it could be written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) viewer_path: Option<PathBuf>,
     /// Made in a child serving another run (see
     /// [`served_elsewhere`](Self::served_elsewhere)).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -113,6 +125,7 @@ impl PackRun {
             started: SystemTime::now(),
             duration: Duration::ZERO,
             report_path: None,
+            viewer_path: None,
             elsewhere: true,
         }
     }
@@ -213,6 +226,27 @@ impl PackRun {
     /// Where the JSON report was written, if it could be.
     pub fn report_path(&self) -> Option<&Path> {
         self.report_path.as_deref()
+    }
+
+    /// The run's page in the evidence viewer (beside the JSON report, with
+    /// the directory's `index.html`), if it could be written.
+    pub fn viewer_path(&self) -> Option<&Path> {
+        self.viewer_path.as_deref()
+    }
+
+    /// Where the first failure is shown in the evidence viewer: the run's
+    /// page and the anchor of the failing step (`page.html#anchor`).
+    pub fn viewer_link(&self) -> Option<String> {
+        let page = self.viewer_path.as_deref()?;
+        let link = match self.first_failure() {
+            Some(f) => format!(
+                "{}#{}",
+                page.display(),
+                super::viewer::step_anchor(&f.scenario, u64::from(f.trial), f.step as u64)
+            ),
+            None => page.display().to_string(),
+        };
+        Some(link)
     }
 
     /// The first failed assertion or broken step, across scenarios and

@@ -51,22 +51,26 @@ fn file_name(run_name: &str) -> String {
     format!("{safe}.json")
 }
 
-/// Writes the report and returns its path; `None` when it could not be
-/// written (a report is evidence about the run, never a reason to fail it),
-/// after saying so on stderr with the path and the I/O error only.
-pub(crate) fn write_report(run: &PackRun) -> Option<PathBuf> {
+/// Writes the report, its line in the index and its viewer page (then the
+/// viewer's index), and returns the report's path and the page's; `None`
+/// for what could not be written (a report is evidence about the run, never
+/// a reason to fail it), after saying so on stderr with the path and the
+/// I/O error only.
+pub(crate) fn write_report(run: &PackRun) -> (Option<PathBuf>, Option<PathBuf>) {
     let path = report_dir().join(file_name(&run.name));
-    match try_write(run, &path) {
+    let document = super::document::document(run);
+    match try_write(&document, &run.name, &path) {
         Ok(()) => {
-            append_to_index(run, &path);
-            Some(path)
+            append_to_index(run, &document, &path);
+            let page = super::viewer::write_after_report(&document, &path);
+            (Some(path), page)
         }
         Err(error) => {
             eprintln!(
                 "symfonic-evals: report {} not written: {error}",
                 path.display()
             );
-            None
+            (None, None)
         }
     }
 }
@@ -76,14 +80,14 @@ pub const INDEX_FILE: &str = "index.jsonl";
 
 /// Appends one line for `run` to the report directory's index: which binary
 /// (so the runs of one build can be told from an earlier build's), the
-/// report's file, the pack, the verdict, when and how long. Appends of one
+/// report's file, the pack, the verdict, when and how long, on which
+/// machine, and the viewer anchor of its first failure. Appends of one
 /// short line are atomic, so concurrent test binaries interleave whole
 /// lines.
-fn append_to_index(run: &PackRun, report: &Path) {
+fn append_to_index(run: &PackRun, document: &serde_json::Value, report: &Path) {
     let binary = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()));
-    let document = super::document::document(run);
     let line = serde_json::json!({
         "binary": binary,
         "package": document["package"],
@@ -94,6 +98,8 @@ fn append_to_index(run: &PackRun, report: &Path) {
         "started_unix_ms": document["started_unix_ms"],
         "duration_us": document["duration_us"],
         "report": report.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "machine": document["machine"],
+        "first_failure": super::viewer::first_failure_anchor(document),
     });
     let mut bytes = line.to_string().into_bytes();
     bytes.push(b'\n');
@@ -107,17 +113,17 @@ fn append_to_index(run: &PackRun, report: &Path) {
     }
 }
 
-fn try_write(run: &PackRun, path: &Path) -> std::io::Result<()> {
+fn try_write(document: &serde_json::Value, name: &str, path: &Path) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let temp = dir.join(format!(
         ".{}.{}.{}.tmp",
-        file_name(&run.name),
+        file_name(name),
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let json = serde_json::to_vec_pretty(&super::document::document(run))?;
+    let json = serde_json::to_vec_pretty(document)?;
     let written = std::fs::File::create(&temp)
         .and_then(|mut file| {
             file.write_all(&json)?;

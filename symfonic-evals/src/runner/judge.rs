@@ -272,6 +272,7 @@ mod tests {
             started: SystemTime::now(),
             duration: Duration::ZERO,
             report_path: None,
+            viewer_path: None,
             elsewhere: false,
         };
         let rendered = run.render();

@@ -89,6 +89,7 @@ where
         started: SystemTime::now(),
         duration: Duration::ZERO,
         report_path: None,
+        viewer_path: None,
         elsewhere: false,
     };
     let policy = definition.policy().overridden_by_env();
@@ -157,7 +158,7 @@ where
         }
     };
     run.duration = began.elapsed();
-    run.report_path = crate::report::write_report(&run);
+    (run.report_path, run.viewer_path) = crate::report::write_report(&run);
     record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
     run
 }

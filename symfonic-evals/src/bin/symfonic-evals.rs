@@ -1,0 +1,68 @@
+//! `symfonic-evals`: the harness's command line.
+//!
+//! ```text
+//! symfonic-evals view [--out DIR] [DIR...]
+//! ```
+//!
+//! `view` rebuilds the evidence viewer (a self-contained `index.html` and a
+//! page per pack run, no server or network needed) from the JSON reports in
+//! each `DIR` (default: the report directory, `$SYMFONIC_EVALS_REPORT_DIR`
+//! or `target/symfonic-evals`), and prints the path of its `index.html`.
+//! Several directories (one per CI machine of a partitioned suite) give one
+//! viewer, each run showing the machine and partition it ran on. The viewer
+//! goes to `--out`, else to the directory itself when there is one, else to
+//! `merged/` in the first.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: symfonic-evals view [--out DIR] [DIR...]";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("view") => {}
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    }
+    let mut out = None;
+    let mut dirs = Vec::new();
+    while let Some(arg) = args.next() {
+        if arg == "--out" {
+            let Some(dir) = args.next() else {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            };
+            out = Some(PathBuf::from(dir));
+        } else if arg.starts_with('-') {
+            eprintln!("unknown option {arg}\n{USAGE}");
+            return ExitCode::from(2);
+        } else {
+            dirs.push(PathBuf::from(arg));
+        }
+    }
+    if dirs.is_empty() {
+        dirs.push(symfonic_evals::report_dir());
+    }
+    let out = out.unwrap_or_else(|| match dirs.as_slice() {
+        [one] => one.clone(),
+        [first, ..] => first.join("merged"),
+        [] => unreachable!("a directory was added above"),
+    });
+    match symfonic_evals::build_viewer(&dirs, &out) {
+        Ok(index) => {
+            println!("{}", index.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("symfonic-evals view: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
