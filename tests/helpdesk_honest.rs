@@ -1,12 +1,15 @@
 //! Every honest variant of the help desk passes every pack it is meant
 //! for, with the pack's default arguments (the seed scenario and every
-//! probe), and each one visibly is what it says. A failure names the
+//! probe): the Rust desk in process, and the Python desk over the process
+//! protocol with the restarts real process restarts. A failure names the
 //! desk, the variant, the pack, the scenario, the step and the assertion;
 //! every failure of every variant is listed before the test fails, so one
 //! run shows them all.
 
-use helpdesk::honest::{complaints, run_rust};
-use helpdesk::Variant;
+use helpdesk::honest::{complaints, run_python, run_rust};
+use helpdesk::{Helpdesk, Variant};
+use serde_json::{json, Value};
+use symfonic_evals::{PromptRequest, ResumeRequest, Target, TargetContext, TurnRecord};
 
 #[test]
 fn every_rust_variant_passes_every_pack_it_is_meant_for() {
@@ -19,13 +22,48 @@ fn every_rust_variant_passes_every_pack_it_is_meant_for() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
+#[cfg(unix)]
+#[test]
+fn every_python_variant_passes_every_pack_it_is_meant_for_over_the_protocol() {
+    let mut failed = Vec::new();
+    for &variant in Variant::ALL {
+        for &pack in variant.python_packs() {
+            failed.extend(complaints(
+                "helpdesk-py",
+                variant,
+                &run_python(variant, pack),
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// The Python desk offers exactly the variants the list says it has, under
+/// the same names, so one list declares both desks' variants.
+#[cfg(unix)]
+#[test]
+fn the_python_desk_has_exactly_the_listed_variants() {
+    let out = std::process::Command::new("python3")
+        .arg(helpdesk::python::desk_dir().join("helpdesk.py"))
+        .arg("--list-variants")
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{out:?}");
+    let offered: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let listed: std::collections::BTreeSet<String> = Variant::ALL
+        .iter()
+        .filter(|v| !v.python_packs().is_empty())
+        .map(|v| v.name().to_owned())
+        .collect();
+    assert_eq!(offered, listed);
+}
+
 // A variant whose switch did nothing would pass every pack as the
 // reference does, and prove nothing: each variant's shape must show in
 // what its desk does.
-
-use helpdesk::Helpdesk;
-use serde_json::{json, Value};
-use symfonic_evals::{PromptRequest, ResumeRequest, Target, TargetContext, TurnRecord};
 
 fn turn(desk: &mut dyn Target, prompt: &str) -> TurnRecord {
     desk.run_turn(&PromptRequest::new("shape", prompt))
@@ -124,6 +162,31 @@ fn every_rust_variant_is_switched_on() {
                 ("detail", json!("summary")),
             ),
             helpdesk::store::effects_in_store,
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn every_python_variant_is_switched_on() {
+    for &variant in Variant::ALL {
+        if variant.python_packs().is_empty() {
+            continue;
+        }
+        let ctx = TargetContext::fresh(0).expect("context");
+        let mut desk =
+            helpdesk::python::start(&ctx, &helpdesk::python::variant_spec(variant.name()));
+        shows_its_shape(
+            variant,
+            &mut desk,
+            &ctx,
+            (
+                "escalate ticket 7 to a supervisor",
+                "what is the weather in Lisbon",
+                "weather_lookup",
+                ("units", json!("metric")),
+            ),
+            helpdesk::python::effects,
         );
     }
 }
