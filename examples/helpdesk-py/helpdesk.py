@@ -315,7 +315,9 @@ class HelpDesk(Deployment):
             return Outcome(call.name, "failed")
         record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, detail))
         if not self.has("result-hidden-from-model"):
-            transcript.append(f"tool {call.name} -> {json.dumps(detail, ensure_ascii=False)}")
+            # json.dumps's default escapes every character outside ASCII.
+            ascii_only = self.is_variant("ascii-escaped-results")
+            transcript.append(f"tool {call.name} -> {json.dumps(detail, ensure_ascii=ascii_only)}")
         return Outcome(call.name, "succeeded", detail)
 
     def _bridge(self, call: ToolRequest, turn: Turn) -> Tuple[str, Any]:
@@ -399,7 +401,11 @@ class HelpDesk(Deployment):
                 raise ToolError("forecast service unavailable (503)")
             if city not in FORECASTS:
                 raise ToolError("no forecast for that city")
-            return {"city": city, "forecast": FORECASTS[city]}
+            forecast = FORECASTS[city]
+            if self.is_variant("ascii-escaped-results"):
+                # This service writes its unit with the degree sign.
+                forecast = forecast.replace(" C", " \u00b0C")
+            return {"city": city, "forecast": forecast}
 
         return self._witnessed("weather_lookup", arguments, turn, run)
 

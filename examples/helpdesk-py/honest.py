@@ -24,6 +24,7 @@ VARIANTS = {
     "outbox-as-json-lines": "effects are recorded as JSON lines in a file, not as table rows",
     "defaulted-tool-argument": "the weather lookup carries units=metric, the body's default",
     "extra-system-message": "the model input carries a second system message",
+    "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",
 }
 
 TONE = "system: write plainly; never guess a forecast"

@@ -102,6 +102,11 @@ variants! {
          the recall block.",
         for [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce],
         python [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce];
+    AsciiEscapedResults = "ascii-escaped-results",
+        "Tool results reach the model as Python's `json.dumps` writes them by default, every \
+         character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
+         sign (the Rust desk's serializer keeps non-ASCII as it is, so it has no such shape).",
+        for [], python [ExtensionTool];
 }
 
 impl Variant {
@@ -225,7 +230,9 @@ mod tests {
     fn names_are_unique_and_every_variant_is_meant_for_a_pack() {
         let names: std::collections::BTreeSet<_> = Variant::ALL.iter().map(|v| v.name()).collect();
         assert_eq!(names.len(), Variant::ALL.len());
-        assert!(Variant::ALL.iter().all(|v| !v.packs().is_empty()));
+        assert!(Variant::ALL
+            .iter()
+            .all(|v| !v.packs().is_empty() || !v.python_packs().is_empty()));
     }
 
     #[test]
