@@ -16,7 +16,8 @@ harness's effect oracle counts.
 
 ``--twin NAME`` starts a deliberately broken variant (see ``TWINS``), which
 the packs must catch; each switch sits on the line where its flaw lives
-(search for ``self.has(``).
+(search for ``self.has(``). ``--variant NAME`` starts an honest variant (see
+``honest.py``), a correct configuration every pack must pass.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ import json
 import os
 import secrets
 import sys
+import uuid
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
+from honest import TONE, VARIANTS, JsonLinesOutbox, Signer  # noqa: E402
 from model import INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
@@ -116,11 +119,20 @@ def _null_lookup(mapping: Dict[str, Any], segment: str) -> Any:
 class HelpDesk(Deployment):
     """The deployment; ``twin`` names a broken variant or is ``None``."""
 
-    def __init__(self, durable_dir: str, twin: Optional[str] = None, model: Optional[ScriptedModel] = None) -> None:
+    def __init__(
+        self,
+        durable_dir: str,
+        twin: Optional[str] = None,
+        model: Optional[ScriptedModel] = None,
+        variant: Optional[str] = None,
+    ) -> None:
         super().__init__(durable_dir)
         self.store = Store(durable_dir)
         self.twin = twin
-        self.model = model or ScriptedModel()
+        self.variant = variant
+        self.model = model or ScriptedModel(variant)
+        self._signer = Signer(durable_dir) if self.is_variant("jwt-pause-tokens") else None
+        self._outbox = JsonLinesOutbox(durable_dir) if self.is_variant("outbox-as-json-lines") else None
         self._spent_in_memory: Set[str] = set()
         # This start of the desk, alive while it is: claims name it.
         self._run = RunLease(durable_dir)
@@ -134,10 +146,20 @@ class HelpDesk(Deployment):
         }
         if not self.has("extension-unbound"):
             self._bodies["weather_lookup"] = self._weather_lookup
+        if self.is_variant("looks-up-before-acting"):
+            self._bodies["lookup_ticket"] = self._lookup_ticket
 
     def has(self, twin: str) -> bool:
         """Whether this desk is the named broken twin."""
         return self.twin == twin
+
+    def is_variant(self, variant: str) -> bool:
+        """Whether this desk runs in the named honest configuration."""
+        return self.variant == variant
+
+    def _system(self) -> List[str]:
+        """The system messages the model input opens with."""
+        return [SYSTEM, TONE] if self.is_variant("extra-system-message") else [SYSTEM]
 
     def capabilities(self) -> Capabilities:
         return (
@@ -193,6 +215,8 @@ class HelpDesk(Deployment):
         if self.has("call-ids-per-turn"):
             self._calls_this_turn += 1
             return f"call-{self._calls_this_turn}"
+        if self.is_variant("random-call-ids"):
+            return f"call_{uuid.uuid4()}"
         return f"call-{self.store.next_call_number()}"
 
     # -- turns ---------------------------------------------------------------
@@ -232,7 +256,7 @@ class HelpDesk(Deployment):
 
     def _user_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
         recall = "".join(f"\n- {text}" for text in self._recall())
-        transcript = [SYSTEM, f"recall:{recall}", f"user: {request.prompt}"]
+        transcript = [*self._system(), f"recall:{recall}", f"user: {request.prompt}"]
         plan = self.model.plan(request.prompt, "\n".join(transcript))
         record = TurnRecord()
         outcomes: List[Outcome] = []
@@ -292,7 +316,9 @@ class HelpDesk(Deployment):
             return Outcome(call.name, "failed")
         record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, detail))
         if not self.has("result-hidden-from-model"):
-            transcript.append(f"tool {call.name} -> {json.dumps(detail, ensure_ascii=False)}")
+            # json.dumps's default escapes every character outside ASCII.
+            ascii_only = self.is_variant("ascii-escaped-results")
+            transcript.append(f"tool {call.name} -> {json.dumps(detail, ensure_ascii=ascii_only)}")
         return Outcome(call.name, "succeeded", detail)
 
     def _bridge(self, call: ToolRequest, turn: Turn) -> Tuple[str, Any]:
@@ -329,7 +355,10 @@ class HelpDesk(Deployment):
                 raise ToolError("a refund needs an order number")
             applied = turn.ledger_apply(f"refund:{order}")
             if self._keeps_row(applied) and not self.has("ledger-without-effect"):
-                self.store.record_refund(order)
+                if self._outbox is not None:
+                    self._outbox.record(f"refund:{order}", {"refunded": order})
+                else:
+                    self.store.record_refund(order)
             return {"refunded": order}
 
         return self._witnessed("issue_refund", arguments, turn, run)
@@ -349,19 +378,35 @@ class HelpDesk(Deployment):
             if self.has("key-per-process"):
                 key = f"{key}@{self._run.id}"
             if self._keeps_row(turn.ledger_apply(key)):
-                self.store.record_escalation(ticket)
+                if self._outbox is not None:
+                    self._outbox.record(f"escalate:{ticket}", {"escalated": ticket})
+                else:
+                    self.store.record_escalation(ticket)
             return {"escalated": ticket}
 
         return self._witnessed("escalate_ticket", arguments, turn, run)
 
+    def _lookup_ticket(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        """Reads a ticket; no side effect."""
+        ticket = arguments.get("ticket")
+        if not isinstance(ticket, int):
+            raise ToolError("a lookup needs a ticket number")
+        return {"ticket": ticket, "status": "open"}
+
     def _weather_lookup(self, arguments: Dict[str, Any], turn: Turn) -> Any:
         def run() -> Any:
+            if arguments.get("units", "metric") not in ("metric", "imperial"):
+                raise ToolError("units are metric or imperial")
             city = arguments.get("city", HOME_CITY)
             if self.has("upstream-error-as-success"):
                 raise ToolError("forecast service unavailable (503)")
             if city not in FORECASTS:
                 raise ToolError("no forecast for that city")
-            return {"city": city, "forecast": FORECASTS[city]}
+            forecast = FORECASTS[city]
+            if self.is_variant("ascii-escaped-results"):
+                # This service writes its unit with the degree sign.
+                forecast = forecast.replace(" C", " \u00b0C")
+            return {"city": city, "forecast": forecast}
 
         return self._witnessed("weather_lookup", arguments, turn, run)
 
@@ -379,8 +424,12 @@ class HelpDesk(Deployment):
         """Parks the interaction's call and pauses; the checkpoint holds the
         calls the plan makes after the answer."""
         call_id = self._call_id()
-        token = secrets.token_urlsafe(16)
         question_id = f"q-{secrets.token_hex(8)}"
+        if self._signer is not None:
+            claims = {"sub": request.conversation, "qid": question_id, "jti": secrets.token_hex(16)}
+            token = self._signer.issue(claims)
+        else:
+            token = secrets.token_urlsafe(16)
         if self.has("pending-as-success"):
             record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, {"asked": True}))
         else:
@@ -452,6 +501,9 @@ class HelpDesk(Deployment):
 
     def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
         self._calls_this_turn = 0
+        if self._signer is not None and self._signer.verify(request.token) is None:
+            # A signed token is verified before anything is looked up by it.
+            raise TurnFailure("UnknownPauseToken", "no pause was issued with this token", code="pause.unknown")
         if self.has("token-unchecked"):
             pause = self.store.latest_pause(request.conversation)
         else:
@@ -483,7 +535,8 @@ class HelpDesk(Deployment):
         later = checkpoint.get("next") if isinstance(checkpoint, dict) else None
         continued = isinstance(later, list)
         recall = "".join(f"\n- {text}" for text in self._recall())
-        transcript = [SYSTEM, f"recall:{recall}", f"resume: {pause.interaction} answered {json.dumps(request.answer)}"]
+        answered = f"resume: {pause.interaction} answered {json.dumps(request.answer)}"
+        transcript = [*self._system(), f"recall:{recall}", answered]
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, request.answer)])
         outcomes: List[Outcome] = []
         if continued and approved:
@@ -519,6 +572,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     prints their names."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--twin", choices=sorted(TWINS))
+    parser.add_argument("--variant", choices=sorted(VARIANTS))
+    parser.add_argument("--list-variants", action="store_true")
     # ``--model openai``: plans and replies by a model through the official
     # OpenAI SDK (openai_desk.py), pointed at the harness's model endpoint.
     parser.add_argument("--model", choices=["scripted", "openai"], default="scripted")
@@ -527,11 +582,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if known.list_twins:
         print("\n".join(sorted(TWINS)))
         return 0
+    if known.list_variants:
+        print("\n".join(sorted(VARIANTS)))
+        return 0
     if known.model == "openai":
         from openai_desk import OpenAIModel
 
         return serve(lambda durable_dir: HelpDesk(durable_dir, known.twin, model=OpenAIModel()), argv=argv)
-    return serve(lambda durable_dir: HelpDesk(durable_dir, known.twin), argv=argv)
+    return serve(lambda durable_dir: HelpDesk(durable_dir, known.twin, variant=known.variant), argv=argv)
 
 
 if __name__ == "__main__":

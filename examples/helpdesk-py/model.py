@@ -57,7 +57,11 @@ class Outcome:
 
 
 class ScriptedModel:
-    """Reads the prompt; never guesses."""
+    """Reads the prompt; never guesses. ``variant`` names the honest
+    variant whose habits it has (see ``honest.py``), or is ``None``."""
+
+    def __init__(self, variant: Optional[str] = None) -> None:
+        self.variant = variant
 
     def plan(self, prompt: str, model_input: str) -> Plan:
         """The lesson and calls for a user's prompt."""
@@ -67,14 +71,21 @@ class ScriptedModel:
             return Plan(calls=[ToolRequest("issue_refund", {"order": int(match["order"])})])
         if (match := _ESCALATE.search(prompt)) is not None:
             ticket = int(match["ticket"])
+            # Some desks read the ticket before asking about it.
+            looked_up = [ToolRequest("lookup_ticket", {"ticket": ticket})]
             return Plan(
-                calls=[
+                calls=(looked_up if self.variant == "looks-up-before-acting" else [])
+                + [
                     ToolRequest(INTERACTION, {"question": f"may I escalate ticket {ticket}?"}),
                     ToolRequest("escalate_ticket", {"ticket": ticket}),
                 ]
             )
         if (match := _WEATHER.search(prompt)) is not None:
-            return Plan(calls=[ToolRequest("weather_lookup", {"city": match["city"]})])
+            arguments: Dict[str, Any] = {"city": match["city"]}
+            if self.variant == "defaulted-tool-argument":
+                # The body's default, spelled out as some models do.
+                arguments["units"] = "metric"
+            return Plan(calls=[ToolRequest("weather_lookup", arguments)])
         return Plan()
 
     def reply(self, plan: Plan, outcomes: List[Outcome], model_input: str) -> str:

@@ -36,7 +36,11 @@ pub trait Extension {
 
 /// Parcel tracking through the shop's carriers.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ShippingExtension;
+pub struct ShippingExtension {
+    /// Whether the manifest declares `detail` (`"summary"` by default,
+    /// `"full"` adds the last scan): the `DefaultedToolArgument` variant's.
+    pub defaulted_detail: bool,
+}
 
 /// The tool the shipping extension contributes.
 pub const TRACK_SHIPMENT: &str = "track_shipment";
@@ -46,12 +50,18 @@ const TRACKING: Declared = Declared {
     arguments: &["order", "include_eta"],
 };
 
+/// The manifest's schema with the defaulted `detail` argument.
+const TRACKING_WITH_DETAIL: Declared = Declared {
+    name: TRACK_SHIPMENT,
+    arguments: &["order", "include_eta", "detail"],
+};
+
 /// The first manifest's schema, before `include_eta` existed.
 const TRACKING_V1: &[&str] = &["order"];
 
 impl Extension for ShippingExtension {
     fn manifest(&self) -> Vec<Declared> {
-        vec![TRACKING]
+        vec![self.tracking()]
     }
 
     fn bind(&self, catalog: &mut ToolCatalog, flaw: Option<Flaw>) {
@@ -63,7 +73,7 @@ impl Extension for ShippingExtension {
         let forwards = if flaw == Some(Flaw::BridgeDropsArguments) {
             TRACKING_V1
         } else {
-            TRACKING.arguments
+            self.tracking().arguments
         };
         catalog.register(Box::new(Bridge {
             body: TrackShipment { feed },
@@ -71,6 +81,16 @@ impl Extension for ShippingExtension {
             // Serves the timetable's estimate when the live feed fails.
             falls_back: flaw == Some(Flaw::UpstreamErrorReportedAsSuccess),
         }));
+    }
+}
+
+impl ShippingExtension {
+    fn tracking(self) -> Declared {
+        if self.defaulted_detail {
+            TRACKING_WITH_DETAIL
+        } else {
+            TRACKING
+        }
     }
 }
 
@@ -137,7 +157,21 @@ impl TrackShipment {
             .get("include_eta")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        Ok(result(order, self.feed.track(order)?, include_eta))
+        let full = match arguments.get("detail").map(Value::as_str) {
+            None | Some(Some("summary")) => false,
+            Some(Some("full")) => true,
+            Some(_) => {
+                return Err(ToolFailure::new(
+                    "bad_arguments",
+                    "`detail` must be \"summary\" or \"full\"",
+                ))
+            }
+        };
+        let mut tracked = result(order, self.feed.track(order)?, include_eta);
+        if full {
+            tracked["last_scan"] = json!("regional depot");
+        }
+        Ok(tracked)
     }
 }
 

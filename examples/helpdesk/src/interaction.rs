@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use symfonic_evals::{ResumeRequest, ToolCall, TurnError};
 
+use crate::honest::jwt::Signer;
 use crate::store::runs::RunLease;
 use crate::store::{store_error, Store, TokenRow};
 use crate::twins::Flaw;
@@ -97,6 +98,9 @@ pub struct Pauses {
     /// This opening of the desk, alive while the desk is: claims name it,
     /// so a retry can tell a claim left by a crash from a live one.
     run: RunLease,
+    /// Signs the tokens it issues, and verifies the ones it is handed, when
+    /// it is the `JwtPauseTokens` variant's.
+    signer: Option<Signer>,
 }
 
 /// A fresh, unguessable-in-practice token. Seeded from the standard
@@ -158,6 +162,27 @@ impl Pauses {
             flaw,
             memory: Mutex::new(Volatile::default()),
             run,
+            signer: None,
+        }
+    }
+
+    /// Issues signed tokens (JWTs) and redeems only tokens `signer` signed.
+    #[must_use]
+    pub fn signing(mut self, signer: Signer) -> Self {
+        self.signer = Some(signer);
+        self
+    }
+
+    /// A fresh token for a pause of `conversation` on question `question_id`.
+    fn token_for(&self, conversation: &str, question_id: &str) -> String {
+        match &self.signer {
+            Some(signer) => signer.issue(&serde_json::json!({
+                "sub": conversation,
+                "qid": question_id,
+                "jti": fresh_token(),
+                "iat": SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            })),
+            None => fresh_token(),
         }
     }
 
@@ -231,7 +256,7 @@ impl Pauses {
                 token
             }
             None => {
-                let token = fresh_token();
+                let token = self.token_for(conversation, &row.question_id);
                 self.store.issue_token(&token, &row).map_err(store_error)?;
                 token
             }
@@ -252,6 +277,11 @@ impl Pauses {
     /// The token row a redemption names: the token issued to this
     /// conversation, or a refusal.
     fn find(&self, request: &ResumeRequest) -> Result<(String, TokenRow), TurnError> {
+        let unknown = || TurnError::new(UNKNOWN, "no pause was issued under this token");
+        // A signed token is verified before anything is looked up by it.
+        if let Some(signer) = &self.signer {
+            signer.verify(&request.token).ok_or_else(unknown)?;
+        }
         let found = if self.has(Flaw::TokenNeverChecked) {
             self.store.latest_token(&request.conversation)
         } else {
@@ -263,7 +293,7 @@ impl Pauses {
         let any_conversation = self.has(Flaw::TokenRedeemsAnyConversation);
         found
             .filter(|(_, row)| any_conversation || row.conversation == request.conversation)
-            .ok_or_else(|| TurnError::new(UNKNOWN, "no pause was issued under this token"))
+            .ok_or_else(unknown)
     }
 
     /// Claims `token` for this redemption's continuation: granted to

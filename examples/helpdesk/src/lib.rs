@@ -15,6 +15,8 @@
 //!   question ids;
 //! - [`deployment`]: the agent loop and the `Target` implementation;
 //! - [`twins`]: the flaws, one switch each;
+//! - [`honest`]: the honest variants, correct configurations every pack
+//!   they are meant for must pass;
 //! - [`packs`]: the pack arguments this desk is evaluated with, and its run
 //!   options;
 //! - [`python`]: the same desk in Python, judged over the process protocol;
@@ -26,6 +28,7 @@
 pub mod deployment;
 pub mod extension;
 pub mod gate;
+pub mod honest;
 pub mod interaction;
 pub mod memory;
 pub mod model;
@@ -39,4 +42,5 @@ pub mod twins;
 pub mod upstream;
 
 pub use deployment::{Helpdesk, OpenError};
+pub use honest::Variant;
 pub use twins::{Catch, Flaw, Pack};

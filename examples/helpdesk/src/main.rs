@@ -9,12 +9,13 @@
 //! A deployment that could not be built and a pack whose arguments are
 //! invalid are reported as such, never as a pass or an escape. Exits
 //! non-zero unless every reference passes and every twin is caught where it
-//! must be.
+//! must be, and every honest variant (a correct but unusual configuration
+//! of either desk) passes every pack it is meant for.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use helpdesk::{packs, python, Catch, Flaw, Helpdesk, Pack};
+use helpdesk::{honest, packs, python, Catch, Flaw, Helpdesk, Pack, Variant};
 use serde_json::{json, Value};
 use symfonic_evals::{
     report_dir, run_pack, PackDefinition, PackRun, RunOptions, Target, TargetContext, Verdict,
@@ -87,6 +88,8 @@ struct Expected {
 struct Tally {
     references: Vec<(String, Outcome)>,
     twins: Vec<(String, Outcome)>,
+    /// Per honest variant: its name, and every way it was failed.
+    honest: Vec<(Variant, Vec<String>)>,
     summary: Vec<Value>,
 }
 
@@ -254,6 +257,70 @@ impl Tally {
             .iter()
             .chain(&self.twins)
             .all(|(_, outcome)| *outcome == Outcome::Good)
+            && self.honest.iter().all(|(_, failed)| failed.is_empty())
+    }
+
+    /// Runs every honest variant against every pack it is meant for, on
+    /// both desks, and prints a line per variant.
+    fn honest_variants(&mut self) {
+        for &variant in Variant::ALL {
+            eprintln!("honest variant {}", variant.name());
+            let mut failed = Vec::new();
+            let mut packs = Vec::new();
+            for &pack in variant.packs() {
+                failed.extend(honest::complaints(
+                    "helpdesk",
+                    variant,
+                    &honest::run_rust(variant, pack),
+                ));
+                packs.push(format!("rust {}", pack_name(pack)));
+            }
+            for &pack in variant.python_packs() {
+                failed.extend(honest::complaints(
+                    "helpdesk-py",
+                    variant,
+                    &honest::run_python(variant, pack),
+                ));
+                packs.push(format!("python {}", pack_name(pack)));
+            }
+            self.summary.push(json!({
+                "variant": variant.name(),
+                "packs": packs,
+                "failures": failed,
+            }));
+            self.honest.push((variant, failed));
+        }
+        let failing = self.honest.iter().filter(|(_, f)| !f.is_empty()).count();
+        if failing == 0 {
+            println!(
+                "honest variants: {}, each passing the packs it is meant for",
+                self.honest.len()
+            );
+        } else {
+            println!(
+                "honest variants: {}, {failing} FAILED by a pack it is meant for",
+                self.honest.len()
+            );
+        }
+        for (variant, failed) in &self.honest {
+            let mark = if failed.is_empty() { "pass" } else { "FAIL" };
+            let rust: Vec<&str> = variant.packs().iter().map(|p| pack_name(*p)).collect();
+            let py: Vec<&str> = variant
+                .python_packs()
+                .iter()
+                .map(|p| pack_name(*p))
+                .collect();
+            println!(
+                "  [{mark}] {:<26} rust: {}; python: {}",
+                variant.name(),
+                listed(&rust),
+                listed(&py)
+            );
+            for complaint in failed {
+                println!("      {complaint}");
+            }
+        }
+        println!();
     }
 }
 
@@ -321,6 +388,7 @@ fn main() -> ExitCode {
         }
         println!();
     }
+    tally.honest_variants();
     let conformance = symfonic_evals::process::conformance(
         &python::spec(None),
         &symfonic_evals::process::ConformanceInputs {
@@ -358,6 +426,15 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Pack names joined, or `-` for none.
+fn listed(packs: &[&str]) -> String {
+    if packs.is_empty() {
+        "-".to_owned()
+    } else {
+        packs.join(", ")
     }
 }
 

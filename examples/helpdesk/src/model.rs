@@ -10,6 +10,8 @@
 
 use serde_json::{json, Value};
 
+use crate::honest::Variant;
+
 /// What the model decided to do next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelStep {
@@ -108,6 +110,7 @@ pub mod observation {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScriptedModel {
     confirms_after_acting: bool,
+    variant: Option<Variant>,
 }
 
 impl ScriptedModel {
@@ -117,7 +120,16 @@ impl ScriptedModel {
     pub fn confirming_after_acting() -> Self {
         Self {
             confirms_after_acting: true,
+            variant: None,
         }
+    }
+
+    /// The script as the honest variant `variant` runs it (`None`: as the
+    /// reference does).
+    #[must_use]
+    pub fn variant(mut self, variant: Option<Variant>) -> Self {
+        self.variant = variant;
+        self
     }
 }
 
@@ -297,6 +309,13 @@ impl ScriptedModel {
     }
 
     fn cancel(self, reading: &Reading<'_>, customer: u64) -> ModelStep {
+        if self.variant == Some(Variant::LooksUpBeforeActing)
+            && reading.offers("lookup_subscription")
+            && reading.last("lookup_subscription").is_none()
+        {
+            // Checks the subscription is there before asking to cancel it.
+            return call("lookup_subscription", json!({ "customer": customer }));
+        }
         if reading.last("ask_user").is_none() && reading.offers("ask_user") {
             if self.confirms_after_acting && reading.last("cancel_subscription").is_none() {
                 return call("cancel_subscription", json!({ "customer": customer }));
@@ -329,8 +348,17 @@ impl ScriptedModel {
         }
     }
 
-    fn track(reading: &Reading<'_>, order: u64) -> ModelStep {
+    fn track(self, reading: &Reading<'_>, order: u64) -> ModelStep {
         match reading.last("track_shipment") {
+            // The tool's defaulted argument, spelled out as some models do.
+            None if reading.offers("track_shipment")
+                && self.variant == Some(Variant::DefaultedToolArgument) =>
+            {
+                call(
+                    "track_shipment",
+                    json!({ "order": order, "include_eta": true, "detail": "summary" }),
+                )
+            }
             None if reading.offers("track_shipment") => call(
                 "track_shipment",
                 json!({ "order": order, "include_eta": true }),
@@ -362,7 +390,7 @@ impl Model for ScriptedModel {
         match intent(reading.user) {
             Intent::Refund(order) => Self::refund(&reading, order),
             Intent::Cancel(customer) => self.cancel(&reading, customer),
-            Intent::Track(order) => Self::track(&reading, order),
+            Intent::Track(order) => self.track(&reading, order),
             Intent::Unknown => ModelStep::Answer(
                 "I can help with refunds, subscription cancellations and parcel tracking.".into(),
             ),

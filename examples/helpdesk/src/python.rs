@@ -32,6 +32,14 @@ pub fn spec(twin: Option<&str>) -> ProcessSpec {
     }
 }
 
+/// The command that starts the Python desk in the honest configuration
+/// named `variant` (see [`crate::Variant`]).
+pub fn variant_spec(variant: &str) -> ProcessSpec {
+    ProcessSpec::new("python3")
+        .arg(desk_dir().join("helpdesk.py"))
+        .args(["--variant", variant])
+}
+
 /// The command that starts the Python desk in its model mode
 /// (`--model openai`, the official OpenAI SDK) under `python`, an
 /// interpreter that has the SDK installed. The harness points the SDK at the
@@ -61,9 +69,10 @@ pub fn start(ctx: &TargetContext, spec: &ProcessSpec) -> ProcessTarget {
 
 /// The effect oracle: how many effects the desk's own store holds (refunds
 /// issued and tickets escalated), read from its SQLite file in the durable
-/// directory. After every step the harness requires this to equal the
-/// ledger's applied effects, so an effect written outside the ledger, or a
-/// ledger entry with nothing behind it, shows.
+/// directory, and from its JSON-lines outbox when it keeps one. After every
+/// step the harness requires this to equal the ledger's applied effects, so
+/// an effect written outside the ledger, or a ledger entry with nothing
+/// behind it, shows.
 ///
 /// # Errors
 ///
@@ -81,7 +90,16 @@ pub fn effects(durable_dir: &Path) -> Result<u64, String> {
             |row| row.get(0),
         )
         .map_err(|error| format!("cannot count the desk's effects: {error}"))?;
-    u64::try_from(count).map_err(|error| error.to_string())
+    // A desk that keeps its effects as JSON lines (an honest variant's
+    // layout) holds one line per effect.
+    let lines = match std::fs::read_to_string(durable_dir.join("outbox.jsonl")) {
+        Ok(text) => text.lines().filter(|line| !line.trim().is_empty()).count(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(error) => return Err(format!("cannot read the desk's outbox file: {error}")),
+    };
+    u64::try_from(count)
+        .map(|rows| rows + lines as u64)
+        .map_err(|error| error.to_string())
 }
 
 /// Run options with the effect oracle over the desk's store.

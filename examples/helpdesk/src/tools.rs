@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use symfonic_evals::contracts::resolve_path;
 use symfonic_evals::{Applied, SideEffectLedger};
 
+use crate::honest::Variant;
 use crate::store::Store;
 use crate::twins::Flaw;
 
@@ -27,6 +28,8 @@ pub struct ToolEnv<'a> {
     pub conversation: &'a str,
     /// The flaw switched on, if any (the reference has none).
     pub flaw: Option<Flaw>,
+    /// The honest variant switched on, if any.
+    pub variant: Option<Variant>,
     /// How many effects this process has keyed: only the
     /// `KeyFromProcessCounter` twin reads it.
     pub process_effects: &'a std::sync::atomic::AtomicU64,
@@ -189,17 +192,28 @@ fn apply_effect(
     } else {
         key.as_str()
     };
+    let write = || {
+        if env.variant == Some(Variant::OutboxAsJsonLines) {
+            env.store
+                .append_outbox_line(outbox_key, action, &payload)
+                .map_err(|_| {
+                    ToolFailure::new("outbox_unavailable", "the outbox could not be written")
+                })
+        } else {
+            env.store
+                .write_outbox(outbox_key, action, &payload)
+                .map_err(store_failure)
+        }
+    };
     let mut written = Ok(());
-    let applied = env.ledger.apply(&key, || {
-        written = env.store.write_outbox(outbox_key, action, &payload)
-    });
+    let applied = env.ledger.apply(&key, || written = write());
     // A duplicate is an effect the world already has, perhaps from a run
     // that died before writing its row: the row is written now (a no-op
     // when it exists), so the outbox never lags the world.
     if applied == Applied::Duplicate && env.flaw != Some(Flaw::OutboxOnlyWhenApplied) {
-        written = env.store.write_outbox(outbox_key, action, &payload);
+        written = write();
     }
-    written.map_err(store_failure)?;
+    written?;
     if env.flaw == Some(Flaw::KeyRecordedAfterEffect) {
         env.store.record_key(subject, &key).map_err(store_failure)?;
     }
@@ -271,5 +285,21 @@ impl Tool for CancelSubscription {
             "cancel_subscription",
             json!({ "cancelled_customer": customer }),
         )
+    }
+}
+
+/// Reads a customer's subscription; no side effect. Registered only in the
+/// `LooksUpBeforeActing` variant, whose model checks the subscription
+/// before asking to cancel it.
+pub struct LookupSubscription;
+
+impl Tool for LookupSubscription {
+    fn name(&self) -> &str {
+        "lookup_subscription"
+    }
+
+    fn run(&self, arguments: &Value, _env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let customer = positive_integer(arguments, "customer")?;
+        Ok(json!({ "customer": customer, "subscription": "active", "plan": "monthly" }))
     }
 }

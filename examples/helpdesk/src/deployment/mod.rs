@@ -18,13 +18,17 @@ use symfonic_evals::{
 
 use crate::extension::{Extension, ShippingExtension};
 use crate::gate::{Gate, GateError};
+use crate::honest::jwt::Signer;
+use crate::honest::Variant;
 use crate::interaction::{Pauses, ASK_USER};
 use crate::memory::consolidation::RuleExtractor;
 use crate::model::{Model, ScriptedModel};
 use crate::review::{OperatorCommand, ReviewDoor};
 use crate::store::runs::RunLease;
 use crate::store::{Status, Store, StoredProcedure};
-use crate::tools::{CancelSubscription, IssueRefund, LookupAccount, ToolCatalog};
+use crate::tools::{
+    CancelSubscription, IssueRefund, LookupAccount, LookupSubscription, ToolCatalog,
+};
 use crate::twins::Flaw;
 
 /// Model steps one turn may take before the desk gives up on it.
@@ -39,6 +43,8 @@ pub enum OpenError {
     Gate(GateError),
     /// The run's lease file could not be taken.
     Lease(std::io::Error),
+    /// The pause-token signing secret could be neither read nor created.
+    Secret(std::io::Error),
 }
 
 impl std::fmt::Display for OpenError {
@@ -47,6 +53,7 @@ impl std::fmt::Display for OpenError {
             Self::Store(error) => write!(f, "help desk database: {error}"),
             Self::Gate(error) => write!(f, "governance pipeline: {error}"),
             Self::Lease(error) => write!(f, "run lease: {error}"),
+            Self::Secret(error) => write!(f, "pause-token secret: {error}"),
         }
     }
 }
@@ -65,6 +72,7 @@ pub struct Helpdesk {
     gate: Gate,
     pauses: Pauses,
     flaw: Option<Flaw>,
+    variant: Option<Variant>,
     turns: u64,
     process_effects: std::sync::atomic::AtomicU64,
     process_calls: std::sync::atomic::AtomicU64,
@@ -123,12 +131,36 @@ impl Helpdesk {
     ///
     /// [`OpenError`] when the database or the pipeline is refused.
     pub fn try_open(ctx: &TargetContext, flaw: Option<Flaw>) -> Result<Self, OpenError> {
+        Self::build(ctx, flaw, None)
+    }
+
+    /// Opens the reference desk in the honest configuration `variant`.
+    ///
+    /// # Panics
+    ///
+    /// When the database or the gate cannot be opened.
+    pub fn open_variant(ctx: &TargetContext, variant: Variant) -> Self {
+        Self::build(ctx, None, Some(variant))
+            .unwrap_or_else(|error| panic!("the help desk cannot open: {error}"))
+    }
+
+    fn build(
+        ctx: &TargetContext,
+        flaw: Option<Flaw>,
+        variant: Option<Variant>,
+    ) -> Result<Self, OpenError> {
         let store = Arc::new(Store::open_in(ctx.durable_dir()).map_err(OpenError::Store)?);
         let mut tools = ToolCatalog::default();
         tools.register(Box::new(IssueRefund));
         tools.register(Box::new(LookupAccount));
         tools.register(Box::new(CancelSubscription));
-        let extensions: Vec<Box<dyn Extension>> = vec![Box::new(ShippingExtension)];
+        if variant == Some(Variant::LooksUpBeforeActing) {
+            tools.register(Box::new(LookupSubscription));
+        }
+        let shipping = ShippingExtension {
+            defaulted_detail: variant == Some(Variant::DefaultedToolArgument),
+        };
+        let extensions: Vec<Box<dyn Extension>> = vec![Box::new(shipping)];
         let mut contributed = Vec::new();
         for extension in &extensions {
             for tool in extension.manifest() {
@@ -147,8 +179,14 @@ impl Helpdesk {
         } else {
             ScriptedModel::default()
         };
+        let model = model.variant(variant);
+        let mut pauses = Pauses::new(Arc::clone(&store), run, flaw);
+        if variant == Some(Variant::JwtPauseTokens) {
+            let signer = Signer::in_dir(ctx.durable_dir()).map_err(OpenError::Secret)?;
+            pauses = pauses.signing(signer);
+        }
         Ok(Self {
-            pauses: Pauses::new(Arc::clone(&store), run, flaw),
+            pauses,
             store,
             ledger: ctx.ledger().clone(),
             model: Box::new(model),
@@ -158,6 +196,7 @@ impl Helpdesk {
             door,
             gate,
             flaw,
+            variant,
             turns: 0,
             process_effects: std::sync::atomic::AtomicU64::new(0),
             process_calls: std::sync::atomic::AtomicU64::new(0),
@@ -180,6 +219,10 @@ impl Helpdesk {
 
     fn has(&self, flaw: Flaw) -> bool {
         self.flaw == Some(flaw)
+    }
+
+    fn is(&self, variant: Variant) -> bool {
+        self.variant == Some(variant)
     }
 
     /// The recall block for a turn in `conversation`: every approved

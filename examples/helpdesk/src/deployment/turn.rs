@@ -10,6 +10,7 @@ use symfonic_evals::{
 };
 
 use super::{Helpdesk, MAX_STEPS};
+use crate::honest::{uuid_like, Variant};
 use crate::interaction::ASK_USER;
 use crate::memory::consolidation::{run_cycle, CycleReport};
 use crate::memory::remember;
@@ -17,6 +18,10 @@ use crate::model::{observation, ModelInput, ModelStep};
 use crate::store::store_error;
 use crate::tools::{account_region, ToolEnv};
 use crate::twins::Flaw;
+
+/// The second system message of the `ExtraSystemMessage` variant.
+const TONE: &str = "system: Write plainly and warmly; never promise a delivery date the \
+                    carrier did not give.";
 
 /// A turn in flight: everything the loop accumulates, and what a checkpoint
 /// saves when the turn pauses.
@@ -90,6 +95,9 @@ impl Helpdesk {
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             return Ok(format!("call-{n}"));
         }
+        if self.is(Variant::RandomCallIds) {
+            return Ok(format!("call_{}", uuid_like()));
+        }
         let n = self.store.next("call").map_err(store_error)?;
         Ok(format!("call-{n}"))
     }
@@ -101,6 +109,7 @@ impl Helpdesk {
             state: turn.state.as_ref(),
             conversation: &turn.conversation,
             flaw: self.flaw,
+            variant: self.variant,
             process_effects: &self.process_effects,
         }
     }
@@ -131,6 +140,13 @@ impl Helpdesk {
                 transcript: turn.transcript.clone(),
             };
             turn.shown = input.render();
+            if self.is(Variant::ExtraSystemMessage) {
+                // A second system message, as deployments that assemble
+                // their prompt from several sources send.
+                turn.shown = turn
+                    .shown
+                    .replacen("\nrecall:", &format!("\n{TONE}\nrecall:"), 1);
+            }
             let (tool, arguments) = match self.model.next_step(&turn.shown) {
                 ModelStep::Answer(text) => return Ok(Ending::Answered(text)),
                 ModelStep::Call { tool, arguments } => (tool, arguments),

@@ -10,8 +10,10 @@
 
 use std::path::Path;
 
+use std::io::Write;
+
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{Store, DATABASE_FILE};
 
@@ -29,6 +31,36 @@ impl Store {
             params![key, action, payload.to_string()],
         )?;
         Ok(())
+    }
+
+    /// Appends a business action to the JSON-lines outbox (the
+    /// `OutboxAsJsonLines` variant's layout) under its idempotency key; a
+    /// key already written is left alone. One line per effect, written in
+    /// one call, so a crash leaves whole lines only.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be read or appended to.
+    pub fn append_outbox_line(
+        &self,
+        key: &str,
+        action: &str,
+        payload: &Value,
+    ) -> std::io::Result<()> {
+        // The database connection's lock serialises writers in this process.
+        let _held = self.db();
+        let path = self.dir.join(OUTBOX_LINES_FILE);
+        if outbox_lines(&path)?.iter().any(|line| line["key"] == key) {
+            return Ok(());
+        }
+        let mut line = json!({ "key": key, "action": action, "payload": payload }).to_string();
+        line.push('\n');
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        file.write_all(line.as_bytes())?;
+        file.sync_data()
     }
 
     /// The idempotency key recorded for effects on `subject`, if one was.
@@ -80,8 +112,25 @@ impl Store {
     }
 }
 
+/// The file of the JSON-lines outbox, in the durable directory.
+pub const OUTBOX_LINES_FILE: &str = "outbox.jsonl";
+
+/// The lines of the JSON-lines outbox at `path` (none when it does not
+/// exist).
+fn outbox_lines(path: &Path) -> std::io::Result<Vec<Value>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => text
+            .lines()
+            .map(|line| serde_json::from_str(line).map_err(std::io::Error::other))
+            .collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(error) => Err(error),
+    }
+}
+
 /// The effect oracle: how many effects the desk's store in `dir` holds (one
-/// outbox row per applied effect). Opens the database read-only, so reading
+/// outbox row per applied effect, in the outbox table or, for a desk that
+/// keeps its outbox as JSON lines, one line). Opens the database read-only, so reading
 /// it never changes what it counts; passed to the packs as
 /// `effects_probe`.
 ///
@@ -96,6 +145,10 @@ pub fn effects_in_store(dir: &Path) -> Result<u64, String> {
     }
     let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|error| format!("the store cannot be opened: {error}"))?;
-    conn.query_row("SELECT COUNT(*) FROM outbox", [], |row| row.get(0))
-        .map_err(|error| format!("the outbox cannot be read: {error}"))
+    let rows: u64 = conn
+        .query_row("SELECT COUNT(*) FROM outbox", [], |row| row.get(0))
+        .map_err(|error| format!("the outbox cannot be read: {error}"))?;
+    let lines = outbox_lines(&dir.join(OUTBOX_LINES_FILE))
+        .map_err(|error| format!("the outbox file cannot be read: {error}"))?;
+    Ok(rows + lines.len() as u64)
 }

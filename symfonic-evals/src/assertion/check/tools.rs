@@ -154,8 +154,9 @@ pub(super) fn witnessed(
 
 /// The text fragments of a result that must reach the model: its string
 /// leaves of three characters or more (a result rendered as pretty JSON,
-/// compact JSON or prose still carries them); failing those, its numbers;
-/// failing those, the whole result as compact JSON.
+/// compact JSON or prose still carries them, JSON with its strings escaped,
+/// see [`spellings`]); failing those, its numbers; failing those, the whole
+/// result as compact JSON.
 pub(crate) fn result_fragments(result: &Value) -> Vec<String> {
     let mut strings = Vec::new();
     let mut numbers = Vec::new();
@@ -180,6 +181,45 @@ pub(crate) fn result_fragments(result: &Value) -> Vec<String> {
     }
 }
 
+/// The ways a result's text `fragment` can read in a model input: as it
+/// is, and as it reads inside a JSON string, the way a deployment that
+/// shows results as JSON writes it: quotes, backslashes and control
+/// characters escaped, and (as Python's `json.dumps` does by default) every
+/// character outside ASCII as a `\u` escape, in lower or upper case hex.
+fn spellings(fragment: &str) -> Vec<String> {
+    let quoted = Value::String(fragment.to_owned()).to_string();
+    let escaped = quoted[1..quoted.len() - 1].to_owned();
+    let ascii = |upper: bool| -> String {
+        let mut out = String::with_capacity(escaped.len());
+        for c in escaped.chars() {
+            if c.is_ascii() {
+                out.push(c);
+                continue;
+            }
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                if upper {
+                    out.push_str(&format!("\\u{unit:04X}"));
+                } else {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+        out
+    };
+    let mut spellings = vec![fragment.to_owned(), ascii(false), ascii(true), escaped];
+    spellings.sort();
+    spellings.dedup();
+    spellings
+}
+
+/// Whether a result's `fragment` appears in `input` in any of its
+/// [`spellings`].
+fn shown_in(input: &str, fragment: &str) -> bool {
+    spellings(fragment)
+        .iter()
+        .any(|spelling| input.contains(spelling.as_str()))
+}
+
 pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
     let input = record.model_input();
     let results: Vec<&Value> = calls_of(record, tool)
@@ -193,7 +233,7 @@ pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
     for result in &results {
         for fragment in result_fragments(result) {
             total += 1;
-            missing += usize::from(!input.contains(fragment.as_str()));
+            missing += usize::from(!shown_in(input, &fragment));
         }
     }
     Check::new(
@@ -205,4 +245,58 @@ pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
             sensitive(input)
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn shown(input: &str, result: Value) -> bool {
+        let record = TurnRecord::builder()
+            .model_input(input)
+            .tool_calls([ToolCall::succeeded("c1", "weather", json!({}), result)])
+            .build();
+        result_shown(&record, "weather").passed
+    }
+
+    #[test]
+    fn a_result_shown_as_escaped_json_reaches_the_model() {
+        let result = json!({ "city": "São Paulo", "forecast": "say \"rain\", 21 °C" });
+        // As serde_json writes it: quotes escaped, non-ASCII kept.
+        assert!(shown(&format!("tool weather -> {result}"), result.clone()));
+        // As Python's json.dumps writes it by default: non-ASCII as \\u.
+        let python =
+            r#"tool weather -> {"city": "S\u00e3o Paulo", "forecast": "say \"rain\", 21 \u00b0C"}"#;
+        assert!(shown(python, result.clone()));
+        assert!(shown(
+            &python.replace("00e3", "00E3").replace("00b0", "00B0"),
+            result.clone()
+        ));
+        // As prose.
+        assert!(shown("São Paulo: say \"rain\", 21 °C", result.clone()));
+    }
+
+    #[test]
+    fn a_result_missing_from_the_input_is_still_missing() {
+        let result = json!({ "city": "São Paulo", "forecast": "say \"rain\", 21 °C" });
+        assert!(!shown(
+            "tool weather -> sent to the customer",
+            result.clone()
+        ));
+        // One leaf shown, the other not.
+        assert!(!shown(r#"{"city": "S\u00e3o Paulo"}"#, result.clone()));
+        // An escape of another character is not the fragment.
+        assert!(!shown(
+            r#"{"city": "S\u00e4o Paulo", "forecast": "x"}"#,
+            result
+        ));
+    }
+
+    #[test]
+    fn spellings_escape_astral_characters_as_surrogate_pairs() {
+        assert!(spellings("ok 🚚").contains(&"ok \\ud83d\\ude9a".to_owned()));
+        assert_eq!(spellings("plain"), vec!["plain".to_owned()]);
+    }
 }

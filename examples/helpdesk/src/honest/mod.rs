@@ -1,0 +1,260 @@
+//! Honest variants: the reference desk configured the way real deployments
+//! differ from it, and correct all the same.
+//!
+//! A pack that fails a correct deployment is worse than one that misses a
+//! broken one: an adopter whose desk signs its tokens, draws random call
+//! ids or keeps its outbox in a file learns to ignore the harness. Each
+//! [`Variant`] is one such shape, switched at the line in the real code
+//! where it lives (search for `Variant::` to find them), and must pass
+//! every pack it is meant for with every probe on, as the reference does.
+//! They are the twins' mirror image: a twin must be caught, a variant must
+//! never be.
+//!
+//! Adding a variant is one line in the list below plus its switch; the
+//! main job and `tests/helpdesk_honest.rs` run every one.
+
+pub mod jwt;
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use symfonic_evals::{run_pack, ArgumentMatch, NotRunReason, PackDefinition, PackRun, Verdict};
+
+use crate::twins::Pack;
+use crate::Helpdesk;
+
+/// Declares [`Variant`], its names, summaries and packs, and
+/// [`Variant::ALL`] from one list, so a variant cannot be added without
+/// being run by the main job and the honest-variant suite.
+macro_rules! variants {
+    ($($name:ident = $kebab:literal, $what:literal,
+        for [$($pack:ident),*], python [$($py:ident),*];)*) => {
+        /// One correct-but-unusual configuration of the reference desk.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Variant {
+            $(#[doc = $what] $name,)*
+        }
+
+        impl Variant {
+            /// Every variant, in the order the main job reports them.
+            pub const ALL: &'static [Self] = &[$(Self::$name),*];
+
+            /// A short kebab-case name for reports; the Python desk takes
+            /// the same name after `--variant`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$name => $kebab,)*
+                }
+            }
+
+            /// What the variant changes, in one sentence.
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $(Self::$name => $what,)*
+                }
+            }
+
+            /// The packs the Rust desk in this configuration must pass.
+            pub fn packs(self) -> &'static [Pack] {
+                match self {
+                    $(Self::$name => &[$(Pack::$pack),*],)*
+                }
+            }
+
+            /// The packs the Python desk in this configuration must pass
+            /// over the protocol; empty when it has no such configuration.
+            pub fn python_packs(self) -> &'static [Pack] {
+                match self {
+                    $(Self::$name => &[$(Pack::$py),*],)*
+                }
+            }
+        }
+    };
+}
+
+variants! {
+    JwtPauseTokens = "jwt-pause-tokens",
+        "Pause tokens are JWTs (header.payload.signature, base64url, HMAC-SHA256 under a \
+         per-desk secret) and redemption verifies the signature before looking the token up.",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
+    RandomCallIds = "random-call-ids",
+        "Call ids are random, uuid-shaped, instead of drawn from a durable counter.",
+        for [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce],
+        python [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce];
+    LooksUpBeforeActing = "looks-up-before-acting",
+        "The model makes an extra read-only call before the gated action (the subscription, \
+         or the ticket, is looked up before asking the person).",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
+    OutboxAsJsonLines = "outbox-as-json-lines",
+        "The business outbox is a JSON-lines file in the durable directory instead of a \
+         table, deduplicated under the same keys; the effect oracle reads it back.",
+        for [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce],
+        python [Procedural, ApprovalResume, ExactlyOnce];
+    DefaultedToolArgument = "defaulted-tool-argument",
+        "The tool call carries an extra argument at its default value (`detail: \"summary\"` \
+         for tracking, `units: \"metric\"` for the weather); the pack matches arguments as a \
+         subset.",
+        for [ExtensionTool], python [ExtensionTool];
+    ExtraSystemMessage = "extra-system-message",
+        "The model input carries a second system message (the shop's tone of voice) before \
+         the recall block.",
+        for [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce],
+        python [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce];
+    AsciiEscapedResults = "ascii-escaped-results",
+        "Tool results reach the model as Python's `json.dumps` writes them by default, every \
+         character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
+         sign (the Rust desk's serializer keeps non-ASCII as it is, so it has no such shape).",
+        for [], python [ExtensionTool];
+}
+
+impl Variant {
+    /// The pack arguments this variant is judged with: the reference
+    /// desk's, except where the variant's shape is one a pack argument
+    /// exists for (an added defaulted argument is matched as a subset).
+    pub fn definition(self, pack: Pack) -> PackDefinition {
+        self.adjusted(crate::packs::definition(pack))
+    }
+
+    /// As [`Variant::definition`], for the Python desk.
+    pub fn python_definition(self, pack: Pack) -> PackDefinition {
+        self.adjusted(crate::python::definition(pack))
+    }
+
+    fn adjusted(self, definition: PackDefinition) -> PackDefinition {
+        match (self, definition) {
+            (Self::DefaultedToolArgument, PackDefinition::ExtensionTool(mut pack)) => {
+                pack.argument_match = ArgumentMatch::Subset;
+                PackDefinition::ExtensionTool(pack)
+            }
+            (_, definition) => definition,
+        }
+    }
+}
+
+/// Runs `pack`, as [`Variant::definition`] gives it, against the Rust desk
+/// in the configuration `variant`, with the reference's run options.
+pub fn run_rust(variant: Variant, pack: Pack) -> PackRun {
+    run_pack(
+        &format!("helpdesk::honest::{}", variant.name()),
+        &variant.definition(pack),
+        &crate::packs::run_options(),
+        move |ctx| Helpdesk::open_variant(ctx, variant),
+    )
+}
+
+/// Runs `pack`, as [`Variant::python_definition`] gives it, against the
+/// Python desk started with `--variant`, over the process protocol.
+pub fn run_python(variant: Variant, pack: Pack) -> PackRun {
+    let spec = crate::python::variant_spec(variant.name());
+    run_pack(
+        &format!("helpdesk-py::honest::{}", variant.name()),
+        &variant.python_definition(pack),
+        &crate::python::run_options(),
+        move |ctx| crate::python::start(ctx, &spec),
+    )
+}
+
+/// Every way `run` fails a correct deployment, one line each, naming the
+/// desk, the variant, the pack, the scenario, the step and the assertion;
+/// empty when it passed. A run that never judged (the deployment not built,
+/// arguments refused, the pack not applicable) is a complaint too, and so is
+/// a probe left out because the deployment hung.
+pub fn complaints(desk: &str, variant: Variant, run: &PackRun) -> Vec<String> {
+    let at = format!("{desk} variant {}: {}", variant.name(), run.kind().name());
+    // The arguments leave out the probes they leave out of the reference's
+    // run too; a probe left out for what the deployment did is a failure.
+    let mut complaints: Vec<String> = run
+        .probes_not_run()
+        .iter()
+        .filter(|probe| matches!(probe.reason, NotRunReason::DeploymentHung { .. }))
+        .map(|probe| format!("{at}: probe {} not run: {}", probe.probe, probe.reason))
+        .collect();
+    complaints.extend(match run.verdict() {
+        Verdict::Passed => Vec::new(),
+        Verdict::Failed => run
+            .failures()
+            .into_iter()
+            .map(|f| {
+                format!(
+                    "{at}: scenario {}, trial {}, step `{}`: {} failed ({}; expected {}, observed {})",
+                    f.scenario, f.trial, f.step_label, f.assertion, f.description, f.expected, f.observed
+                )
+            })
+            .collect(),
+        other => vec![format!("{at}: not judged: {other:?}")],
+    });
+    complaints
+}
+
+/// `words` random 64-bit words as lower-case hex. Seeded from the standard
+/// library's per-process random keys, the clock and a process-wide counter
+/// (so two draws in one process never repeat); a production desk would use
+/// the operating system's CSPRNG.
+pub fn random_words(words: usize) -> Vec<u64> {
+    static DRAWS: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    (0..words)
+        .map(|_| {
+            let mut hasher = RandomState::new().build_hasher();
+            hasher.write_u128(nanos);
+            hasher.write_u32(std::process::id());
+            hasher.write_u64(DRAWS.fetch_add(1, Ordering::Relaxed));
+            hasher.finish()
+        })
+        .collect()
+}
+
+/// A random id shaped like a version-4 UUID.
+pub fn uuid_like() -> String {
+    let words = random_words(2);
+    let (a, b) = (words[0], words[1]);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0x0fff,
+        0x8000 | ((b >> 48) & 0x3fff),
+        b & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_variant_is_meant_for_a_pack() {
+        let names: std::collections::BTreeSet<_> = Variant::ALL.iter().map(|v| v.name()).collect();
+        assert_eq!(names.len(), Variant::ALL.len());
+        assert!(Variant::ALL
+            .iter()
+            .all(|v| !v.packs().is_empty() || !v.python_packs().is_empty()));
+    }
+
+    #[test]
+    fn uuid_like_ids_have_the_shape_and_do_not_repeat() {
+        let a = uuid_like();
+        assert_eq!(a.len(), 36, "{a}");
+        assert_eq!(a.as_bytes()[14], b'4', "{a}");
+        assert_ne!(a, uuid_like());
+    }
+
+    #[test]
+    fn only_the_defaulted_argument_changes_its_packs_arguments() {
+        let subset = Variant::DefaultedToolArgument.definition(Pack::ExtensionTool);
+        let PackDefinition::ExtensionTool(pack) = subset else {
+            panic!("an extension pack");
+        };
+        assert_eq!(pack.argument_match, ArgumentMatch::Subset);
+        assert_eq!(
+            Variant::RandomCallIds
+                .definition(Pack::ExtensionTool)
+                .fingerprint(),
+            crate::packs::definition(Pack::ExtensionTool).fingerprint()
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Every honest variant of the help desk passes every pack it is meant
+//! for, with the pack's default arguments (the seed scenario and every
+//! probe): the Rust desk in process, and the Python desk over the process
+//! protocol with the restarts real process restarts. A failure names the
+//! desk, the variant, the pack, the scenario, the step and the assertion;
+//! every failure of every variant is listed before the test fails, so one
+//! run shows them all.
+
+use helpdesk::honest::{complaints, run_python, run_rust};
+use helpdesk::{Helpdesk, Variant};
+use serde_json::{json, Value};
+use symfonic_evals::{PromptRequest, ResumeRequest, Target, TargetContext, TurnRecord};
+
+#[test]
+fn every_rust_variant_passes_every_pack_it_is_meant_for() {
+    let mut failed = Vec::new();
+    for &variant in Variant::ALL {
+        for &pack in variant.packs() {
+            failed.extend(complaints("helpdesk", variant, &run_rust(variant, pack)));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[cfg(unix)]
+#[test]
+fn every_python_variant_passes_every_pack_it_is_meant_for_over_the_protocol() {
+    let mut failed = Vec::new();
+    for &variant in Variant::ALL {
+        for &pack in variant.python_packs() {
+            failed.extend(complaints(
+                "helpdesk-py",
+                variant,
+                &run_python(variant, pack),
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// The Python desk offers exactly the variants the list says it has, under
+/// the same names, so one list declares both desks' variants.
+#[cfg(unix)]
+#[test]
+fn the_python_desk_has_exactly_the_listed_variants() {
+    let out = std::process::Command::new("python3")
+        .arg(helpdesk::python::desk_dir().join("helpdesk.py"))
+        .arg("--list-variants")
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{out:?}");
+    let offered: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let listed: std::collections::BTreeSet<String> = Variant::ALL
+        .iter()
+        .filter(|v| !v.python_packs().is_empty())
+        .map(|v| v.name().to_owned())
+        .collect();
+    assert_eq!(offered, listed);
+}
+
+// A variant whose switch did nothing would pass every pack as the
+// reference does, and prove nothing: each variant's shape must show in
+// what its desk does.
+
+fn turn(desk: &mut dyn Target, prompt: &str) -> TurnRecord {
+    desk.run_turn(&PromptRequest::new("shape", prompt))
+        .expect("the turn runs")
+}
+
+fn approve(desk: &mut dyn Target, paused: &TurnRecord) -> TurnRecord {
+    let pause = paused.pause().expect("paused");
+    desk.resume(&ResumeRequest {
+        conversation: "shape".into(),
+        question_id: pause.question_id.clone(),
+        token: pause.token.clone(),
+        answer: json!({ "approved": true }),
+    })
+    .expect("resumes")
+}
+
+/// What every variant must visibly do, given a desk in that configuration:
+/// the prompts of its gated action and of its extension tool, and the
+/// effect oracle over its store.
+fn shows_its_shape(
+    variant: Variant,
+    desk: &mut dyn Target,
+    ctx: &TargetContext,
+    (gated, lookup, lookup_tool, default): (&str, &str, &str, (&str, Value)),
+    effects: fn(&std::path::Path) -> Result<u64, String>,
+) {
+    let name = variant.name();
+    match variant {
+        Variant::JwtPauseTokens => {
+            let paused = turn(desk, gated);
+            let token = &paused.pause().expect("paused").token;
+            assert!(token.starts_with("eyJ"), "{name}: {token}");
+            assert_eq!(token.split('.').count(), 3, "{name}: {token}");
+            assert!(!approve(desk, &paused).tool_calls().is_empty());
+        }
+        Variant::RandomCallIds => {
+            let record = turn(desk, lookup);
+            let id = &record.tool_calls()[0].id;
+            assert!(id.starts_with("call_") && id.len() == 41, "{name}: {id}");
+        }
+        Variant::LooksUpBeforeActing => {
+            let paused = turn(desk, gated);
+            let names: Vec<&str> = paused
+                .tool_calls()
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert!(names[0].starts_with("lookup_"), "{name}: {names:?}");
+            assert_eq!(names.len(), 2, "{name}: {names:?}");
+        }
+        Variant::OutboxAsJsonLines => {
+            let paused = turn(desk, gated);
+            approve(desk, &paused);
+            let lines = std::fs::read_to_string(ctx.durable_dir().join("outbox.jsonl"))
+                .expect("the outbox file");
+            assert_eq!(lines.lines().count(), 1, "{name}: {lines}");
+            assert_eq!(effects(ctx.durable_dir()), Ok(1), "{name}");
+        }
+        Variant::DefaultedToolArgument => {
+            let record = turn(desk, lookup);
+            let call = &record.tool_calls()[0];
+            assert_eq!(call.name, lookup_tool);
+            let (argument, value) = &default;
+            assert_eq!(
+                call.arguments.get(*argument),
+                Some(value),
+                "{name}: {call:?}"
+            );
+        }
+        Variant::AsciiEscapedResults => {
+            let record = turn(desk, lookup);
+            assert!(
+                record.model_input().contains(r"21 \u00b0C"),
+                "{name}: {}",
+                record.model_input()
+            );
+        }
+        Variant::ExtraSystemMessage => {
+            let record = turn(desk, lookup);
+            let systems = record
+                .model_input()
+                .lines()
+                .filter(|l| l.starts_with("system:"))
+                .count();
+            assert_eq!(systems, 2, "{name}: {}", record.model_input());
+        }
+    }
+}
+
+#[test]
+fn every_rust_variant_is_switched_on() {
+    for &variant in Variant::ALL {
+        if variant.packs().is_empty() {
+            continue;
+        }
+        let ctx = TargetContext::fresh(0).expect("context");
+        let mut desk = Helpdesk::open_variant(&ctx, variant);
+        shows_its_shape(
+            variant,
+            &mut desk,
+            &ctx,
+            (
+                "cancel the subscription of customer 42",
+                "where is the parcel for order 7?",
+                "track_shipment",
+                ("detail", json!("summary")),
+            ),
+            helpdesk::store::effects_in_store,
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn every_python_variant_is_switched_on() {
+    for &variant in Variant::ALL {
+        if variant.python_packs().is_empty() {
+            continue;
+        }
+        let ctx = TargetContext::fresh(0).expect("context");
+        let mut desk =
+            helpdesk::python::start(&ctx, &helpdesk::python::variant_spec(variant.name()));
+        shows_its_shape(
+            variant,
+            &mut desk,
+            &ctx,
+            (
+                "escalate ticket 7 to a supervisor",
+                "what is the weather in Lisbon",
+                "weather_lookup",
+                ("units", json!("metric")),
+            ),
+            helpdesk::python::effects,
+        );
+    }
+}
