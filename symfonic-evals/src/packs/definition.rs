@@ -452,8 +452,8 @@ mod tests {
                 "approval/gated-action (needs gated_tool)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
                  denial: give deny_answer)",
-                "approval/type-confused-answer (`answer` holds no boolean or number whose \
-                 look-alike could be coerced)",
+                "approval/type-confused-answer (`answer` holds no single boolean deciding it, \
+                 whose look-alikes could be coerced)",
             ]
         );
         let all = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);

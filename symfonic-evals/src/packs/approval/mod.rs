@@ -75,9 +75,9 @@ pub const PROBES: &[Probe] = &[
     ),
     Probe::default_on(
         "approval/type-confused-answer",
-        "an answer coerced rather than validated: `\"true\"`, `1` or `\"yes\"` for `true`, or \
-         a number sent as a string, is accepted as the value it resembles (a lax validator \
-         such as pydantic's default mode does this; validate strictly, or skip the probe)",
+        "an answer coerced rather than validated: `\"true\"`, `1` or `\"yes\"` for the deciding \
+         `true` is accepted as the value it resembles (a lax validator such as pydantic's \
+         default mode does this; validate strictly, or skip the probe)",
     ),
 ];
 
@@ -229,14 +229,34 @@ impl ApprovalResumePack {
         (retyped != self.answer).then_some(retyped)
     }
 
-    /// The look-alikes of `answer` the type-confused-answer probe sends,
-    /// each changing one leaf: a boolean as a string (`"true"`), as a
-    /// number (`1`) and as a word (`"yes"`), a number as a string. At most
-    /// eight, the first leaves first.
+    /// The look-alikes of `answer` the type-confused-answer probe sends:
+    /// when `answer` holds exactly one boolean (the decision, as the
+    /// deny-answer probe reads it), that boolean as a string (`"true"`), as
+    /// a number (`1`) and as a word (`"yes"`), the rest unchanged. Only the
+    /// decision is varied: a deployment may rightly ignore a field it does
+    /// not read, but never the one that decides.
     pub fn type_confused(&self) -> Vec<Value> {
+        let mut booleans = Vec::new();
+        let mut answer = self.answer.clone();
+        collect_booleans(&mut answer, &mut booleans);
+        let [only] = booleans.as_slice() else {
+            return Vec::new();
+        };
+        let decision = **only;
         let mut forms = Vec::new();
-        confuse(&self.answer, &mut Vec::new(), &self.answer, &mut forms);
-        forms.truncate(8);
+        for look_alike in [
+            Value::from(decision.to_string()),
+            Value::from(u8::from(decision)),
+            Value::from(if decision { "yes" } else { "no" }),
+        ] {
+            let mut form = self.answer.clone();
+            let mut slots = Vec::new();
+            collect_leaves(&mut form, &mut slots);
+            if let Some(slot) = slots.into_iter().find(|v| v.is_boolean()) {
+                *slot = look_alike;
+            }
+            forms.push(form);
+        }
         forms
     }
 
@@ -307,54 +327,17 @@ fn retyped(value: &Value) -> Value {
     }
 }
 
-/// Pushes onto `forms` a copy of `answer` for each look-alike of each
-/// boolean or number leaf under `value` (at `path` within `answer`).
-fn confuse(answer: &Value, path: &mut Vec<PathStep>, value: &Value, forms: &mut Vec<Value>) {
-    let look_alikes: Vec<Value> = match value {
-        Value::Object(map) => {
-            for (key, child) in map {
-                path.push(PathStep::Key(key.clone()));
-                confuse(answer, path, child, forms);
-                path.pop();
-            }
-            return;
-        }
-        Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                path.push(PathStep::Index(i));
-                confuse(answer, path, child, forms);
-                path.pop();
-            }
-            return;
-        }
-        Value::Bool(flag) => vec![
-            Value::from(flag.to_string()),
-            Value::from(u8::from(*flag)),
-            Value::from(if *flag { "yes" } else { "no" }),
-        ],
-        Value::Number(n) => vec![Value::from(n.to_string())],
-        Value::String(_) | Value::Null => return,
-    };
-    for look_alike in look_alikes {
-        let mut form = answer.clone();
-        if let Some(slot) = at(&mut form, path) {
-            *slot = look_alike;
-            forms.push(form);
-        }
+/// Every leaf of `value`, for replacing in place.
+fn collect_leaves<'a>(value: &'a mut Value, out: &mut Vec<&'a mut Value>) {
+    match value {
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|child| collect_leaves(child, out)),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|child| collect_leaves(child, out)),
+        leaf => out.push(leaf),
     }
-}
-
-/// One step into a JSON value.
-enum PathStep {
-    Key(String),
-    Index(usize),
-}
-
-fn at<'a>(value: &'a mut Value, path: &[PathStep]) -> Option<&'a mut Value> {
-    path.iter().try_fold(value, |v, step| match step {
-        PathStep::Key(key) => v.get_mut(key.as_str()),
-        PathStep::Index(i) => v.get_mut(*i),
-    })
 }
 
 /// Every boolean leaf of `value`, for flipping in place.
@@ -376,7 +359,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn type_confused_answers_change_one_leaf_each() {
+    fn type_confused_answers_vary_the_deciding_boolean_alone() {
         let pack = super::ApprovalResumePack {
             answer: json!({"approved": true, "limit": 10, "note": "ok"}),
             ..super::ApprovalResumePack::default()
@@ -387,17 +370,16 @@ mod tests {
                 json!({"approved": "true", "limit": 10, "note": "ok"}),
                 json!({"approved": 1, "limit": 10, "note": "ok"}),
                 json!({"approved": "yes", "limit": 10, "note": "ok"}),
-                json!({"approved": true, "limit": "10", "note": "ok"}),
             ]
         );
-        let strings_only = super::ApprovalResumePack {
-            answer: json!({"note": "ok"}),
-            ..super::ApprovalResumePack::default()
-        };
-        assert!(strings_only.type_confused().is_empty());
-        assert!(strings_only
-            .underivable("approval/type-confused-answer")
-            .is_some());
+        for undecided in [json!({"note": "ok"}), json!({"a": true, "b": false})] {
+            let pack = super::ApprovalResumePack {
+                answer: undecided,
+                ..super::ApprovalResumePack::default()
+            };
+            assert!(pack.type_confused().is_empty());
+            assert!(pack.underivable("approval/type-confused-answer").is_some());
+        }
     }
 
     use super::*;
