@@ -291,9 +291,11 @@ impl ApprovalResumePack {
             "approval/unfit-answer" if self.unfit().is_none() => {
                 Some("`answer` has no leaf to give another type: give unfit_answer".into())
             }
-            "approval/type-confused-answer" if self.type_confused().is_empty() => {
-                Some("`answer` holds no boolean or number whose look-alike could be coerced".into())
-            }
+            "approval/type-confused-answer" if self.type_confused().is_empty() => Some(
+                "`answer` holds no single boolean deciding it, whose look-alikes could be \
+                     coerced"
+                    .into(),
+            ),
             _ => None,
         }
     }
