@@ -25,7 +25,8 @@ pub enum TargetRefusal {
     Userinfo,
     /// `\`: some URL parsers read it as `/`.
     Backslash,
-    /// `://` or a scheme-like prefix inside the target.
+    /// A scheme separator spelled with escapes (`:%2f`); a literal `://`
+    /// is refused as [`Self::DoubleSlash`].
     Scheme,
     /// A `.` or `..` path segment.
     DotSegment,
@@ -85,7 +86,8 @@ pub(crate) fn check_origin_form(target: &str) -> Result<(), TargetRefusal> {
     if target.contains("//") {
         return Err(TargetRefusal::DoubleSlash);
     }
-    if target.contains("://") || target.to_ascii_lowercase().contains(":%2f") {
+    // A literal `://` already failed as `//`; its escaped spelling is left.
+    if target.to_ascii_lowercase().contains(":%2f") {
         return Err(TargetRefusal::Scheme);
     }
     if has_encoded_delimiter(bytes) {
