@@ -70,18 +70,3 @@ fn a_line_that_never_ends_is_refused_at_the_cap() {
         eprintln!("an endless line was refused at a {cap}-byte cap after {took:?}");
     }
 }
-
-/// The largest line the default cap admits, timed, with the peak memory of
-/// this process. Run alone to read the figures:
-/// `cargo test -p symfonic-evals --test process_large_lines -- --ignored --nocapture`.
-#[test]
-#[ignore = "a measurement: 60 MB through the protocol"]
-fn the_largest_line_under_the_default_cap_is_read() {
-    let before = peak_rss_mib();
-    let (record, took) = turn(&spec(), "big:60000000");
-    assert_eq!(record.expect("read").model_input().len(), 60_000_000);
-    eprintln!(
-        "a 60 MB line took {took:?}; peak RSS {before:?} MiB before, {:?} MiB after",
-        peak_rss_mib()
-    );
-}
