@@ -70,15 +70,43 @@ fn turn(desk: &mut dyn Target, prompt: &str) -> TurnRecord {
         .expect("the turn runs")
 }
 
-fn approve(desk: &mut dyn Target, paused: &TurnRecord) -> TurnRecord {
+fn answer(desk: &mut dyn Target, paused: &TurnRecord, approved: bool) -> TurnRecord {
     let pause = paused.pause().expect("paused");
     desk.resume(&ResumeRequest {
         conversation: "shape".into(),
         question_id: pause.question_id.clone(),
         token: pause.token.clone(),
-        answer: json!({ "approved": true }),
+        answer: json!({ "approved": approved }),
     })
     .expect("resumes")
+}
+
+fn approve(desk: &mut dyn Target, paused: &TurnRecord) -> TurnRecord {
+    answer(desk, paused, true)
+}
+
+/// The tools whose effects the ledger applied, in order.
+fn applied_by(ctx: &TargetContext) -> Vec<String> {
+    ctx.ledger()
+        .events_since(0)
+        .into_iter()
+        .filter(|e| e.applied)
+        .map(|e| e.tool.unwrap_or_default())
+        .collect()
+}
+
+/// The prompts and names a desk's shape is checked with.
+struct Desk<'a> {
+    /// Pauses before its gated action.
+    gated: &'a str,
+    /// The gated action's tool.
+    gated_tool: &'a str,
+    /// Calls the extension's tool.
+    lookup: &'a str,
+    /// The extension's tool.
+    lookup_tool: &'a str,
+    /// The extension tool's defaulted argument, spelled out.
+    default: (&'a str, Value),
 }
 
 /// What every variant must visibly do, given a desk in that configuration:
@@ -88,9 +116,16 @@ fn shows_its_shape(
     variant: Variant,
     desk: &mut dyn Target,
     ctx: &TargetContext,
-    (gated, lookup, lookup_tool, default): (&str, &str, &str, (&str, Value)),
+    shape: &Desk<'_>,
     effects: fn(&std::path::Path) -> Result<u64, String>,
 ) {
+    let Desk {
+        gated,
+        gated_tool,
+        lookup,
+        lookup_tool,
+        ref default,
+    } = *shape;
     let name = variant.name();
     match variant {
         Variant::JwtPauseTokens => {
@@ -127,7 +162,7 @@ fn shows_its_shape(
             let record = turn(desk, lookup);
             let call = &record.tool_calls()[0];
             assert_eq!(call.name, lookup_tool);
-            let (argument, value) = &default;
+            let (argument, value) = default;
             assert_eq!(
                 call.arguments.get(*argument),
                 Some(value),
@@ -141,6 +176,55 @@ fn shows_its_shape(
                 "{name}: {}",
                 record.model_input()
             );
+        }
+        Variant::NoticeAtPause => {
+            let paused = turn(desk, gated);
+            assert!(paused.pause().is_some(), "{name}");
+            assert_eq!(applied_by(ctx), ["post_notice"], "{name}");
+            approve(desk, &paused);
+            assert_eq!(applied_by(ctx), ["post_notice", gated_tool], "{name}");
+            assert_eq!(effects(ctx.durable_dir()), Ok(2), "{name}");
+        }
+        Variant::NotifyOnDenial => {
+            let paused = turn(desk, gated);
+            answer(desk, &paused, false);
+            assert_eq!(applied_by(ctx), ["notify_requester"], "{name}");
+            assert_eq!(effects(ctx.durable_dir()), Ok(1), "{name}");
+        }
+        Variant::ApprovalOnTheCall => {
+            let paused = turn(desk, gated);
+            let pause = paused.pause().expect("paused");
+            assert_eq!(pause.interaction, gated_tool, "{name}");
+            let pending: Vec<&str> = paused
+                .tool_calls()
+                .iter()
+                .filter(|c| c.is_pending())
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(pending, [gated_tool], "{name}");
+            assert!(applied_by(ctx).is_empty(), "{name}");
+            approve(desk, &paused);
+            assert_eq!(applied_by(ctx), [gated_tool], "{name}");
+        }
+        Variant::SameKeyRetries => {
+            let paused = turn(desk, gated);
+            approve(desk, &paused);
+            let counts = ctx.ledger().counts();
+            assert_eq!(
+                (counts.attempts, counts.effects, counts.duplicates),
+                (2, 1, 1),
+                "{name}"
+            );
+        }
+        Variant::InvoiceBeforeCancelling => {
+            let paused = turn(desk, gated);
+            approve(desk, &paused);
+            assert_eq!(
+                applied_by(ctx),
+                ["issue_final_invoice", gated_tool],
+                "{name}"
+            );
+            assert_eq!(effects(ctx.durable_dir()), Ok(2), "{name}");
         }
         Variant::ExtraSystemMessage => {
             let record = turn(desk, lookup);
@@ -166,12 +250,13 @@ fn every_rust_variant_is_switched_on() {
             variant,
             &mut desk,
             &ctx,
-            (
-                "cancel the subscription of customer 42",
-                "where is the parcel for order 7?",
-                "track_shipment",
-                ("detail", json!("summary")),
-            ),
+            &Desk {
+                gated: "cancel the subscription of customer 42",
+                gated_tool: "cancel_subscription",
+                lookup: "where is the parcel for order 7?",
+                lookup_tool: "track_shipment",
+                default: ("detail", json!("summary")),
+            },
             helpdesk::store::effects_in_store,
         );
     }
@@ -191,13 +276,31 @@ fn every_python_variant_is_switched_on() {
             variant,
             &mut desk,
             &ctx,
-            (
-                "escalate ticket 7 to a supervisor",
-                "what is the weather in Lisbon",
-                "weather_lookup",
-                ("units", json!("metric")),
-            ),
+            &Desk {
+                gated: "escalate ticket 7 to a supervisor",
+                gated_tool: "escalate_ticket",
+                lookup: "what is the weather in Lisbon",
+                lookup_tool: "weather_lookup",
+                default: ("units", json!("metric")),
+            },
             helpdesk::python::effects,
         );
+    }
+}
+
+/// The shapes a pack argument exists for pass because of the argument:
+/// judged with the reference's arguments, the same desks fail.
+#[test]
+fn the_arguments_a_variant_is_judged_with_are_what_let_it_pass() {
+    use helpdesk::twins::Pack;
+    use symfonic_evals::{run_pack, Verdict};
+    for variant in [Variant::SameKeyRetries, Variant::ApprovalOnTheCall] {
+        let run = run_pack(
+            &format!("helpdesk::honest::{}::reference-arguments", variant.name()),
+            &helpdesk::packs::definition(Pack::ApprovalResume),
+            &helpdesk::packs::run_options(),
+            move |ctx| Helpdesk::open_variant(ctx, variant),
+        );
+        assert_eq!(*run.verdict(), Verdict::Failed, "{}", variant.name());
     }
 }

@@ -162,12 +162,12 @@ class AsyncHelpDesk(AsyncDeployment):
             # ledger and the row, and the store must not lag the world.
             if name == "issue_refund":
                 order = int(arguments["order"])
-                await turn.ledger_apply(f"refund:{order}")
+                await turn.ledger_apply(f"refund:{order}", tool="issue_refund")
                 self.store.record_refund(order)
                 result: Any = {"refunded": order}
             elif name == "escalate_ticket":
                 ticket = int(arguments["ticket"])
-                await turn.ledger_apply(f"escalate:{ticket}")
+                await turn.ledger_apply(f"escalate:{ticket}", tool="escalate_ticket")
                 self.store.record_escalation(ticket)
                 result = {"escalated": ticket}
             elif name == "weather_lookup":

@@ -353,7 +353,7 @@ class HelpDesk(Deployment):
             order = arguments.get("order")
             if not isinstance(order, int):
                 raise ToolError("a refund needs an order number")
-            applied = turn.ledger_apply(f"refund:{order}")
+            applied = self._ledger_apply(turn, "issue_refund", f"refund:{order}")
             if self._keeps_row(applied) and not self.has("ledger-without-effect"):
                 if self._outbox is not None:
                     self._outbox.record(f"refund:{order}", {"refunded": order})
@@ -362,6 +362,25 @@ class HelpDesk(Deployment):
             return {"refunded": order}
 
         return self._witnessed("issue_refund", arguments, turn, run)
+
+    def _ledger_apply(self, turn: Turn, tool: str, key: str) -> bool:
+        """Applies an effect of ``tool`` under ``key`` in the harness's
+        ledger, naming the tool so the gated action's effects can be told
+        from the desk's other ones."""
+        applied = turn.ledger_apply(key, tool=tool)
+        if self.is_variant("same-key-retries"):
+            # The acknowledgement was lost in transit: the delivery layer
+            # sends the effect again under its key, and the ledger refuses it.
+            turn.ledger_apply(key, tool=tool)
+        return applied
+
+    def _notice(self, turn: Turn, tool: str, key: str) -> None:
+        """A notice of the desk's own, applied as an effect of ``tool``."""
+        if self._keeps_row(self._ledger_apply(turn, tool, key)):
+            if self._outbox is not None:
+                self._outbox.record(key, {"notice": tool})
+            else:
+                self.store.record_notice(key)
 
     def _keeps_row(self, applied: bool) -> bool:
         """Whether the store row of an effect is written: when the ledger
@@ -377,7 +396,7 @@ class HelpDesk(Deployment):
             key = f"escalate:{ticket}"
             if self.has("key-per-process"):
                 key = f"{key}@{self._run.id}"
-            if self._keeps_row(turn.ledger_apply(key)):
+            if self._keeps_row(self._ledger_apply(turn, "escalate_ticket", key)):
                 if self._outbox is not None:
                     self._outbox.record(f"escalate:{ticket}", {"escalated": ticket})
                 else:
@@ -450,6 +469,11 @@ class HelpDesk(Deployment):
             self.store.save_pause(token, conversation, call.name, call_id, question_id, checkpoint)
         # Measured, not assumed: resumable when the pause kept a checkpoint.
         resumable = self._checkpoint(token) is not None
+        if self.is_variant("notice-at-pause"):
+            # The change is announced before anyone decides on it; a retried
+            # pause announces the same question once.
+            question = json.dumps(call.arguments, sort_keys=True)
+            self._notice(turn, "post_notice", f"notice:{conversation}:{question}")
         record.pause = Pause(call.name, resumable, token, call.arguments, question_id)
         return Outcome(call.name, "pending")
 
@@ -548,6 +572,9 @@ class HelpDesk(Deployment):
                 outcomes.append(outcome)
                 if outcome.status != "succeeded":
                     break
+        if not approved and self.is_variant("notify-on-denial"):
+            # The requester hears that a person said no.
+            self._notice(turn, "notify_requester", f"denied:{request.conversation}")
         record.answer = self.model.resumed(approved, outcomes, "\n".join(transcript))
         record.model_input = "\n".join(transcript)
         record.attributes.update(

@@ -24,6 +24,9 @@ VARIANTS = {
     "outbox-as-json-lines": "effects are recorded as JSON lines in a file, not as table rows",
     "defaulted-tool-argument": "the weather lookup carries units=metric, the body's default",
     "extra-system-message": "the model input carries a second system message",
+    "notice-at-pause": "pausing for a person also posts a change notice (an effect of post_notice)",
+    "notify-on-denial": "a declined escalation notifies the requester (an effect of notify_requester)",
+    "same-key-retries": "every effect is delivered twice under its key, the second refused as a duplicate",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",
 }
 

@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS pauses (
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refunds (ord INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS escalations (ticket INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS notices (key TEXT PRIMARY KEY);
 """
 
 
@@ -194,6 +195,11 @@ class Store:
         """Escalates a ticket (once per ticket)."""
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO escalations (ticket) VALUES (?)", (ticket,))
+
+    def record_notice(self, key: str) -> None:
+        """Sends a notice of the desk's own (once per key)."""
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO notices (key) VALUES (?)", (key,))
 
     # -- pauses ----------------------------------------------------------------
 

@@ -220,9 +220,10 @@ impl Pauses {
         Ok(turn.and_then(|turn| serde_json::from_value(turn).ok()))
     }
 
-    /// Pauses `conversation` on `question`: writes the checkpoint (when
-    /// `checkpoint` is given) and issues a fresh token bound to it, with a
-    /// fresh question id.
+    /// Pauses `conversation` on `question`, asked by the call of
+    /// `interaction` that waits: writes the checkpoint (when `checkpoint`
+    /// is given) and issues a fresh token bound to it, with a fresh
+    /// question id.
     ///
     /// # Errors
     ///
@@ -230,6 +231,7 @@ impl Pauses {
     pub fn pause(
         &self,
         conversation: &str,
+        interaction: &str,
         question: &Value,
         checkpoint: Option<&Checkpoint>,
     ) -> Result<Issued, TurnError> {
@@ -239,7 +241,7 @@ impl Pauses {
         let n = self.store.next("question").map_err(store_error)?;
         let row = TokenRow {
             conversation: conversation.to_owned(),
-            interaction: ASK_USER.to_owned(),
+            interaction: interaction.to_owned(),
             question: question.clone(),
             question_id: format!("q-{n}"),
             checkpoint_id,

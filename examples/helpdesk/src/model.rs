@@ -316,6 +316,23 @@ impl ScriptedModel {
             // Checks the subscription is there before asking to cancel it.
             return call("lookup_subscription", json!({ "customer": customer }));
         }
+        if self.variant == Some(Variant::ApprovalOnTheCall) {
+            // The desk holds the call itself for a person: the model just
+            // calls, and reads back whether it ran.
+            return match reading.last("cancel_subscription") {
+                None => call("cancel_subscription", json!({ "customer": customer })),
+                Some(Seen::Ok(_)) => ModelStep::Answer(format!(
+                    "Cancelled the subscription of customer {customer} as confirmed."
+                )),
+                Some(Seen::Failed(error)) if error.starts_with("declined") => {
+                    ModelStep::Answer(format!("Kept the subscription of customer {customer}."))
+                }
+                Some(Seen::Waiting) => ModelStep::Answer("Still waiting on a person.".into()),
+                Some(_) => ModelStep::Answer(format!(
+                    "The subscription of customer {customer} could not be cancelled."
+                )),
+            };
+        }
         if reading.last("ask_user").is_none() && reading.offers("ask_user") {
             if self.confirms_after_acting && reading.last("cancel_subscription").is_none() {
                 return call("cancel_subscription", json!({ "customer": customer }));
@@ -335,8 +352,20 @@ impl ScriptedModel {
             .and_then(Value::as_bool);
         match (approved, reading.last("cancel_subscription")) {
             (None, _) => ModelStep::Answer("I need a person to confirm before cancelling.".into()),
+            (Some(false), _)
+                if reading.offers("notify_requester")
+                    && reading.last("notify_requester").is_none() =>
+            {
+                call("notify_requester", json!({ "customer": customer }))
+            }
             (Some(false), _) => {
                 ModelStep::Answer(format!("Kept the subscription of customer {customer}."))
+            }
+            (Some(true), None)
+                if reading.offers("issue_final_invoice")
+                    && reading.last("issue_final_invoice").is_none() =>
+            {
+                call("issue_final_invoice", json!({ "customer": customer }))
             }
             (Some(true), None) => call("cancel_subscription", json!({ "customer": customer })),
             (Some(true), Some(Seen::Ok(_))) => ModelStep::Answer(format!(

@@ -68,7 +68,7 @@ pub fn start(ctx: &TargetContext, spec: &ProcessSpec) -> ProcessTarget {
 }
 
 /// The effect oracle: how many effects the desk's own store holds (refunds
-/// issued and tickets escalated), read from its SQLite file in the durable
+/// issued, tickets escalated, notices sent), read from its SQLite file in the durable
 /// directory, and from its JSON-lines outbox when it keeps one. After every
 /// step the harness requires this to equal the ledger's applied effects, so
 /// an effect written outside the ledger, or a ledger entry with nothing
@@ -85,7 +85,8 @@ pub fn effects(durable_dir: &Path) -> Result<u64, String> {
         .map_err(|error| error.to_string())?;
     let count: i64 = db
         .query_row(
-            "SELECT (SELECT COUNT(*) FROM refunds) + (SELECT COUNT(*) FROM escalations)",
+            "SELECT (SELECT COUNT(*) FROM refunds) + (SELECT COUNT(*) FROM escalations) \
+             + (SELECT COUNT(*) FROM notices)",
             [],
             |row| row.get(0),
         )

@@ -176,10 +176,12 @@ fn ledger_key(env: ToolEnv<'_>, subject: &str) -> Result<String, ToolFailure> {
     })
 }
 
-/// Applies one business action on `subject` through the ledger and the
-/// outbox.
-fn apply_effect(
+/// Applies one business action of `tool` on `subject` through the ledger
+/// (naming the tool, so a pack can tell the gated action's effects from
+/// the desk's other ones) and the outbox.
+pub fn apply_effect(
     env: ToolEnv<'_>,
+    tool: &str,
     subject: &str,
     action: &str,
     payload: Value,
@@ -206,7 +208,12 @@ fn apply_effect(
         }
     };
     let mut written = Ok(());
-    let applied = env.ledger.apply(&key, || written = write());
+    let applied = env.ledger.apply_for(tool, &key, || written = write());
+    if env.variant == Some(Variant::SameKeyRetries) {
+        // The acknowledgement was lost in transit, so the delivery layer
+        // sends the effect again under its key; the ledger refuses it.
+        env.ledger.apply_for(tool, &key, || written = write());
+    }
     // A duplicate is an effect the world already has, perhaps from a run
     // that died before writing its row: the row is written now (a no-op
     // when it exists), so the outbox never lags the world.
@@ -242,6 +249,7 @@ impl Tool for IssueRefund {
         }
         apply_effect(
             env,
+            self.name(),
             &format!("refund:order:{order}"),
             "refund",
             json!({ "refunded_order": order }),
@@ -281,6 +289,7 @@ impl Tool for CancelSubscription {
         let customer = positive_integer(arguments, "customer")?;
         apply_effect(
             env,
+            self.name(),
             &format!("cancel:customer:{customer}"),
             "cancel_subscription",
             json!({ "cancelled_customer": customer }),
@@ -301,5 +310,57 @@ impl Tool for LookupSubscription {
     fn run(&self, arguments: &Value, _env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
         let customer = positive_integer(arguments, "customer")?;
         Ok(json!({ "customer": customer, "subscription": "active", "plan": "monthly" }))
+    }
+}
+
+/// A message to a customer about their subscription, applied as an effect
+/// of its own: the `NotifyOnDenial` variant's word that the cancellation
+/// was declined, and the `InvoiceBeforeCancelling` variant's final invoice.
+pub struct CustomerNotice {
+    /// The registered name.
+    pub name: &'static str,
+    /// The business action written to the outbox.
+    pub action: &'static str,
+    /// Whether each conversation sends its own (a reply to this request)
+    /// rather than one per customer (a document about the account).
+    pub per_conversation: bool,
+}
+
+impl CustomerNotice {
+    /// `notify_requester`: tells the customer a person kept their
+    /// subscription; one per conversation.
+    pub const DENIAL: Self = Self {
+        name: "notify_requester",
+        action: "denial_notice",
+        per_conversation: true,
+    };
+    /// `issue_final_invoice`: bills the running period before the
+    /// cancellation; one per customer, like the cancellation itself.
+    pub const FINAL_INVOICE: Self = Self {
+        name: "issue_final_invoice",
+        action: "final_invoice",
+        per_conversation: false,
+    };
+}
+
+impl Tool for CustomerNotice {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let customer = positive_integer(arguments, "customer")?;
+        let subject = if self.per_conversation {
+            format!("{}:customer:{customer}@{}", self.action, env.conversation)
+        } else {
+            format!("{}:customer:{customer}", self.action)
+        };
+        apply_effect(
+            env,
+            self.name,
+            &subject,
+            self.action,
+            json!({ "customer": customer, "sent": self.action }),
+        )
     }
 }

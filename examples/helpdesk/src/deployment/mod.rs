@@ -27,7 +27,7 @@ use crate::review::{OperatorCommand, ReviewDoor};
 use crate::store::runs::RunLease;
 use crate::store::{Status, Store, StoredProcedure};
 use crate::tools::{
-    CancelSubscription, IssueRefund, LookupAccount, LookupSubscription, ToolCatalog,
+    CancelSubscription, CustomerNotice, IssueRefund, LookupAccount, LookupSubscription, ToolCatalog,
 };
 use crate::twins::Flaw;
 
@@ -156,6 +156,12 @@ impl Helpdesk {
         tools.register(Box::new(CancelSubscription));
         if variant == Some(Variant::LooksUpBeforeActing) {
             tools.register(Box::new(LookupSubscription));
+        }
+        if variant == Some(Variant::NotifyOnDenial) {
+            tools.register(Box::new(CustomerNotice::DENIAL));
+        }
+        if variant == Some(Variant::InvoiceBeforeCancelling) {
+            tools.register(Box::new(CustomerNotice::FINAL_INVOICE));
         }
         let shipping = ShippingExtension {
             defaulted_detail: variant == Some(Variant::DefaultedToolArgument),

@@ -11,8 +11,10 @@ use symfonic_evals::{
 
 use super::turn::{Ending, Turn};
 use super::Helpdesk;
+use crate::honest::Variant;
 use crate::interaction::{Checkpoint, ASK_USER};
 use crate::model::observation;
+use crate::tools::apply_effect;
 use crate::twins::Flaw;
 
 impl Helpdesk {
@@ -38,8 +40,29 @@ impl Helpdesk {
             pending_call: call,
             call_count: turn.call_count,
         };
+        let interaction = turn
+            .calls
+            .iter()
+            .find(|c| c.id == checkpoint.pending_call)
+            .map_or(ASK_USER, |c| c.name.as_str())
+            .to_owned();
+        if self.is(Variant::NoticeAtPause) {
+            // The change is announced before anyone decides on it; a retried
+            // pause announces the same question once.
+            let ask = question.get("question").cloned().unwrap_or(Value::Null);
+            apply_effect(
+                self.env(&turn),
+                "post_notice",
+                &format!("notice:{}:{ask}", turn.conversation),
+                "change_notice",
+                json!({ "pending": interaction }),
+            )
+            .map_err(|f| TurnError::new("NoticeUnavailable", f.message))?;
+        }
         let saved = (!self.has(Flaw::ResumeWithoutCheckpoint)).then_some(&checkpoint);
-        let issued = self.pauses.pause(&turn.conversation, &question, saved)?;
+        let issued = self
+            .pauses
+            .pause(&turn.conversation, &interaction, &question, saved)?;
         // Resumable when the token is bound to a stored checkpoint. The twin
         // without one claims it anyway.
         let resumable = issued.bound || self.has(Flaw::ResumeWithoutCheckpoint);
@@ -57,7 +80,7 @@ impl Helpdesk {
                 .stages(turn.stages.iter().cloned())
                 .answer(ask)
                 .attribute("paused", true)
-                .attribute("pause_name", ASK_USER)
+                .attribute("pause_name", interaction.as_str())
                 .attribute("pause_resumable", resumable)
                 .attribute("pause_token", issued.token)
         } else {
@@ -66,26 +89,46 @@ impl Helpdesk {
                 // The interaction's result goes back into the transcript
                 // the model reads, token included.
                 builder = builder.model_input(format!(
-                    "{}\ntool {ASK_USER}: waiting, token {}",
+                    "{}\ntool {interaction}: waiting, token {}",
                     turn.shown, issued.token
                 ));
             }
             builder.answer(ask).paused(
-                Pause::new(ASK_USER, resumable, issued.token).asking(question, issued.question_id),
+                Pause::new(interaction, resumable, issued.token)
+                    .asking(question, issued.question_id),
             )
         };
         self.procedural_attributes(builder, &turn.consulted)
     }
 
     /// The paused turn rebuilt from its checkpoint, with the person's answer
-    /// filed under the call that asked.
-    fn resumed(&self, checkpoint: Checkpoint, answer: &Value) -> Result<Turn, TurnError> {
+    /// filed under the call that asked. When the call that waited is the
+    /// action itself (approval on the call), the answer settles it: an
+    /// approval runs it, anything else declines it; how it ended is
+    /// returned beside the turn.
+    fn resumed(
+        &self,
+        checkpoint: Checkpoint,
+        answer: &Value,
+    ) -> Result<(Turn, Option<ToolOutcome>), TurnError> {
         let mut turn = self.start(
             &checkpoint.conversation,
             checkpoint.prompt,
             checkpoint.state,
         )?;
         turn.transcript = checkpoint.transcript;
+        turn.earlier_calls = checkpoint.calls;
+        turn.call_count = checkpoint.call_count;
+        let held = turn
+            .earlier_calls
+            .iter()
+            .find(|c| c.id == checkpoint.pending_call && c.name != ASK_USER)
+            .map(|c| (c.name.clone(), c.arguments.clone()));
+        if let Some((tool, arguments)) = held {
+            let id = &checkpoint.pending_call;
+            let outcome = self.settle(&mut turn, id, &tool, &arguments, answer);
+            return Ok((turn, Some(outcome)));
+        }
         // The continuation reads the answer the person gave; the twin only
         // notes that somebody answered.
         let heard = if self.has(Flaw::DenialReadAsApproval) {
@@ -95,9 +138,49 @@ impl Helpdesk {
         };
         turn.transcript
             .push(observation::answered(&checkpoint.pending_call, &heard));
-        turn.earlier_calls = checkpoint.calls;
-        turn.call_count = checkpoint.call_count;
-        Ok(turn)
+        Ok((turn, None))
+    }
+
+    /// Runs the held call `id` on an approval, or declines it, and files
+    /// the observation the model reads next.
+    fn settle(
+        &self,
+        turn: &mut Turn,
+        id: &str,
+        tool: &str,
+        arguments: &Value,
+        answer: &Value,
+    ) -> ToolOutcome {
+        if answer.get("approved") != Some(&Value::Bool(true)) {
+            let message = "a person declined the call";
+            turn.transcript.push(observation::failed(
+                id, tool, arguments, "declined", message,
+            ));
+            return ToolOutcome::Failed {
+                error: format!("declined: {message}"),
+            };
+        }
+        match self.tools.run(tool, arguments, self.env(turn)) {
+            Ok(result) => {
+                let (result, trace) = self.gate.result(tool, result);
+                turn.stages.extend(trace.to_stage_records());
+                turn.transcript
+                    .push(observation::succeeded(id, tool, arguments, &result));
+                ToolOutcome::Succeeded { result }
+            }
+            Err(failure) => {
+                turn.transcript.push(observation::failed(
+                    id,
+                    tool,
+                    arguments,
+                    &failure.code,
+                    &failure.message,
+                ));
+                ToolOutcome::Failed {
+                    error: format!("{}: {}", failure.code, failure.message),
+                }
+            }
+        }
     }
 
     /// Redeems the token and continues the paused turn from its checkpoint.
@@ -141,12 +224,13 @@ impl Helpdesk {
             return Ok(resumed(builder, false).build());
         }
         let pending = checkpoint.pending_call.clone();
-        let mut turn = if self.has(Flaw::ResumeRestartsTurn) {
-            self.start(
+        let (mut turn, settled) = if self.has(Flaw::ResumeRestartsTurn) {
+            let turn = self.start(
                 &checkpoint.conversation,
                 checkpoint.prompt,
                 checkpoint.state,
-            )?
+            )?;
+            (turn, None)
         } else {
             self.resumed(checkpoint, &request.answer)?
         };
@@ -166,9 +250,9 @@ impl Helpdesk {
                 ending = self.drive(&mut turn)?;
             }
         }
-        let answered = ToolOutcome::Succeeded {
+        let answered = settled.unwrap_or_else(|| ToolOutcome::Succeeded {
             result: request.answer.clone(),
-        };
+        });
         let builder = self
             .finish(turn, ending)?
             .resolved(ResolvedCall::new(pending, answered));

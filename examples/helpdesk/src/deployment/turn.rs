@@ -102,7 +102,13 @@ impl Helpdesk {
         Ok(format!("call-{n}"))
     }
 
-    fn env<'a>(&'a self, turn: &'a Turn) -> ToolEnv<'a> {
+    /// Whether a call of `tool` waits for a person's approval before it
+    /// runs: only the `ApprovalOnTheCall` variant's cancellations do.
+    pub(super) fn held_for_approval(&self, tool: &str) -> bool {
+        self.is(Variant::ApprovalOnTheCall) && tool == "cancel_subscription"
+    }
+
+    pub(super) fn env<'a>(&'a self, turn: &'a Turn) -> ToolEnv<'a> {
         ToolEnv {
             ledger: &self.ledger,
             store: &self.store,
@@ -180,7 +186,15 @@ impl Helpdesk {
                     .push(ToolCall::refused(id, tool, arguments, stage));
                 continue;
             }
-            if tool == ASK_USER {
+            if tool == ASK_USER || self.held_for_approval(&tool) {
+                let question = if tool == ASK_USER {
+                    arguments.clone()
+                } else {
+                    json!({
+                        "question": format!("Approve {tool} with {arguments}?"),
+                        "schema": { "approved": "boolean" },
+                    })
+                };
                 turn.transcript
                     .push(observation::waiting(&id, &tool, &arguments));
                 // Parked, not answered: the resume that redeems the pause
@@ -192,10 +206,7 @@ impl Helpdesk {
                     ToolCall::pending(&id, &tool, arguments.clone())
                 };
                 turn.calls.push(call);
-                return Ok(Ending::Paused {
-                    call: id,
-                    question: arguments,
-                });
+                return Ok(Ending::Paused { call: id, question });
             }
             match self.tools.run(&tool, &arguments, self.env(turn)) {
                 Ok(result) => {

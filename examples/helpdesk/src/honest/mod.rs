@@ -20,7 +20,9 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use symfonic_evals::{run_pack, ArgumentMatch, NotRunReason, PackDefinition, PackRun, Verdict};
+use symfonic_evals::{
+    run_pack, ArgumentMatch, NotRunReason, PackDefinition, PackRun, Retries, Verdict,
+};
 
 use crate::twins::Pack;
 use crate::Helpdesk;
@@ -102,6 +104,29 @@ variants! {
          the recall block.",
         for [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce],
         python [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce];
+    NoticeAtPause = "notice-at-pause",
+        "Pausing for a person also posts a change notice of the desk's own (an effect of \
+         `post_notice`, once per question), before anyone answered.",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
+    NotifyOnDenial = "notify-on-denial",
+        "When the person declines, the model tells the customer so through `notify_requester`, \
+         an effect of its own on the denial.",
+        for [ApprovalResume], python [ApprovalResume];
+    ApprovalOnTheCall = "approval-on-the-call",
+        "The approval sits on the gated call itself, as agent SDKs' `needs_approval` puts it: \
+         the pause is the pending `cancel_subscription` call, approval runs it once and a \
+         denial resolves it unrun (the pack names the gated tool as the interaction).",
+        for [ApprovalResume, ExactlyOnce], python [];
+    SameKeyRetries = "same-key-retries",
+        "Every effect is delivered twice under its idempotency key, as a client whose \
+         acknowledgement was lost retries; the ledger refuses the second (the packs count \
+         retries with `retries = same_key`).",
+        for [Procedural, ApprovalResume, ExactlyOnce], python [Procedural, ApprovalResume, ExactlyOnce];
+    InvoiceBeforeCancelling = "invoice-before-cancelling",
+        "The approved continuation applies a pair of effects, the final invoice \
+         (`issue_final_invoice`) first and the cancellation second, so the gated effect is \
+         not the turn's first and a crash can fall between the two.",
+        for [ApprovalResume, ExactlyOnce], python [];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \
          character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
@@ -127,6 +152,21 @@ impl Variant {
             (Self::DefaultedToolArgument, PackDefinition::ExtensionTool(mut pack)) => {
                 pack.argument_match = ArgumentMatch::Subset;
                 PackDefinition::ExtensionTool(pack)
+            }
+            // The pause is the gated tool's own pending call.
+            (Self::ApprovalOnTheCall, PackDefinition::ApprovalResume(mut pack)) => {
+                if let Some(gated) = &pack.gated_tool {
+                    pack.interaction_tool.clone_from(gated);
+                }
+                PackDefinition::ApprovalResume(pack)
+            }
+            (Self::SameKeyRetries, PackDefinition::ApprovalResume(mut pack)) => {
+                pack.retries = Retries::SameKey;
+                PackDefinition::ApprovalResume(pack)
+            }
+            (Self::SameKeyRetries, PackDefinition::Procedural(mut pack)) => {
+                pack.retries = Retries::SameKey;
+                PackDefinition::Procedural(pack)
             }
             (_, definition) => definition,
         }
