@@ -174,11 +174,18 @@ impl Variant {
 }
 
 /// Runs `pack`, as [`Variant::definition`] gives it, against the Rust desk
-/// in the configuration `variant`, with the reference's run options.
+/// in the configuration `variant`, with the reference's run options. Each
+/// (variant, pack) pair has a run name of its own, so runs side by side
+/// are told apart.
 pub fn run_rust(variant: Variant, pack: Pack) -> PackRun {
+    let definition = variant.definition(pack);
     run_pack(
-        &format!("helpdesk::honest::{}", variant.name()),
-        &variant.definition(pack),
+        &format!(
+            "helpdesk::honest::{}::{}",
+            variant.name(),
+            definition.kind().name()
+        ),
+        &definition,
         &crate::packs::run_options(),
         move |ctx| Helpdesk::open_variant(ctx, variant),
     )
@@ -188,9 +195,14 @@ pub fn run_rust(variant: Variant, pack: Pack) -> PackRun {
 /// Python desk started with `--variant`, over the process protocol.
 pub fn run_python(variant: Variant, pack: Pack) -> PackRun {
     let spec = crate::python::variant_spec(variant.name());
+    let definition = variant.python_definition(pack);
     run_pack(
-        &format!("helpdesk-py::honest::{}", variant.name()),
-        &variant.python_definition(pack),
+        &format!(
+            "helpdesk-py::honest::{}::{}",
+            variant.name(),
+            definition.kind().name()
+        ),
+        &definition,
         &crate::python::run_options(),
         move |ctx| crate::python::start(ctx, &spec),
     )
