@@ -360,7 +360,9 @@ fn every_scenario_the_python_desk_runs_catches_a_twin() {
 /// Quoting the child's stderr in errors changes nothing about crashes: the
 /// approval pack's crash inside the resume and every crash of the
 /// exactly-once pack are injected, the desk rebuilt and the request sent
-/// again, with a desk that writes to stderr before it starts.
+/// again, with a desk that writes to stderr before it starts (a fresh
+/// interpreter behind a shell), and with the desk forked by the fork
+/// server.
 #[test]
 fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
     let script = python::desk_dir().join("helpdesk.py");
@@ -369,13 +371,21 @@ fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
         .arg("echo 'desk starting' >&2; exec python3 \"$0\" \"$@\"")
         .arg(script)
         .include_stderr_tail(true);
-    for (pack, crashes) in [
-        (Pack::ApprovalResume, "approval/crash-inside-resume"),
-        (Pack::ExactlyOnce, "exactly-once-effects"),
-    ] {
-        let spec = talkative.clone();
+    let forked = python::spec(None).include_stderr_tail(true);
+    assert!(forked.forks());
+    for (spec, how, (pack, crashes)) in [talkative, forked]
+        .into_iter()
+        .zip(["spawned", "forked"])
+        .flat_map(|(spec, how)| {
+            [
+                (Pack::ApprovalResume, "approval/crash-inside-resume"),
+                (Pack::ExactlyOnce, "exactly-once-effects"),
+            ]
+            .map(|pair| (spec.clone(), how, pair))
+        })
+    {
         let run = run_pack(
-            &format!("python.stderr-tail.{pack:?}"),
+            &format!("python.stderr-tail.{how}.{pack:?}"),
             &python::definition(pack),
             &python::run_options(),
             move |ctx| start(ctx, &spec),

@@ -23,9 +23,12 @@ pub fn desk_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../helpdesk-py")
 }
 
-/// The command that starts the Python desk, or one of its twins.
+/// The command that starts the Python desk, or one of its twins, forked
+/// from an interpreter that imported the desk once.
 pub fn spec(twin: Option<&str>) -> ProcessSpec {
-    let spec = ProcessSpec::new("python3").arg(desk_dir().join("helpdesk.py"));
+    let spec = ProcessSpec::new("python3")
+        .arg(desk_dir().join("helpdesk.py"))
+        .fork_server(true);
     match twin {
         Some(twin) => spec.args(["--twin", twin]),
         None => spec,
@@ -38,6 +41,7 @@ pub fn variant_spec(variant: &str) -> ProcessSpec {
     ProcessSpec::new("python3")
         .arg(desk_dir().join("helpdesk.py"))
         .args(["--variant", variant])
+        .fork_server(true)
 }
 
 /// The command that starts the Python desk in its model mode

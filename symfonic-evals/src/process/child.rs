@@ -2,6 +2,7 @@
 //! pipe drained on a thread, shut down in order, killed when it lingers, and
 //! always reaped.
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -30,9 +31,158 @@ pub(crate) enum Silence {
     Gone,
 }
 
+/// The process behind a supervised child: spawned by this process, or
+/// forked by a fork server (see [`ProcessSpec::fork_server`]).
+enum Proc {
+    Spawned(Child),
+    #[cfg(unix)]
+    Forked(super::zygote::Forked),
+}
+
+impl Proc {
+    fn id(&self) -> u32 {
+        match self {
+            Self::Spawned(child) => child.id(),
+            #[cfg(unix)]
+            Self::Forked(child) => child.id(),
+        }
+    }
+
+    /// Whether it has exited, leaving it unreaped.
+    fn has_exited(&mut self) -> bool {
+        match self {
+            Self::Spawned(child) => has_exited(child),
+            #[cfg(unix)]
+            Self::Forked(child) => child.try_status().is_some(),
+        }
+    }
+
+    /// How it ended, if it has (a spawned child is reaped by this).
+    fn try_status(&mut self) -> Option<ExitStatus> {
+        match self {
+            Self::Spawned(child) => child.try_wait().ok().flatten(),
+            #[cfg(unix)]
+            Self::Forked(child) => child.try_status(),
+        }
+    }
+
+    /// Kills its group, then it, then reaps it.
+    fn kill_and_reap(&mut self) -> ExitStatus {
+        match self {
+            Self::Spawned(child) => kill_and_reap(child),
+            #[cfg(unix)]
+            Self::Forked(child) => {
+                // Unreaped until released, so neither id can be reused yet.
+                kill_group(child.id());
+                kill_pid(child.id());
+                child.wait()
+            }
+        }
+    }
+}
+
+/// The three ends of a child's pipes the harness keeps.
+struct Ends {
+    stdin: Option<Box<dyn std::io::Write + Send>>,
+    stdout: Box<dyn std::io::Read + Send>,
+    stderr: Box<dyn std::io::Read + Send>,
+}
+
+/// The child's environment beyond what it inherits: the spec's variables,
+/// the durable directory, then the model endpoint's (last, so the child
+/// cannot be pointed past the endpoint by accident).
+fn child_env(
+    spec: &ProcessSpec,
+    durable_dir: &Path,
+    model_url: Option<&str>,
+) -> Vec<(OsString, OsString)> {
+    let mut env = spec.env.clone();
+    env.push((DURABLE_DIR_ENV.into(), durable_dir.into()));
+    env.extend(
+        model_url
+            .map(crate::replay::child_env)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    env
+}
+
+/// Starts the child: forked by the spec's fork server when it has one that
+/// works, spawned otherwise.
+fn start(
+    spec: &ProcessSpec,
+    args: &[OsString],
+    env: &[(OsString, OsString)],
+    stdin_null: bool,
+) -> std::io::Result<(Proc, Ends)> {
+    #[cfg(unix)]
+    if spec.forks() {
+        if let Some(zygote) = super::zygote::for_spec(spec) {
+            let pipes = super::zygote::pipes(stdin_null)?;
+            let mut full: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+            for (key, value) in env {
+                full.retain(|(k, _)| k != key);
+                full.push((key.clone(), value.clone()));
+            }
+            let mut argv = vec![spec.args[0].clone()];
+            argv.extend(args.iter().skip(1).cloned());
+            let forked = zygote.fork(
+                &argv,
+                &full,
+                spec.current_dir.as_deref(),
+                pipes.child,
+                spec.handshake_timeout,
+            )?;
+            let ends = Ends {
+                stdin: (!stdin_null)
+                    .then(|| Box::new(pipes.stdin) as Box<dyn std::io::Write + Send>),
+                stdout: Box::new(pipes.stdout),
+                stderr: Box::new(pipes.stderr),
+            };
+            return Ok((Proc::Forked(forked), ends));
+        }
+    }
+    let mut command = Command::new(&spec.program);
+    command
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(if stdin_null {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = &spec.current_dir {
+        command.current_dir(dir);
+    }
+    #[cfg(unix)]
+    {
+        // Its own group, so a shell wrapper's children die with it and a
+        // terminal's signals reach the harness, not the deployment.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
+    let mut child = command.spawn()?;
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        kill_and_reap(&mut child);
+        return Err(std::io::Error::other("the child's pipes were not created"));
+    };
+    let stdin = child
+        .stdin
+        .take()
+        .map(|stdin| Box::new(stdin) as Box<dyn std::io::Write + Send>);
+    let ends = Ends {
+        stdin,
+        stdout: Box::new(stdout),
+        stderr: Box::new(stderr),
+    };
+    Ok((Proc::Spawned(child), ends))
+}
+
 /// A running child and the threads that serve its pipes.
 pub(crate) struct Supervised {
-    child: Child,
+    child: Proc,
     stdin: Option<Sender<Vec<u8>>>,
     events: Receiver<StdoutEvent>,
     stderr: StderrRing,
@@ -48,43 +198,26 @@ impl Supervised {
         durable_dir: &Path,
         model_url: Option<&str>,
     ) -> std::io::Result<Self> {
-        let mut command = Command::new(&spec.program);
-        command.args(&spec.args);
+        let mut args = spec.args.clone();
+        let mut env = child_env(spec, durable_dir, model_url);
         let socket = match spec.channel {
             Channel::Stdio => {
-                command.arg(DURABLE_DIR_FLAG).arg(durable_dir);
-                command.stdin(Stdio::piped());
+                args.push(DURABLE_DIR_FLAG.into());
+                args.push(durable_dir.into());
                 None
             }
             Channel::Socket => {
                 let socket = socket::Listening::bind()?;
-                command.env(CHANNEL_ENV, socket.path());
-                command.stdin(Stdio::null());
+                env.insert(0, (CHANNEL_ENV.into(), socket.path().into()));
                 Some(socket)
             }
         };
-        command
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .env(DURABLE_DIR_ENV, durable_dir)
-            // Model replay: after the spec's own variables, so the child
-            // cannot be pointed past the endpoint by accident.
-            .envs(model_url.map(crate::replay::child_env).unwrap_or_default())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(dir) = &spec.current_dir {
-            command.current_dir(dir);
-        }
-        #[cfg(unix)]
-        {
-            // Its own group, so a shell wrapper's children die with it and a
-            // terminal's signals reach the harness, not the deployment.
-            std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        }
-        let mut child = command.spawn()?;
-        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-            kill_and_reap(&mut child);
-            return Err(std::io::Error::other("the child's pipes were not created"));
-        };
+        let (mut child, ends) = start(spec, &args, &env, socket.is_some())?;
+        let Ends {
+            stdin,
+            stdout,
+            stderr,
+        } = ends;
         // Keep only as much stderr as a failure may quote: none unless the
         // adopter opted in (it may hold turn content), or the child serves
         // this binary (whose stderr before it connects is the test's or the
@@ -99,7 +232,7 @@ impl Supervised {
         let (event_tx, event_rx) = mpsc::channel();
         let started = pipes::spawn_stderr_drain(stderr, ring.clone()).and_then(|()| {
             match socket {
-                None => match child.stdin.take() {
+                None => match stdin {
                     Some(stdin) => pipes::spawn_stdin_writer(stdin, line_rx).and_then(|()| {
                         pipes::spawn_stdout_reader(stdout, spec.max_line_bytes, event_tx)
                     }),
@@ -119,7 +252,7 @@ impl Supervised {
             }
         });
         if let Err(error) = started {
-            kill_and_reap(&mut child);
+            child.kill_and_reap();
             return Err(error);
         }
         Ok(Self {
@@ -178,7 +311,7 @@ impl Supervised {
     pub(crate) fn wait_for_exit(&mut self, grace: Duration) -> bool {
         let deadline = Instant::now() + grace;
         loop {
-            if self.status.is_some() || has_exited(&mut self.child) {
+            if self.status.is_some() || self.child.has_exited() {
                 return true;
             }
             if Instant::now() >= deadline {
@@ -206,7 +339,7 @@ impl Supervised {
         if let Some(status) = self.status {
             return status;
         }
-        let status = kill_and_reap(&mut self.child);
+        let status = self.child.kill_and_reap();
         self.status = Some(status);
         status
     }
@@ -292,12 +425,24 @@ fn kill_group(pid: u32) {
 fn kill_group(_pid: u32) {}
 
 #[cfg(unix)]
-fn failed_status() -> ExitStatus {
+fn kill_pid(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) touches no memory of ours; the child is unreaped,
+        // so its id still names it.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// The status reported for a child whose real one is unknown.
+#[cfg(unix)]
+pub(crate) fn failed_status() -> ExitStatus {
     std::os::unix::process::ExitStatusExt::from_raw(libc::SIGKILL)
 }
 
 #[cfg(windows)]
-fn failed_status() -> ExitStatus {
+pub(crate) fn failed_status() -> ExitStatus {
     std::os::windows::process::ExitStatusExt::from_raw(1)
 }
 
@@ -307,8 +452,9 @@ mod socket {
     use std::io;
     use std::os::unix::net::{UnixListener, UnixStream};
     use std::path::Path;
-    use std::process::Child;
     use std::time::{Duration, Instant};
+
+    use super::Proc;
 
     /// A listening socket in a directory of its own, removed when dropped.
     pub(super) struct Listening {
@@ -334,7 +480,7 @@ mod socket {
 
         /// Waits for the child to connect, giving up when it exits first or
         /// `limit` passes.
-        pub(super) fn accept(self, child: &mut Child, limit: Duration) -> io::Result<UnixStream> {
+        pub(super) fn accept(self, child: &mut Proc, limit: Duration) -> io::Result<UnixStream> {
             let deadline = Instant::now() + limit;
             loop {
                 match self.listener.accept() {
@@ -345,7 +491,7 @@ mod socket {
                     Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
                     Err(error) => return Err(error),
                 }
-                if let Ok(Some(status)) = child.try_wait() {
+                if let Some(status) = child.try_status() {
                     return Err(io::Error::other(format!(
                         "the child exited ({status}) before it connected"
                     )));
@@ -371,8 +517,9 @@ mod socket {
 #[cfg(not(unix))]
 mod socket {
     use std::io;
-    use std::process::Child;
     use std::time::Duration;
+
+    use super::Proc;
 
     /// Sockets are Unix-only; a socket channel cannot start elsewhere.
     pub(super) struct Listening;
@@ -384,7 +531,7 @@ mod socket {
         pub(super) fn path(&self) -> std::path::PathBuf {
             std::path::PathBuf::new()
         }
-        pub(super) fn accept(self, _: &mut Child, _: Duration) -> io::Result<std::fs::File> {
+        pub(super) fn accept(self, _: &mut Proc, _: Duration) -> io::Result<std::fs::File> {
             Err(io::Error::other("a socket channel needs a Unix platform"))
         }
     }

@@ -11,6 +11,8 @@ mod pipes;
 pub mod protocol;
 mod spec;
 mod target;
+#[cfg(unix)]
+mod zygote;
 
 pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
 pub use conformance::{

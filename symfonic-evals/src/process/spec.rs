@@ -69,6 +69,7 @@ pub struct ProcessSpec {
     pub(crate) max_line_bytes: usize,
     pub(crate) stderr_tail: bool,
     pub(crate) stderr_tail_bytes: usize,
+    pub(crate) fork_server: bool,
 }
 
 impl ProcessSpec {
@@ -92,6 +93,7 @@ impl ProcessSpec {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr_tail: false,
             stderr_tail_bytes: 2048,
+            fork_server: false,
         }
     }
 
@@ -176,6 +178,42 @@ impl ProcessSpec {
     pub fn stderr_tail_bytes(mut self, bytes: usize) -> Self {
         self.stderr_tail_bytes = bytes;
         self
+    }
+
+    /// Starts a Python deployment by forking an interpreter that already
+    /// imported it, instead of a fresh interpreter each time (Unix only).
+    ///
+    /// The program must be a Python interpreter (3.9 or later) and the
+    /// first argument the deployment's script. The harness starts one fork
+    /// server per interpreter, script, environment and working directory:
+    /// it imports the script as a module (its `if __name__ == "__main__"`
+    /// block does not run, so nothing is built) and forks a child for every
+    /// start and restart, which runs the script as `__main__` with its
+    /// imports already in memory. Each child is a new process, with its own
+    /// pipes, process group, arguments and environment (the durable
+    /// directory included) and nothing of an earlier child; crashes,
+    /// timeouts, stderr tails and the kill of its process group work as
+    /// for a spawned child. When forking is unsafe (importing the script
+    /// started a thread, or failed) every start is a fresh interpreter, and
+    /// that is said once on stderr.
+    ///
+    /// ```
+    /// use symfonic_evals::process::ProcessSpec;
+    /// let spec = ProcessSpec::new("python3")
+    ///     .arg("examples/helpdesk-py/helpdesk.py")
+    ///     .fork_server(true);
+    /// assert!(spec.forks());
+    /// ```
+    #[must_use]
+    pub fn fork_server(mut self, fork: bool) -> Self {
+        self.fork_server = fork;
+        self
+    }
+
+    /// Whether starts go through the fork server (see
+    /// [`ProcessSpec::fork_server`]); always `false` off Unix.
+    pub fn forks(&self) -> bool {
+        cfg!(unix) && self.fork_server && !self.args.is_empty()
     }
 
     /// The same spec speaking over a private socket, to a child serving

@@ -1,0 +1,227 @@
+"""A fork server: import a deployment's modules once, fork a fresh child per start.
+
+A framework deployment can spend seconds importing before it answers the
+handshake, and a pack starts it again for every trial and restart. With
+``ProcessSpec::fork_server``, the harness runs this file's source with the
+spec's interpreter instead, once per interpreter, script and environment::
+
+    python3 -c <this source> SCRIPT [ARGS...]
+
+It needs nothing but the standard library (Python 3.9 or later, Linux or
+another Unix with ``waitid``), so it serves any Python deployment.
+
+It imports ``SCRIPT`` as a module (its ``if __name__ == "__main__"`` block
+does not run, so nothing is built), then serves fork requests on its
+standard input, a Unix sequenced-packet socket the harness holds the other
+end of. Each request carries the child's argument list, environment and
+working directory as JSON, and three descriptors for its standard input,
+output and error. The child is a new process in its own process group with
+nothing of an earlier child in it: it takes the descriptors, the
+environment and the arguments, and runs ``SCRIPT`` as ``__main__``, the
+imports already in memory.
+
+Replies, one JSON object per packet:
+
+- ``{"ready": true}`` once the script is imported, or ``{"ready": false,
+  "why": ...}`` when forking it is unsafe (a thread is running, the import
+  failed); the zygote then exits and the harness starts fresh interpreters.
+- ``{"forked": PID}`` or ``{"error": ...}`` per request.
+- ``{"exited": PID, "code": N}`` or ``{"exited": PID, "signal": N}`` when a
+  child ends. The child stays unreaped (its process id and group id
+  reserved, so the harness never signals a reused id) until the harness
+  sends ``{"release": PID}``, answered with ``{"released": PID}`` once it is
+  reaped.
+
+The zygote exits when the harness closes its end.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+_PACKET = 1 << 20
+
+
+def _send(channel: socket.socket, message: Dict[str, Any]) -> None:
+    channel.send(json.dumps(message).encode("utf-8"))
+
+
+def _preload(script: str) -> Optional[str]:
+    """Imports ``script`` without running its main block; why it cannot be
+    forked, or ``None``."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    spec = importlib.util.spec_from_file_location("__symfonic_zygote_preload__", script)
+    if spec is None or spec.loader is None:
+        return f"{script} cannot be imported"
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as error:  # noqa: BLE001 - any failure means no fork
+        return f"importing {os.path.basename(script)} failed: {type(error).__name__}"
+    if threading.active_count() > 1:
+        return "importing the script started a thread, which a fork would not carry"
+    return None
+
+
+def _run_child(channel: socket.socket, request: Dict[str, Any], fds: List[int]) -> None:
+    """In the forked child: become the deployment. Never returns."""
+    code = 1
+    try:
+        channel.close()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.environ.clear()
+        os.environ.update(request.get("env", {}))
+        if request.get("cwd"):
+            os.chdir(request["cwd"])
+        argv = request["argv"]
+        sys.argv = list(argv)
+        import runpy
+
+        runpy.run_path(argv[0], run_name="__main__")
+        code = 0
+    except SystemExit as exit_:
+        if exit_.code is None:
+            code = 0
+        elif isinstance(exit_.code, int):
+            code = exit_.code
+        else:
+            print(exit_.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - reported as a spawned child would
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - the pipe may be gone
+                pass
+        os._exit(code)
+
+
+def _fork(channel: socket.socket, request: Dict[str, Any], fds: List[int], wakeup: Tuple[int, int]) -> int:
+    pid = os.fork()
+    if pid == 0:
+        signal.set_wakeup_fd(-1)
+        for fd in wakeup:
+            os.close(fd)
+        _run_child(channel, request, fds)
+    try:
+        # Also set here, so the group exists before the harness can signal it.
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
+    return pid
+
+
+def _exited(pid: int) -> Optional[Dict[str, Any]]:
+    """How ``pid`` ended, leaving it unreaped; ``None`` while it runs."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return {"exited": pid, "code": 255}
+    if info is None or info.si_pid == 0:
+        return None
+    if info.si_code == os.CLD_EXITED:
+        return {"exited": pid, "code": info.si_status}
+    return {"exited": pid, "signal": info.si_status}
+
+
+def serve(channel: socket.socket) -> None:
+    """Serves fork and release requests until the harness hangs up. A
+    child's end wakes the loop through ``SIGCHLD``'s wakeup descriptor."""
+    running: List[int] = []
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    wakeup = (wake_read, wake_write)
+    while True:
+        ready, _, _ = select.select([channel, wake_read], [], [])
+        if wake_read in ready:
+            try:
+                while os.read(wake_read, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        for pid in list(running):
+            ended = _exited(pid)
+            if ended is not None:
+                running.remove(pid)
+                _send(channel, ended)
+        if channel not in ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(channel, _PACKET, 3)
+        if not data:
+            return
+        try:
+            request = json.loads(data)
+        except ValueError:
+            for fd in fds:
+                os.close(fd)
+            _send(channel, {"error": "a request that is not JSON"})
+            continue
+        if "release" in request:
+            try:
+                pid = int(request["release"])
+                os.waitpid(pid, 0)
+            except (ChildProcessError, ValueError, TypeError):
+                pass
+            _send(channel, {"released": request["release"]})
+            continue
+        if len(fds) != 3 or not isinstance(request.get("argv"), list) or not request["argv"]:
+            for fd in fds:
+                os.close(fd)
+            _send(channel, {"error": "a fork request needs argv and three descriptors", "id": request.get("id")})
+            continue
+        ident = request.get("id")
+        try:
+            pid = _fork(channel, request, fds, wakeup)
+        except OSError as error:
+            _send(channel, {"error": f"fork failed: {error.strerror}", "id": ident})
+            continue
+        finally:
+            for fd in fds:
+                os.close(fd)
+        running.append(pid)
+        _send(channel, {"forked": pid, "id": ident})
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    # The harness's end of the control socket arrives as standard input;
+    # standard input proper becomes nothing, so no child inherits it.
+    control = os.dup(0)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.close(null)
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=control)
+    if not args:
+        _send(channel, {"ready": False, "why": "no script to preload"})
+        return 2
+    why = _preload(args[0])
+    if why is not None:
+        _send(channel, {"ready": False, "why": why})
+        return 0
+    _send(channel, {"ready": True})
+    serve(channel)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

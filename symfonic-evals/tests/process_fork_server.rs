@@ -1,0 +1,71 @@
+//! The fork server: every robustness case holds for forked children as for
+//! spawned ones, each start is a new process with nothing of the last, and
+//! a script that cannot be forked safely is started fresh instead.
+#![cfg(unix)]
+
+/// Every child here is forked by the fork server.
+const FORK_SERVER: bool = true;
+
+include!("process_support/robustness_cases.rs");
+
+fn probe(env: &[(&str, &str)]) -> ProcessSpec {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/process_children/fork_probe.py");
+    env.iter().fold(
+        ProcessSpec::new("python3")
+            .arg(script)
+            .arg("--desk-flag")
+            .handshake_timeout(Duration::from_secs(20))
+            .fork_server(true),
+        |spec, (key, value)| spec.env(*key, *value),
+    )
+}
+
+/// One turn's attributes from a fresh target in a fresh context.
+fn report(spec: &ProcessSpec) -> (serde_json::Value, TargetContext) {
+    let context = TargetContext::fresh(0).unwrap();
+    let mut target = ProcessTarget::spawn(&context, spec).expect("the handshake succeeds");
+    let record = target.run_turn(&prompt("who are you")).expect("a turn");
+    let pid = target.pid().expect("running");
+    drop(target);
+    assert!(reaped(pid), "child {pid} is left behind");
+    (serde_json::json!(record.attributes()), context)
+}
+
+#[test]
+fn each_start_is_a_new_forked_process_with_nothing_of_the_last() {
+    let spec = probe(&[("FORK_PROBE_MARKER", "forked")]);
+    let (first, first_context) = report(&spec);
+    let (second, second_context) = report(&spec);
+    let ours = serde_json::json!(std::process::id());
+    for (attributes, context) in [(&first, &first_context), (&second, &second_context)] {
+        // Forked by the zygote, not started by this process.
+        assert_ne!(attributes["ppid"], ours, "{attributes}");
+        // Its own process group, the child's own id.
+        assert_eq!(attributes["pgid"], attributes["pid"], "{attributes}");
+        // One deployment built in it: nothing of the earlier child.
+        assert_eq!(attributes["built"], 1, "{attributes}");
+        assert_eq!(attributes["marker"], "forked", "{attributes}");
+        let dir = context.durable_dir().to_str().unwrap();
+        assert_eq!(
+            attributes["argv"],
+            serde_json::json!(["--desk-flag", "--durable-dir", dir]),
+            "{attributes}"
+        );
+    }
+    assert_ne!(first["pid"], second["pid"]);
+    // The same zygote forked both.
+    assert_eq!(first["ppid"], second["ppid"]);
+}
+
+#[test]
+fn a_script_that_starts_a_thread_at_import_is_started_fresh() {
+    let spec = probe(&[("FORK_PROBE_THREAD", "1")]);
+    let (attributes, _) = report(&spec);
+    assert_eq!(
+        attributes["ppid"],
+        serde_json::json!(std::process::id()),
+        "started by this process: {attributes}"
+    );
+    assert_eq!(attributes["built"], 1, "{attributes}");
+}
