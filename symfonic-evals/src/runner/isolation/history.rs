@@ -13,6 +13,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,32 +30,38 @@ pub(crate) enum Recorded {
     Trials(Vec<TrialRun>),
 }
 
+/// Which run an entry records. Each entry is one line: this key as JSON, a
+/// tab, then the outcome as JSON (a tab never occurs inside JSON text), so
+/// a child reads every key but parses only the outcomes it looks up.
 #[derive(Serialize, Deserialize)]
-struct Entry {
+struct Key {
     name: String,
     occurrence: u32,
-    outcome: Recorded,
 }
 
 thread_local! {
     /// This thread's history file, removed when the thread ends.
     static WRITTEN: RefCell<Option<tempfile::NamedTempFile>> = const { RefCell::new(None) };
-    /// The history this child was handed, read once.
-    static READ: RefCell<Option<HashMap<(String, u32), Recorded>>> = const { RefCell::new(None) };
 }
+
+/// The history this child was handed, read once: each run's outcome, not
+/// yet parsed.
+static READ: OnceLock<HashMap<(String, u32), String>> = OnceLock::new();
 
 /// Appends a finished run to the calling thread's history. A history that
 /// cannot be written costs only the fidelity of a later child's pass over
 /// this run, so the error is dropped.
 pub(crate) fn record(name: &str, occurrence: u32, outcome: Recorded) {
-    let entry = Entry {
+    let key = Key {
         name: name.to_owned(),
         occurrence,
-        outcome,
     };
-    let Ok(mut line) = serde_json::to_vec(&entry) else {
+    let (Ok(mut line), Ok(outcome)) = (serde_json::to_vec(&key), serde_json::to_vec(&outcome))
+    else {
         return;
     };
+    line.push(b'\t');
+    line.extend(outcome);
     line.push(b'\n');
     WRITTEN.with(|file| {
         let mut file = file.borrow_mut();
@@ -77,14 +84,11 @@ pub(crate) fn path() -> Option<PathBuf> {
 
 /// The outcome the parent recorded for the `occurrence`-th run of `name`.
 pub(crate) fn recorded(name: &str, occurrence: u32) -> Option<Recorded> {
-    READ.with(|read| {
-        let mut read = read.borrow_mut();
-        let history = read.get_or_insert_with(load);
-        history.get(&(name.to_owned(), occurrence)).cloned()
-    })
+    let outcome = READ.get_or_init(load).get(&(name.to_owned(), occurrence))?;
+    serde_json::from_str(outcome).ok()
 }
 
-fn load() -> HashMap<(String, u32), Recorded> {
+fn load() -> HashMap<(String, u32), String> {
     let Some(path) = std::env::var_os(SERVE_HISTORY_ENV) else {
         return HashMap::new();
     };
@@ -94,7 +98,10 @@ fn load() -> HashMap<(String, u32), Recorded> {
     std::io::BufReader::new(file)
         .lines()
         .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str::<Entry>(&line).ok())
-        .map(|entry| ((entry.name, entry.occurrence), entry.outcome))
+        .filter_map(|line| {
+            let (key, outcome) = line.split_once('\t')?;
+            let key: Key = serde_json::from_str(key).ok()?;
+            Some(((key.name, key.occurrence), outcome.to_owned()))
+        })
         .collect()
 }
