@@ -6,23 +6,7 @@ mod venv;
 #[cfg(unix)]
 pub use venv::venv_python;
 
-use symfonic_evals::{
-    CapabilityEvidence, Failure, PackRun, PromptRequest, Target, TurnError, TurnRecord,
-};
-
-/// A deployment that declares nothing and answers every turn with an empty
-/// record: enough for cases that only need the attributes to compile.
-pub struct Inert;
-
-impl Target for Inert {
-    fn capabilities(&self) -> CapabilityEvidence {
-        CapabilityEvidence::new()
-    }
-
-    fn run_turn(&mut self, _: &PromptRequest) -> Result<TurnRecord, TurnError> {
-        Ok(TurnRecord::builder().build())
-    }
-}
+use symfonic_evals::{Failure, PackRun};
 
 /// Asserts that `run` failed first at `step` on `assertion`, and returns that
 /// failure; the panic message carries the run's table.

@@ -52,6 +52,8 @@ pub fn model_spec(python: impl Into<std::ffi::OsString>) -> ProcessSpec {
     ProcessSpec::new(python)
         .arg(desk_dir().join("helpdesk.py"))
         .args(["--model", "openai"])
+        // The SDK is imported once, by the fork server, not at every start.
+        .preload("openai_desk")
 }
 
 /// The command that starts the asyncio desk with `python`, an interpreter

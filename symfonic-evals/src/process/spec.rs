@@ -70,6 +70,7 @@ pub struct ProcessSpec {
     pub(crate) stderr_tail: bool,
     pub(crate) stderr_tail_bytes: usize,
     pub(crate) fork_server: bool,
+    pub(crate) preload: Vec<String>,
 }
 
 impl ProcessSpec {
@@ -94,6 +95,7 @@ impl ProcessSpec {
             stderr_tail: false,
             stderr_tail_bytes: 2048,
             fork_server: false,
+            preload: Vec::new(),
         }
     }
 
@@ -207,6 +209,25 @@ impl ProcessSpec {
     #[must_use]
     pub fn fork_server(mut self, fork: bool) -> Self {
         self.fork_server = fork;
+        self
+    }
+
+    /// Has the fork server also import `module` after the script, for a
+    /// module the script imports only under some arguments (an SDK behind
+    /// a `--model` flag, say), so forked children find it imported too.
+    /// Turns the fork server on.
+    ///
+    /// ```
+    /// use symfonic_evals::process::ProcessSpec;
+    /// let spec = ProcessSpec::new("python3")
+    ///     .args(["desk.py", "--model", "openai"])
+    ///     .preload("openai_desk");
+    /// assert!(spec.forks());
+    /// ```
+    #[must_use]
+    pub fn preload(mut self, module: impl Into<String>) -> Self {
+        self.fork_server = true;
+        self.preload.push(module.into());
         self
     }
 

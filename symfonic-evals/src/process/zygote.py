@@ -5,13 +5,14 @@ handshake, and a pack starts it again for every trial and restart. With
 ``ProcessSpec::fork_server``, the harness runs this file's source with the
 spec's interpreter instead, once per interpreter, script and environment::
 
-    python3 -c <this source> SCRIPT [ARGS...]
+    python3 -c <this source> SCRIPT [MODULE...]
 
 It needs nothing but the standard library (Python 3.9 or later, Linux or
 another Unix with ``waitid``), so it serves any Python deployment.
 
 It imports ``SCRIPT`` as a module (its ``if __name__ == "__main__"`` block
-does not run, so nothing is built), then serves fork requests on its
+does not run, so nothing is built) and each ``MODULE`` after it (modules the
+script imports only under some arguments), then serves fork requests on its
 standard input, a Unix sequenced-packet socket the harness holds the other
 end of. Each request carries the child's argument list, environment and
 working directory as JSON, and three descriptors for its standard input,
@@ -55,9 +56,9 @@ def _send(channel: socket.socket, message: Dict[str, Any]) -> None:
     channel.send(json.dumps(message).encode("utf-8"))
 
 
-def _preload(script: str) -> Optional[str]:
-    """Imports ``script`` without running its main block; why it cannot be
-    forked, or ``None``."""
+def _preload(script: str, modules: List[str]) -> Optional[str]:
+    """Imports ``script`` without running its main block, then ``modules``;
+    why it cannot be forked, or ``None``."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     spec = importlib.util.spec_from_file_location("__symfonic_zygote_preload__", script)
     if spec is None or spec.loader is None:
@@ -67,6 +68,11 @@ def _preload(script: str) -> Optional[str]:
         spec.loader.exec_module(module)
     except BaseException as error:  # noqa: BLE001 - any failure means no fork
         return f"importing {os.path.basename(script)} failed: {type(error).__name__}"
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except BaseException as error:  # noqa: BLE001 - any failure means no fork
+            return f"importing {name} failed: {type(error).__name__}"
     if threading.active_count() > 1:
         return "importing the script started a thread, which a fork would not carry"
     return None
@@ -214,7 +220,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args:
         _send(channel, {"ready": False, "why": "no script to preload"})
         return 2
-    why = _preload(args[0])
+    why = _preload(args[0], args[1:])
     if why is not None:
         _send(channel, {"ready": False, "why": why})
         return 0

@@ -42,6 +42,7 @@ const PACKET: usize = 1 << 20;
 struct Key {
     program: OsString,
     script: OsString,
+    preload: Vec<String>,
     env: Vec<(OsString, OsString)>,
     cwd: Option<PathBuf>,
 }
@@ -82,6 +83,7 @@ pub(crate) fn for_spec(spec: &ProcessSpec) -> Option<Arc<Zygote>> {
     let key = Key {
         program: spec.program.clone(),
         script,
+        preload: spec.preload.clone(),
         env: spec.env.clone(),
         cwd: spec.current_dir.clone(),
     };
@@ -109,6 +111,7 @@ impl Zygote {
             .arg("-c")
             .arg(SOURCE)
             .arg(&key.script)
+            .args(&key.preload)
             .envs(key.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())

@@ -4,7 +4,7 @@
 
 use symfonic_evals::{procedural_pack, registered_packs, PackKind, TargetContext};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2", "refund order 3"],

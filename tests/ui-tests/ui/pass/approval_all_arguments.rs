@@ -3,7 +3,7 @@
 
 use symfonic_evals::{approval_resume_pack, registered_packs, PackKind, TargetContext};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 #[approval_resume_pack(
     pause_prompt = "refund order 9",

@@ -3,7 +3,7 @@
 
 use symfonic_evals::{extension_tool_pack, registered_packs, TargetContext, Verdict};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 #[extension_tool_pack(
     prompt = "weather in Oslo?",

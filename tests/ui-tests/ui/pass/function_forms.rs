@@ -5,7 +5,7 @@
 
 use symfonic_evals::{extension_tool_pack, Target};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 /// Documented, public, ignored by default.
 #[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]

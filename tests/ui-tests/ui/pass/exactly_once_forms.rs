@@ -3,7 +3,7 @@
 
 use symfonic_evals::{exactly_once_pack, registered_packs, PackKind, TargetContext};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 #[exactly_once_pack(prompt = "charge order 7")]
 fn charge(_: &TargetContext) -> Deployment {

@@ -4,7 +4,7 @@
 
 use symfonic_evals::{approval_resume_pack, registered_packs, TargetContext};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 #[approval_resume_pack(pause_prompt = "p", answer = { a: 1, b: 2 }, interaction_tool = "ask")]
 fn implicit(_: &TargetContext) -> Deployment {

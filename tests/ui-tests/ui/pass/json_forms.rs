@@ -3,7 +3,7 @@
 
 use symfonic_evals::{approval_resume_pack, procedural_pack, TargetContext};
 
-use symfonic_evals_e2e::Inert as Deployment;
+use symfonic_evals_ui::Inert as Deployment;
 
 #[procedural_pack(
     demonstrations = ["a", "b",],
