@@ -108,6 +108,20 @@ fn child_env(
     env
 }
 
+/// Whether `key` is one of the harness's own variables, which a
+/// deployment's process does not inherit from this one: its settings
+/// (trials, recording, the upstream's key...) are none of the deployment's
+/// business, and a deployment that can see them can tell it is under test.
+/// Only what the harness sets for the child (the durable directory, the
+/// model endpoint) reaches it. A served child keeps them: it re-runs the
+/// adopter's own test up to its `run_pack`, which must go as in the parent.
+fn inherited_harness_var(spec: &ProcessSpec, key: &std::ffi::OsStr) -> bool {
+    !spec.served
+        && key
+            .to_str()
+            .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
+}
+
 /// Starts the child: forked by the spec's fork server when it has one that
 /// works, spawned otherwise.
 fn start(
@@ -120,7 +134,9 @@ fn start(
     if spec.forks() {
         if let Some(zygote) = super::zygote::for_spec(spec) {
             let pipes = super::zygote::pipes(stdin_null)?;
-            let mut full: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+            let mut full: Vec<(OsString, OsString)> = std::env::vars_os()
+                .filter(|(key, _)| !inherited_harness_var(spec, key))
+                .collect();
             for (key, value) in env {
                 full.retain(|(k, _)| k != key);
                 full.push((key.clone(), value.clone()));
@@ -144,6 +160,9 @@ fn start(
         }
     }
     let mut command = Command::new(&spec.program);
+    for (key, _) in std::env::vars_os().filter(|(key, _)| inherited_harness_var(spec, key)) {
+        command.env_remove(key);
+    }
     command
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))

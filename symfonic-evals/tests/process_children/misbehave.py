@@ -70,6 +70,9 @@ while True:
         record(request_id, env=os.environ.get("SYMFONIC_EVALS_DURABLE_DIR"),
                flag=args.durable_dir, hello=hello["durable_dir"],
                trial=hello["trial"], versions=hello["protocol_versions"])
+    elif prompt == "harness_env":
+        # The harness's own variables this process can see.
+        record(request_id, names=sorted(k for k in os.environ if k.startswith("SYMFONIC_EVALS")))
     elif prompt == "ledger":
         applied = []
         for key in ("refund:1", "refund:1", "refund:2"):
