@@ -402,8 +402,22 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
     if let Some(arg) = same("prompt", "second_prompt") {
         refuse(
             arg,
-            "`second_prompt` equals `prompt`: the second request must be a distinct one, with \
-             effects of its own",
+            "`second_prompt` equals `prompt`: the second request must be a distinct one, or it \
+             proves nothing the first did not",
+        );
+    }
+    if let Some(arg) = same("arguments", "second_arguments") {
+        refuse(
+            arg,
+            "`second_arguments` equals `arguments`: the second call must ask for something \
+             else, or its result could rightly be the first one's",
+        );
+    }
+    if let (Some((_, _, arg)), None) = (find("second_arguments"), find("second_prompt")) {
+        refuse(
+            arg,
+            "`second_arguments` is read only by the fresh-result probe; give `second_prompt` \
+             too, the request that makes that call",
         );
     }
     if let Some(arg) = same("answer", "deny_answer") {

@@ -91,6 +91,7 @@ impl Kind {
                 "extension/repeated-and-fresh-conversation",
                 "extension/result-reaches-model",
                 "extension/witnessed",
+                "extension/fresh-result",
             ],
             Self::ExactlyOnce => &[],
         }
@@ -439,6 +440,21 @@ static EXTENSION: &[Field] = &[
         "are looked for in the answer, and an empty fragment matches every answer",
     ),
     field("witnessed", Ty::Bool, Presence::Optional, Rule::Any, ""),
+    field(
+        "second_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is a second request for the tool, whose result must be its own, and an empty \
+         prompt asks for nothing",
+    ),
+    field(
+        "second_arguments",
+        Ty::Object,
+        Presence::Optional,
+        Rule::Any,
+        "",
+    ),
     named("conversation"),
     skip_probes(),
 ];

@@ -153,6 +153,32 @@ fn each_bad_extension_argument_is_named() {
             "policy",
             Box::new(|p| p.policy.step_timeout = std::time::Duration::ZERO),
         ),
+        (
+            "second_prompt",
+            Box::new(|p| p.second_prompt = Some(p.prompt.clone())),
+        ),
+        (
+            "second_prompt",
+            Box::new(|p| p.second_prompt = Some(String::new())),
+        ),
+        (
+            "second_arguments",
+            Box::new(|p| p.second_arguments = Some(serde_json::json!({ "city": "Bergen" }))),
+        ),
+        (
+            "second_arguments",
+            Box::new(|p| {
+                p.second_prompt = Some("and in Bergen?".into());
+                p.second_arguments.clone_from(&p.arguments);
+            }),
+        ),
+        (
+            "second_arguments",
+            Box::new(|p| {
+                p.second_prompt = Some("and in Bergen?".into());
+                p.second_arguments = Some(serde_json::json!(["Bergen"]));
+            }),
+        ),
     ];
     for (argument, spoil) in cases {
         let mut definition = common::extension_pack();

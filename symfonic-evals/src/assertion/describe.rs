@@ -33,6 +33,7 @@ impl Assertion {
             Self::GateAgrees { .. } => "GateAgrees",
             Self::ToolWitnessed { .. } => "ToolWitnessed",
             Self::ToolResultShown { .. } => "ToolResultShown",
+            Self::ToolResultFresh { .. } => "ToolResultFresh",
             Self::EffectsMatchOracle => "EffectsMatchOracle",
             Self::CrashedEffectRetried => "CrashedEffectRetried",
         }
@@ -64,7 +65,8 @@ impl Assertion {
             | Self::ToolPending { tool, .. }
             | Self::PendingResolved { tool }
             | Self::ToolEffects { tool, .. }
-            | Self::ToolResultShown { tool } => vec![text(tool)],
+            | Self::ToolResultShown { tool }
+            | Self::ToolResultFresh { tool } => vec![text(tool)],
             Self::StageObserved { stage, .. } => vec![text(stage)],
             Self::ResponseContains(fragments) => fragments.iter().map(|f| text(f)).collect(),
             Self::ProceduresBound {
@@ -223,6 +225,7 @@ impl Assertion {
                 None => format!("ToolWitnessed({tool})"),
             },
             Self::ToolResultShown { tool } => format!("ToolResultShown({tool})"),
+            Self::ToolResultFresh { tool } => format!("ToolResultFresh({tool})"),
             Self::EffectsMatchOracle => "EffectsMatchOracle".into(),
             Self::CrashedEffectRetried => "CrashedEffectRetried".into(),
         }

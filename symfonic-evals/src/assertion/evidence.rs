@@ -3,7 +3,7 @@
 //! trial's earlier call ids, witness records, retained pauses, the effect
 //! oracle's count).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::evidence::TurnRecord;
 use crate::ledger::{LedgerCounts, LedgerEvent, Witness};
@@ -44,6 +44,9 @@ pub struct Evidence<'a> {
     pub ledger_before: LedgerCounts,
     /// Call ids of the trial's earlier turns.
     pub earlier_call_ids: Option<&'a HashSet<String>>,
+    /// Per tool, digests of the results its successful calls returned in
+    /// the trial's earlier turns (see [`result_digest`]).
+    pub earlier_results: Option<&'a HashMap<String, HashSet<String>>>,
     /// Witness records tool bodies made during the step.
     pub witnesses: &'a [Witness],
     /// The ledger attempts made during the step, each with the tool it
@@ -72,6 +75,7 @@ impl<'a> Evidence<'a> {
             ledger,
             ledger_before: LedgerCounts::default(),
             earlier_call_ids: None,
+            earlier_results: None,
             witnesses: &[],
             ledger_events: &[],
             conversation: "",
@@ -81,5 +85,29 @@ impl<'a> Evidence<'a> {
             oracle: None,
             public: None,
         }
+    }
+}
+
+/// The digest a tool result is remembered by across a trial's turns: its
+/// compact JSON with every object's keys sorted, hashed, so no result is
+/// kept and the order a deployment writes keys in does not matter.
+pub fn result_digest(result: &serde_json::Value) -> String {
+    crate::redact::short_digest(sorted(result).to_string().as_bytes())
+}
+
+fn sorted(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|key| (key.clone(), sorted(&map[key])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
     }
 }

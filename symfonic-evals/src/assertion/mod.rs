@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::evidence::StageOutcome;
 
 pub use check::Check;
-pub use evidence::{CrashSeen, Evidence, RetainedPause};
+pub use evidence::{result_digest, CrashSeen, Evidence, RetainedPause};
 
 /// How a call's arguments are compared with the arguments a pack names.
 #[derive(
@@ -299,6 +299,14 @@ pub enum Assertion {
     /// Each successful call of `tool` had its result shown to the model: the
     /// result's text fragments all appear in the model input.
     ToolResultShown {
+        /// The tool's name.
+        tool: String,
+    },
+    /// Each successful call of `tool` returned a result unlike every result
+    /// `tool` returned earlier in the trial, so a result served from a
+    /// cache, or an earlier call's result reported again, shows. Judged on
+    /// digests of the results; the first call of a trial is fresh.
+    ToolResultFresh {
         /// The tool's name.
         tool: String,
     },

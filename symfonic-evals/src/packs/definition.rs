@@ -401,7 +401,8 @@ mod tests {
 
     #[test]
     fn skipping_every_probe_leaves_the_seed_alone_and_unknown_names_are_refused() {
-        let pack = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);
+        let pack =
+            extension(r#"{"prompt":"p","tool_name":"t","witnessed":true,"second_prompt":"q"}"#);
         assert_eq!(
             pack.scenarios().len(),
             1 + PackKind::ExtensionTool.probes().len()
@@ -456,8 +457,17 @@ mod tests {
                  whose look-alikes could be coerced)",
             ]
         );
-        let all = extension(r#"{"prompt":"p","tool_name":"t","witnessed":true}"#);
+        let all =
+            extension(r#"{"prompt":"p","tool_name":"t","witnessed":true,"second_prompt":"q"}"#);
         assert!(all.probes_not_run().is_empty());
+        let unwitnessed = extension(r#"{"prompt":"p","tool_name":"t"}"#);
+        assert_eq!(
+            not_run(&unwitnessed),
+            [
+                "extension/witnessed (needs witnessed)",
+                "extension/fresh-result (needs second_prompt)",
+            ]
+        );
         let once = PackDefinition::ExactlyOnce(crate::ExactlyOncePack::default());
         assert!(once.probes_not_run().is_empty());
     }

@@ -6,7 +6,7 @@
 //! continuation gets the same session and decides further steps from what
 //! the earlier ones showed.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Mutex;
@@ -41,6 +41,8 @@ pub struct Session<'a> {
     endpoint: Option<&'a ModelEndpoint>,
     pauses: BTreeMap<String, RetainedPause>,
     call_ids: HashSet<String>,
+    /// Per tool, digests of the results it returned in the trial so far.
+    results: HashMap<String, HashSet<String>>,
     last_record: Option<TurnRecord>,
     ended: bool,
 }
@@ -71,6 +73,7 @@ impl<'a> Session<'a> {
             endpoint: None,
             pauses: BTreeMap::new(),
             call_ids: HashSet::new(),
+            results: HashMap::new(),
             last_record: None,
             ended: false,
         }
@@ -146,6 +149,7 @@ impl<'a> Session<'a> {
         }
         self.pauses.clear();
         self.call_ids.clear();
+        self.results.clear();
         self.last_record = None;
         match build(self.factory, &self.context) {
             Ok(target) => {
@@ -256,6 +260,7 @@ impl<'a> Session<'a> {
                 ledger: self.context.ledger().counts(),
                 ledger_before,
                 earlier_call_ids: Some(&self.call_ids),
+                earlier_results: Some(&self.results),
                 witnesses: &witnesses,
                 ledger_events: &ledger_events,
                 conversation: &step.conversation,
@@ -282,6 +287,14 @@ impl<'a> Session<'a> {
         if let Some(record) = record {
             self.call_ids
                 .extend(record.tool_calls().iter().map(|call| call.id.clone()));
+            for call in record.tool_calls() {
+                if let crate::evidence::ToolOutcome::Succeeded { result } = &call.outcome {
+                    self.results
+                        .entry(call.name.clone())
+                        .or_default()
+                        .insert(crate::assertion::result_digest(result));
+                }
+            }
             self.last_record = Some(record);
         }
         run

@@ -105,6 +105,7 @@ impl Assertion {
                 matching,
             } => tools::witnessed(evidence, tool, arguments.as_ref(), *matching, public),
             Self::ToolResultShown { tool } => tools::result_shown(record, tool),
+            Self::ToolResultFresh { tool } => tools::result_fresh(evidence, record, tool),
             Self::SideEffectCount {
                 attempts,
                 effects,

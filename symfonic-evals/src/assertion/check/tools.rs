@@ -247,11 +247,78 @@ pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
     )
 }
 
+/// Every successful result of `tool` this turn differs from each result
+/// `tool` returned earlier in the trial (see [`Assertion::ToolResultFresh`]).
+///
+/// [`Assertion::ToolResultFresh`]: crate::Assertion::ToolResultFresh
+pub(super) fn result_fresh(evidence: &Evidence<'_>, record: &TurnRecord, tool: &str) -> Check {
+    let earlier = evidence
+        .earlier_results
+        .and_then(|results| results.get(tool));
+    let results: Vec<String> = calls_of(record, tool)
+        .filter_map(|call| match &call.outcome {
+            ToolOutcome::Succeeded { result } => Some(super::super::result_digest(result)),
+            _ => None,
+        })
+        .collect();
+    let repeated = results
+        .iter()
+        .filter(|digest| earlier.is_some_and(|seen| seen.contains(*digest)))
+        .count();
+    Check::new(
+        !results.is_empty() && repeated == 0,
+        format!(
+            "every successful {tool} result differs from each result {tool} returned earlier in \
+             the trial"
+        ),
+        format!(
+            "{} successful call(s), {repeated} returning a result {tool} already returned \
+             (results: {})",
+            results.len(),
+            results.join(", ")
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_result_the_tool_returned_earlier_in_the_trial_is_not_fresh() {
+        let record = |result: Value| {
+            TurnRecord::builder()
+                .tool_calls([ToolCall::succeeded("c1", "weather", json!({}), result)])
+                .build()
+        };
+        let oslo = json!({ "city": "Oslo", "forecast": "rain" });
+        let lisbon = json!({ "city": "Lisbon", "forecast": "sun" });
+        let earlier = std::collections::HashMap::from([(
+            "weather".to_owned(),
+            HashSet::from([crate::assertion::result_digest(&oslo)]),
+        )]);
+        let fresh = |result: Value, earlier| {
+            let record = record(result);
+            let mut evidence = Evidence::of(&record, Default::default());
+            evidence.earlier_results = earlier;
+            result_fresh(&evidence, &record, "weather").passed
+        };
+        assert!(fresh(lisbon.clone(), Some(&earlier)));
+        assert!(!fresh(oslo.clone(), Some(&earlier)));
+        // The trial's first call is fresh; a turn with no result is not.
+        assert!(fresh(oslo.clone(), None));
+        let failed = TurnRecord::builder()
+            .tool_calls([ToolCall::failed("c1", "weather", json!({}), "down")])
+            .build();
+        let evidence = Evidence::of(&failed, Default::default());
+        assert!(!result_fresh(&evidence, &failed, "weather").passed);
+        // The digest does not depend on the order the keys were written in.
+        let reordered: Value =
+            serde_json::from_str(r#"{"forecast":"rain","city":"Oslo"}"#).unwrap();
+        assert!(!fresh(reordered, Some(&earlier)));
+    }
 
     fn shown(input: &str, result: Value) -> bool {
         let record = TurnRecord::builder()

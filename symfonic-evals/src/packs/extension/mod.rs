@@ -1,6 +1,7 @@
 //! The extension tool pack: the contributed tool is called and really runs;
 //! and its probes (repeated turns and a fresh conversation, the result
-//! reaching the model, the tool body's own witness).
+//! reaching the model, the tool body's own witness, a second request whose
+//! result must be its own).
 
 use serde_json::Value;
 
@@ -33,6 +34,14 @@ pub const PROBES: &[Probe] = &[
         "a tool bridge that drops arguments or turns the tool's error into a success: the \
          tool body's own witness must show the arguments and a clean outcome",
     ),
+    Probe::enabled_by(
+        "extension/fresh-result",
+        "second_prompt",
+        "an earlier call's result shown to the model in place of this one, and a result \
+         served from a cache: after the prompt, a second request (with `second_arguments`, if \
+         given) must return a result unlike the first, and that result must reach the model; \
+         then the prompt again, and with `witnessed` every call must be the tool body's own",
+    ),
 ];
 
 /// Arguments of the extension tool pack.
@@ -52,8 +61,15 @@ pub struct ExtensionToolPack {
     pub argument_match: ArgumentMatch,
     /// Fragments the answer must contain.
     pub expected_fragments: Vec<String>,
-    /// Require the tool body's witness (see the `extension/witnessed` probe).
+    /// Require the tool body's witness (see the `extension/witnessed` probe),
+    /// and on every call of the fresh-result probe.
     pub witnessed: bool,
+    /// A second request for the tool, whose result must differ from the
+    /// prompt's (enables the `extension/fresh-result` probe).
+    pub second_prompt: Option<String>,
+    /// The arguments the second request's call must carry, if given;
+    /// compared as `argument_match` says.
+    pub second_arguments: Option<Value>,
     /// The conversation the seed step runs in (probes derive theirs).
     pub conversation: String,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
@@ -73,6 +89,8 @@ impl Default for ExtensionToolPack {
             argument_match: ArgumentMatch::Exact,
             expected_fragments: Vec::new(),
             witnessed: false,
+            second_prompt: None,
+            second_arguments: None,
             conversation: "extensions".into(),
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
@@ -95,6 +113,27 @@ impl ExtensionToolPack {
             self.arguments.as_ref().is_none_or(Value::is_object),
             "arguments",
             "must be a JSON object of the tool's arguments",
+        );
+        checks.optional_text("second_prompt", self.second_prompt.as_ref());
+        checks.require(
+            self.second_prompt.as_deref() != Some(self.prompt.as_str()),
+            "second_prompt",
+            "equals `prompt`: the second request must be a distinct one, with a result of its own",
+        );
+        checks.require(
+            self.second_arguments.as_ref().is_none_or(Value::is_object),
+            "second_arguments",
+            "must be a JSON object of the second call's arguments",
+        );
+        checks.require(
+            self.second_arguments.is_none() || self.second_prompt.is_some(),
+            "second_arguments",
+            "is read only by the fresh-result probe; give `second_prompt` too",
+        );
+        checks.require(
+            self.second_arguments.is_none() || self.second_arguments != self.arguments,
+            "second_arguments",
+            "equals `arguments`: the second call must ask for something else",
         );
         checks.require(
             self.expected_fragments.iter().all(|f| !f.is_empty()),
@@ -119,12 +158,26 @@ impl ExtensionToolPack {
     }
 
     fn called(&self) -> Assertion {
+        self.called_with(self.arguments.clone())
+    }
+
+    fn called_with(&self, arguments: Option<Value>) -> Assertion {
         Assertion::ToolCalled {
             tool: self.tool_name.clone(),
             times: 1,
-            arguments: self.arguments.clone(),
+            arguments,
             matching: self.argument_match,
         }
+    }
+
+    /// The tool body's witness of a call with `arguments`, when the pack
+    /// asks for witnesses.
+    fn witness(&self, arguments: Option<Value>) -> Option<Assertion> {
+        self.witnessed.then(|| Assertion::ToolWitnessed {
+            tool: self.tool_name.clone(),
+            arguments,
+            matching: self.argument_match,
+        })
     }
 
     fn call(&self, label: &str, conversation: &str) -> Step {
@@ -156,7 +209,11 @@ impl ExtensionToolPack {
         let selection = Selection::new(&self.skip_probes);
         let mut scenarios = vec![self.seed()];
         for probe in PROBES {
-            let given = probe.needs.is_none() || self.witnessed;
+            let given = match probe.needs {
+                None => true,
+                Some("witnessed") => self.witnessed,
+                Some(_) => self.second_prompt.is_some(),
+            };
             if selection.runs(probe, given) {
                 scenarios.push(self.probe(probe.name));
             }
@@ -200,6 +257,34 @@ impl ExtensionToolPack {
                     matching: self.argument_match,
                 },
             ])],
+            "extension/fresh-result" => {
+                // Witnessed, each call must be the body's own: the prompt
+                // asked again may rightly return its first result, but not
+                // one served from a cache, which no body witnessed.
+                let shown = |arguments: Option<Value>| {
+                    [
+                        self.called_with(arguments.clone()),
+                        Assertion::tool_succeeded(tool, 1),
+                        Assertion::ToolResultShown {
+                            tool: tool.to_owned(),
+                        },
+                    ]
+                    .into_iter()
+                    .chain(self.witness(arguments))
+                };
+                let second = self.second_prompt.clone().unwrap_or_default();
+                vec![
+                    self.call("first request", c)
+                        .asserting(shown(self.arguments.clone())),
+                    Step::prompt("second request", &second, c)
+                        .asserting(shown(self.second_arguments.clone()))
+                        .asserting([Assertion::ToolResultFresh {
+                            tool: tool.to_owned(),
+                        }]),
+                    self.call("first request again", c)
+                        .asserting(shown(self.arguments.clone())),
+                ]
+            }
             other => unreachable!("the extension pack has no probe {other}"),
         };
         Scenario::probe(name, steps, self.policy)
