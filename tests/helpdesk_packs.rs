@@ -71,6 +71,8 @@ fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
     arguments = { "order": 7, "include_eta": true },
     expected_fragments = ["Order 7", "in transit"],
     witnessed = true,
+    second_prompt = "where is the parcel for order 8?",
+    second_arguments = { "order": 8, "include_eta": true },
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_shipping_extension() {}

@@ -229,6 +229,12 @@ twins! {
     result_never_shown_to_the_model: ResultNeverShown =>
         "extension/result-reaches-model", "extension call", "ToolResultShown",
         "ToolResultShown(track_shipment)";
+    result_served_from_a_cache: ResultServedFromCache =>
+        "extension/fresh-result", "first request again", "ToolWitnessed",
+        "ToolWitnessed(track_shipment, with arguments, exact)";
+    previous_result_shown_to_the_model: PreviousResultShown =>
+        "extension/fresh-result", "second request", "ToolResultShown",
+        "ToolResultShown(track_shipment)";
 
     // Caught by the exactly-once pack's crash experiments; each passes every
     // other pack (see below).
@@ -318,7 +324,11 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
             // A probe's twin passes the seed and fails that probe first;
             // almost always that probe alone (pinned per twin above), but a
             // crash is a restart too, so a checkpoint held in memory fails
-            // both the restart and the crash probes.
+            // both the restart and the crash probes; and the fresh-result
+            // probe shows and witnesses its calls too, so a result never
+            // shown or a bridge that loses arguments fails it beside the
+            // result-reaches-model or witnessed probe (which run without
+            // `second_prompt`, and catch those twins first).
             let first = Flaw::ALL
                 .iter()
                 .filter(|f| f.pack() == pack && f.expected_catch().scenario == name)
@@ -328,7 +338,11 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
                 let alone = Flaw::ALL
                     .iter()
                     .any(|f| f.pack() == pack && f.failing_scenarios() == [name]);
-                let shared = ["approval/restart-between-pause-and-resume"];
+                let shared = [
+                    "approval/restart-between-pause-and-resume",
+                    "extension/result-reaches-model",
+                    "extension/witnessed",
+                ];
                 assert!(
                     alone || shared.contains(&name),
                     "no twin fails {name} alone"

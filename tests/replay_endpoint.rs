@@ -75,7 +75,7 @@ fn a_changed_prompt_is_a_miss_naming_the_step_and_the_differing_paths() {
     record_extension(&cassette, 1);
     replay_extension(&cassette, PARCEL, 1).assert_passed();
 
-    let changed = "where is the parcel for order 8?";
+    let changed = "where is the parcel for order 9?";
     let run = replay_extension(&cassette, changed, 1);
     let failure = symfonic_evals_e2e::fails_at(&run, "extension call", "ModelReplayMiss");
     let observed = &failure.observed;
@@ -96,7 +96,7 @@ fn a_changed_prompt_is_a_miss_naming_the_step_and_the_differing_paths() {
         "{observed}"
     );
     assert!(
-        !observed.contains("order 8") && !observed.contains("parcel"),
+        !observed.contains("order 9") && !observed.contains("parcel"),
         "digests only: {observed}"
     );
     // Only the prompt differs: the model, the tools and the system line do not.

@@ -10,6 +10,9 @@
 //! execution in the harness's ledger: what it received and how it ended, so
 //! a bridge that loses arguments or dresses up a failure disagrees with it.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use serde_json::{json, Map, Value};
 use symfonic_evals::WitnessOutcome;
 
@@ -80,6 +83,7 @@ impl Extension for ShippingExtension {
             forwards,
             // Serves the timetable's estimate when the live feed fails.
             falls_back: flaw == Some(Flaw::UpstreamErrorReportedAsSuccess),
+            cache: (flaw == Some(Flaw::ResultServedFromCache)).then(Mutex::default),
         }));
     }
 }
@@ -196,6 +200,9 @@ struct Bridge {
     body: TrackShipment,
     forwards: &'static [&'static str],
     falls_back: bool,
+    /// Results by the arguments that asked for them: the
+    /// `ResultServedFromCache` twin's.
+    cache: Option<Mutex<HashMap<String, Value>>>,
 }
 
 impl Tool for Bridge {
@@ -212,6 +219,17 @@ impl Tool for Bridge {
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
         let forwarded = Value::Object(forwarded);
+        if let Some(cache) = &self.cache {
+            let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(hit) = cache.get(&forwarded.to_string()) {
+                return Ok(hit.clone());
+            }
+            let outcome = self.body.run(&forwarded, env);
+            if let Ok(result) = &outcome {
+                cache.insert(forwarded.to_string(), result.clone());
+            }
+            return outcome;
+        }
         match self.body.run(&forwarded, env) {
             Err(failure) if self.falls_back => {
                 let order = forwarded.get("order").and_then(Value::as_u64);

@@ -58,7 +58,8 @@ pub fn approval_resume() -> PackDefinition {
 }
 
 /// Track a parcel through the shipping extension's tool, whose body
-/// witnesses what it received.
+/// witnesses what it received; a second parcel's lookup must return its
+/// own result.
 pub fn extension_tool() -> PackDefinition {
     PackDefinition::ExtensionTool(ExtensionToolPack {
         prompt: "where is the parcel for order 7?".into(),
@@ -66,6 +67,8 @@ pub fn extension_tool() -> PackDefinition {
         arguments: Some(json!({ "order": 7, "include_eta": true })),
         expected_fragments: vec!["Order 7".into(), "in transit".into()],
         witnessed: true,
+        second_prompt: Some("where is the parcel for order 8?".into()),
+        second_arguments: Some(json!({ "order": 8, "include_eta": true })),
         ..ExtensionToolPack::default()
     })
 }

@@ -76,6 +76,9 @@ pub struct Helpdesk {
     turns: u64,
     process_effects: std::sync::atomic::AtomicU64,
     process_calls: std::sync::atomic::AtomicU64,
+    /// Each tool's last result in this process: only the
+    /// `PreviousResultShown` twin reads it.
+    previous_results: std::collections::HashMap<String, serde_json::Value>,
 }
 
 fn recall_line(procedure: &StoredProcedure) -> String {
@@ -206,6 +209,7 @@ impl Helpdesk {
             turns: 0,
             process_effects: std::sync::atomic::AtomicU64::new(0),
             process_calls: std::sync::atomic::AtomicU64::new(0),
+            previous_results: std::collections::HashMap::new(),
         })
     }
 

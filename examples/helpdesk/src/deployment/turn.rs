@@ -217,6 +217,12 @@ impl Helpdesk {
                         // model is told only that it was sent.
                         turn.cards.push(format!("[{tool}: {result}]"));
                         json!("sent to the customer")
+                    } else if self.has(Flaw::PreviousResultShown) {
+                        // The tool's last result, kept for the transcript,
+                        // is updated after it was read.
+                        self.previous_results
+                            .insert(tool.clone(), result.clone())
+                            .unwrap_or_else(|| result.clone())
                     } else {
                         result.clone()
                     };

@@ -416,6 +416,18 @@ impl Flaw {
                 "ToolResultShown",
                 "ToolResultShown(track_shipment)",
             ),
+            Self::ResultServedFromCache => at(
+                "extension/fresh-result",
+                "first request again",
+                "ToolWitnessed",
+                "ToolWitnessed(track_shipment, with arguments, exact)",
+            ),
+            Self::PreviousResultShown => at(
+                "extension/fresh-result",
+                "second request",
+                "ToolResultShown",
+                "ToolResultShown(track_shipment)",
+            ),
             other => unreachable!("{other:?} is caught by a seed scenario"),
         }
     }
@@ -466,7 +478,13 @@ impl Flaw {
                 "extension/repeated-and-fresh-conversation",
                 "extension/result-reaches-model",
                 "extension/witnessed",
+                "extension/fresh-result",
             ],
+            // The fresh-result probe shows and witnesses its calls too.
+            Self::BridgeDropsArguments | Self::UpstreamErrorReportedAsSuccess => {
+                &["extension/witnessed", "extension/fresh-result"]
+            }
+            Self::ResultNeverShown => &["extension/result-reaches-model", "extension/fresh-result"],
             _ => return vec![self.expected_catch().scenario],
         };
         all.to_vec()

@@ -189,6 +189,14 @@ flaws! {
     /// Tool results go to the customer as cards; the model is told only
     /// that one was sent.
     ResultNeverShown = "result-never-shown" in ExtensionTool,
+    /// The extension bridge keeps each result it returned, keyed by the
+    /// call's arguments, and answers a repeated call from that cache
+    /// without running the tool.
+    ResultServedFromCache = "result-served-from-cache" in ExtensionTool,
+    /// The model is shown the tool's previous result in this process in
+    /// place of the one the call returned (the same result, as long as the
+    /// calls ask the same).
+    PreviousResultShown = "previous-result-shown" in ExtensionTool,
     /// Every attempt at an effect takes a fresh call id from a durable
     /// sequence as its idempotency key, so a retry after a crash is a new
     /// effect.
