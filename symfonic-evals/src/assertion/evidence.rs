@@ -45,7 +45,9 @@ pub struct Evidence<'a> {
     /// Call ids of the trial's earlier turns.
     pub earlier_call_ids: Option<&'a HashSet<String>>,
     /// Per tool, digests of the results its successful calls returned in
-    /// the trial's earlier turns (see [`result_digest`]).
+    /// the trial's earlier turns, which
+    /// [`Assertion::ToolResultFresh`](crate::Assertion::ToolResultFresh)
+    /// compares with this turn's.
     pub earlier_results: Option<&'a HashMap<String, HashSet<String>>>,
     /// Witness records tool bodies made during the step.
     pub witnesses: &'a [Witness],
