@@ -69,6 +69,8 @@ fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
     argument_match = "exact",
     expected_fragments = ["Lisbon", "sunny"],
     witnessed = true,
+    second_prompt = "what is the weather in Oslo",
+    second_arguments = { "city": "Oslo" },
     effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_weather(ctx: &TargetContext) -> ProcessTarget {
@@ -189,6 +191,8 @@ twins! {
     a_bridge_dropping_arguments_is_seen_by_the_witness => "bridge-drops-arguments",
     an_upstream_error_reported_as_success_is_seen_by_the_witness => "upstream-error-as-success",
     a_result_never_shown_to_the_model_is_caught => "result-hidden-from-model",
+    an_earlier_result_shown_in_place_of_this_one_is_caught => "previous-result-shown",
+    a_result_served_from_a_cache_has_no_witness => "result-served-from-cache",
     a_key_naming_the_process_applies_the_retried_effect_twice => "key-per-process",
     a_token_spent_before_the_continuation_strands_the_retry => "resume-not-retriable",
     a_row_written_only_when_applied_is_lost_to_a_crash => "row-only-when-applied",

@@ -97,6 +97,8 @@ TWINS = {
     "bridge-drops-arguments": "the tool bridge hands the body no arguments",
     "upstream-error-as-success": "the forecast service is down and the bridge serves a stale forecast as a success",
     "result-hidden-from-model": "tool results are reported but never shown to the model",
+    "previous-result-shown": "the model is shown the tool's previous result in this process in place of this one",
+    "result-served-from-cache": "the bridge answers a call it saw before, by its arguments, from a cache without running the tool",
 }
 
 
@@ -138,6 +140,9 @@ class HelpDesk(Deployment):
         self._run = RunLease(durable_dir)
         self._approved_in_memory: Dict[int, Procedure] = {}
         self._checkpoints_in_memory: Dict[str, Any] = {}
+        # Each tool's last result, and results by call: two twins' memory.
+        self._previous_results: Dict[str, Any] = {}
+        self._cached_results: Dict[str, Any] = {}
         self._policy_at_start = self._approved() if self.has("policy-cached-at-start") else []
         self._calls_this_turn = 0
         self._bodies: Dict[str, Callable[[Dict[str, Any], Turn], Any]] = {
@@ -316,9 +321,13 @@ class HelpDesk(Deployment):
             return Outcome(call.name, "failed")
         record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, detail))
         if not self.has("result-hidden-from-model"):
+            shown = detail
+            if self.has("previous-result-shown"):
+                shown = self._previous_results.get(call.name, detail)
+                self._previous_results[call.name] = detail
             # json.dumps's default escapes every character outside ASCII.
             ascii_only = self.is_variant("ascii-escaped-results")
-            transcript.append(f"tool {call.name} -> {json.dumps(detail, ensure_ascii=ascii_only)}")
+            transcript.append(f"tool {call.name} -> {json.dumps(shown, ensure_ascii=ascii_only)}")
         return Outcome(call.name, "succeeded", detail)
 
     def _bridge(self, call: ToolRequest, turn: Turn) -> Tuple[str, Any]:
@@ -328,6 +337,9 @@ class HelpDesk(Deployment):
             return "failed", "no implementation is bound"
         contributed = call.name in CONTRIBUTED
         arguments = {} if self.has("bridge-drops-arguments") and contributed else dict(call.arguments)
+        asked = f"{call.name} {json.dumps(arguments, sort_keys=True)}"
+        if self.has("result-served-from-cache") and asked in self._cached_results:
+            return "succeeded", self._cached_results[asked]
         try:
             result = body(arguments, turn)
         except ToolError as error:
@@ -335,6 +347,8 @@ class HelpDesk(Deployment):
                 city = arguments.get("city", HOME_CITY)
                 return "succeeded", {"city": city, "forecast": FORECASTS.get(city, "unknown")}
             return "failed", str(error)
+        if self.has("result-served-from-cache"):
+            self._cached_results[asked] = result
         return "succeeded", result
 
     def _witnessed(self, name: str, arguments: Dict[str, Any], turn: Turn, run: Callable[[], Any]) -> Any:

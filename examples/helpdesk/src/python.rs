@@ -177,6 +177,8 @@ pub fn extension() -> PackDefinition {
         argument_match: ArgumentMatch::Exact,
         expected_fragments: vec!["Lisbon".into(), "sunny".into()],
         witnessed: true,
+        second_prompt: Some("what is the weather in Oslo".into()),
+        second_arguments: Some(json!({"city": "Oslo"})),
         ..ExtensionToolPack::default()
     })
 }
@@ -282,10 +284,15 @@ const EXTENSION_PROBES: &[&str] = &[
     "extension/repeated-and-fresh-conversation",
     "extension/result-reaches-model",
     "extension/witnessed",
+    "extension/fresh-result",
 ];
 
+/// The fresh-result probe shows and witnesses its calls too: the twins of
+/// the result-shown and witnessed probes fail it after them.
+const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
+
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 31] = [
+pub const TWINS: [PythonTwin; 33] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -586,7 +593,7 @@ pub const TWINS: [PythonTwin; 31] = [
             "ToolWitnessed",
             "ToolWitnessed(weather_lookup",
         ),
-        &[],
+        FRESH_RESULT,
     ),
     twin(
         "upstream-error-as-success",
@@ -597,7 +604,7 @@ pub const TWINS: [PythonTwin; 31] = [
             "ToolWitnessed",
             "ToolWitnessed(weather_lookup",
         ),
-        &[],
+        FRESH_RESULT,
     ),
     twin(
         "result-hidden-from-model",
@@ -607,6 +614,28 @@ pub const TWINS: [PythonTwin; 31] = [
             "extension call",
             "ToolResultShown",
             "ToolResultShown(weather_lookup)",
+        ),
+        FRESH_RESULT,
+    ),
+    twin(
+        "previous-result-shown",
+        Pack::ExtensionTool,
+        (
+            "extension/fresh-result",
+            "second request",
+            "ToolResultShown",
+            "ToolResultShown(weather_lookup)",
+        ),
+        &[],
+    ),
+    twin(
+        "result-served-from-cache",
+        Pack::ExtensionTool,
+        (
+            "extension/fresh-result",
+            "first request again",
+            "ToolWitnessed",
+            "ToolWitnessed(weather_lookup",
         ),
         &[],
     ),
