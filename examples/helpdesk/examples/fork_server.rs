@@ -11,13 +11,6 @@ use helpdesk::{python, Pack};
 use symfonic_evals::process::ProcessSpec;
 use symfonic_evals::{run_pack, ProcessTarget, TargetContext};
 
-const PACKS: [Pack; 4] = [
-    Pack::Procedural,
-    Pack::ApprovalResume,
-    Pack::ExtensionTool,
-    Pack::ExactlyOnce,
-];
-
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -86,7 +79,7 @@ fn main() {
         ms(first)
     );
     println!("each pack's full default run, median of {runs}");
-    for pack in PACKS {
+    for pack in Pack::ALL {
         let without = pack_run(pack, &fresh, runs, "fresh");
         let with = pack_run(pack, &forked, runs, "forked");
         println!(

@@ -12,13 +12,6 @@ use std::time::{Duration, Instant};
 use helpdesk::{packs, python, Helpdesk, Pack};
 use symfonic_evals::{run_pack, PackDefinition, RunOptions, Target, TargetContext};
 
-const PACKS: [Pack; 4] = [
-    Pack::Procedural,
-    Pack::ApprovalResume,
-    Pack::ExtensionTool,
-    Pack::ExactlyOnce,
-];
-
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -95,7 +88,7 @@ fn main() {
         "medians of {runs} run(s) (Python desk: {}):",
         runs.div_ceil(2)
     );
-    for pack in PACKS {
+    for pack in Pack::ALL {
         row(
             "helpdesk",
             &packs::definition(pack),
@@ -105,7 +98,7 @@ fn main() {
         );
     }
     let spec = python::spec(None);
-    for pack in PACKS {
+    for pack in Pack::ALL {
         let spec = spec.clone();
         row(
             "helpdesk-py",

@@ -26,13 +26,6 @@ use helpdesk::{honest, packs, python, Catch, Flaw, Helpdesk, Pack, Variant};
 use serde_json::{json, Value};
 use symfonic_evals::{report_dir, run_pack, PackDefinition, PackRun, Verdict};
 
-const PACKS: [Pack; 4] = [
-    Pack::Procedural,
-    Pack::ApprovalResume,
-    Pack::ExtensionTool,
-    Pack::ExactlyOnce,
-];
-
 /// What one run came to, for the totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outcome {
@@ -162,7 +155,7 @@ impl Job {
     fn all() -> Vec<Self> {
         let mut jobs = Vec::new();
         for python in [false, true] {
-            for pack in PACKS {
+            for pack in Pack::ALL {
                 jobs.push(Self::Reference { pack, python });
                 if python {
                     jobs.extend(
@@ -606,7 +599,7 @@ mod tests {
             .iter()
             .map(|v| v.packs().len() + v.python_packs().len())
             .sum();
-        assert_eq!(labels.len(), PACKS.len() * 2 + twins + honest);
+        assert_eq!(labels.len(), Pack::ALL.len() * 2 + twins + honest);
     }
 
     #[test]

@@ -94,22 +94,6 @@ impl<'a> Evidence<'a> {
 /// compact JSON with every object's keys sorted, hashed, so no result is
 /// kept and the order a deployment writes keys in does not matter.
 pub fn result_digest(result: &serde_json::Value) -> String {
-    crate::redact::short_digest(sorted(result).to_string().as_bytes())
-}
-
-fn sorted(value: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|key| (key.clone(), sorted(&map[key])))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
+    let sorted = crate::packs::with_sorted_keys(result);
+    crate::redact::short_digest(sorted.to_string().as_bytes())
 }

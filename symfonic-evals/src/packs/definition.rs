@@ -344,8 +344,8 @@ impl PackDefinition {
 }
 
 /// `value` with every object's keys in sorted order, so that a fingerprint
-/// does not depend on how a JSON literal was written.
-fn sorted(value: &Value) -> Value {
+/// (or a result's digest) does not depend on how the JSON was written.
+pub(crate) fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

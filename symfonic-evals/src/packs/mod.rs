@@ -15,6 +15,7 @@ mod serde_forms;
 
 pub use approval::ApprovalResumePack;
 pub use arguments::ArgumentError;
+pub(crate) use definition::sorted as with_sorted_keys;
 pub use definition::{resolve_pack, PackDefinition, PackKind, PackResolution};
 pub use exactly_once::{ExactlyOncePack, IDEMPOTENT_EFFECTS};
 pub(crate) use explain::explaining;

@@ -27,6 +27,16 @@ pub enum Pack {
     ExactlyOnce,
 }
 
+impl Pack {
+    /// Every pack, in the order the main job and the benchmarks run them.
+    pub const ALL: [Self; 4] = [
+        Self::Procedural,
+        Self::ApprovalResume,
+        Self::ExtensionTool,
+        Self::ExactlyOnce,
+    ];
+}
+
 /// Declares [`Flaw`], its names, its packs and [`Flaw::ALL`] from one list,
 /// so a flaw cannot be added without being run by the main job and the
 /// twin suite.
