@@ -25,12 +25,17 @@ write ``async def run_turn(...)`` with ``await turn.ledger_apply(key)`` and
 approved procedures exactly as the harness does, so a Python gate needs no
 second copy of the rules.
 
+:func:`now` is the time on the trial's clock, which the harness may move
+forward between a crash and the retry; read the time there (and declare the
+``context-clock`` trait) when anything derives from it.
+
 Standard library only. While :func:`serve` runs, ``sys.stdout`` points at
 stderr, so a stray ``print`` cannot corrupt the protocol stream.
 """
 
 from . import predicates
 from ._async import AsyncDeployment, AsyncTurn, serve_async
+from ._clock import now
 from ._identity import canonical_json, procedure_identity
 from ._records import (
     Capabilities,
@@ -39,6 +44,7 @@ from ._records import (
     ProtocolError,
     ResolvedCall,
     ResumeRequest,
+    ReviewRequest,
     Role,
     Stage,
     ToolCall,
@@ -63,6 +69,7 @@ __all__ = [
     "TurnFailure",
     "PromptRequest",
     "ResumeRequest",
+    "ReviewRequest",
     "Turn",
     "Deployment",
     "AsyncTurn",
@@ -72,6 +79,7 @@ __all__ = [
     "procedure_identity",
     "predicates",
     "durable_dir",
+    "now",
     "serve",
     "serve_async",
 ]

@@ -14,7 +14,7 @@ import sys
 from typing import IO, Any, Callable, List, Optional
 
 from . import _wire
-from ._records import Capabilities, PromptRequest, ProtocolError, ResumeRequest, TurnFailure, TurnRecord
+from ._records import Capabilities, PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
 
 __all__ = ["AsyncTurn", "AsyncDeployment", "serve_async"]
 
@@ -97,6 +97,13 @@ class AsyncDeployment:
         """Redeem a pause; raise :class:`TurnFailure` for a typed error."""
         raise TurnFailure("ResumeUnsupported", "this deployment declares no resume operation")
 
+    async def review_procedure(self, request: ReviewRequest, turn: AsyncTurn) -> TurnRecord:
+        """Carry out an operator's decision through the structured review
+        door, returning the door's evidence as attributes; raise
+        :class:`TurnFailure` (``NoSuchDraft``, ``NoSuchProcedure``) when it
+        cannot. Declare the ``review`` operation to have the harness call it."""
+        raise TurnFailure("ReviewUnsupported", "this deployment declares no review operation")
+
     async def close(self) -> None:
         """Called once at orderly shutdown."""
 
@@ -116,6 +123,8 @@ async def serve_channel(deployment: AsyncDeployment, channel: _wire.Channel) -> 
         try:
             if isinstance(request, PromptRequest):
                 record = await deployment.run_turn(request, turn)
+            elif isinstance(request, ReviewRequest):
+                record = await deployment.review_procedure(request, turn)
             else:
                 record = await deployment.resume(request, turn)
             line = channel.encode(_wire.answer(request_id, record))

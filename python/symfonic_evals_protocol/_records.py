@@ -23,6 +23,7 @@ __all__ = [
     "TurnFailure",
     "PromptRequest",
     "ResumeRequest",
+    "ReviewRequest",
     "ProtocolError",
 ]
 
@@ -331,3 +332,25 @@ class ResumeRequest:
     token: str
     answer: Any
     question_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """An operator's decision through the structured review door (the
+    ``review`` operation): the harness acts as the operator.
+
+    ``action`` is ``"approve"`` (the one draft whose text contains ``draft``,
+    named ``procedure``, governing ``tool`` when every predicate of
+    ``precondition`` holds), ``"amend"`` (replace the predicates of the
+    approved procedure ``procedure``) or ``"revoke"`` (withdraw it).
+    ``precondition`` is a list of bare state predicates
+    (``{"path", "op", "value"}``); the published procedure's state
+    predicates must be exactly these.
+    """
+
+    conversation: str
+    action: str
+    procedure: str
+    draft: Optional[str] = None
+    tool: Optional[str] = None
+    precondition: Optional[List[Dict[str, Any]]] = None

@@ -7,7 +7,7 @@ from typing import IO, Any, Callable, List, Optional, Union
 
 from . import _wire
 from ._async import AsyncDeployment, serve_channel
-from ._records import Capabilities, ProtocolError, PromptRequest, ResumeRequest, TurnFailure, TurnRecord
+from ._records import Capabilities, ProtocolError, PromptRequest, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
 
 __all__ = ["Turn", "Deployment", "serve"]
 
@@ -82,6 +82,13 @@ class Deployment:
         """Redeem a pause; raise :class:`TurnFailure` for a typed error."""
         raise TurnFailure("ResumeUnsupported", "this deployment declares no resume operation")
 
+    def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
+        """Carry out an operator's decision through the structured review
+        door, returning the door's evidence as attributes; raise
+        :class:`TurnFailure` (``NoSuchDraft``, ``NoSuchProcedure``) when it
+        cannot. Declare the ``review`` operation to have the harness call it."""
+        raise TurnFailure("ReviewUnsupported", "this deployment declares no review operation")
+
     def close(self) -> None:
         """Called once at orderly shutdown."""
 
@@ -137,6 +144,8 @@ def serve(
         try:
             if isinstance(request, PromptRequest):
                 record = deployment.run_turn(request, turn)
+            elif isinstance(request, ReviewRequest):
+                record = deployment.review_procedure(request, turn)
             else:
                 record = deployment.resume(request, turn)
             line = channel.encode(_wire.answer(request_id, record))

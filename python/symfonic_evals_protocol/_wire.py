@@ -8,7 +8,8 @@ import json
 import os
 from typing import IO, Any, Dict, List, Optional, Tuple, Union
 
-from ._records import PromptRequest, ProtocolError, ResumeRequest, Role, TurnFailure, TurnRecord
+from . import _clock
+from ._records import PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, Role, TurnFailure, TurnRecord
 
 PROTOCOL_VERSION = 1
 """The protocol version this package speaks."""
@@ -17,7 +18,7 @@ DURABLE_DIR_ENV = "SYMFONIC_EVALS_DURABLE_DIR"
 """The environment variable holding the trial's durable directory."""
 
 Message = Dict[str, Any]
-Request = Union[PromptRequest, ResumeRequest]
+Request = Union[PromptRequest, ResumeRequest, ReviewRequest]
 
 _UNSET: Any = object()
 
@@ -72,9 +73,15 @@ def durable_dir(argv: Optional[List[str]] = None) -> str:
 
 
 def accept_hello(hello: Message, argv: Optional[List[str]]) -> str:
-    """Checks the handshake and returns the durable directory it names."""
+    """Checks the handshake, sets the trial's clock offset (see
+    :func:`symfonic_evals_protocol.now`) and returns the durable directory
+    it names."""
     if hello.get("type") != "hello" or PROTOCOL_VERSION not in hello.get("protocol_versions", []):
         raise ProtocolError(f"the harness does not offer protocol version {PROTOCOL_VERSION}")
+    offset = hello.get("clock_offset_ms", 0)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ProtocolError("clock_offset_ms is a non-negative integer")
+    _clock.set_offset_ms(offset)
     return str(hello.get("durable_dir") or durable_dir(argv))
 
 
@@ -84,10 +91,10 @@ def ready(capabilities: Dict[str, Any]) -> Message:
 
 
 def parse_request(message: Message) -> Tuple[int, Request]:
-    """A prompt or resume message as its request id and request."""
+    """A prompt, resume or review message as its request id and request."""
     kind, request_id = message.get("type"), message.get("id")
-    if kind not in ("prompt", "resume") or isinstance(request_id, bool) or not isinstance(request_id, int):
-        raise ProtocolError("expected a prompt, resume or shutdown message")
+    if kind not in ("prompt", "resume", "review") or isinstance(request_id, bool) or not isinstance(request_id, int):
+        raise ProtocolError("expected a prompt, resume, review or shutdown message")
     body = message.get("request")
     if not isinstance(body, dict):
         raise ProtocolError("a turn message carries its request as an object")
@@ -95,6 +102,17 @@ def parse_request(message: Message) -> Tuple[int, Request]:
         if kind == "prompt":
             return request_id, PromptRequest(
                 body["conversation"], body["prompt"], body.get("state"), body.get("role", Role.USER)
+            )
+        if kind == "review":
+            if body["action"] not in ("approve", "amend", "revoke"):
+                raise ProtocolError("a review's action is approve, amend or revoke")
+            return request_id, ReviewRequest(
+                body["conversation"],
+                body["action"],
+                body["procedure"],
+                body.get("draft"),
+                body.get("tool"),
+                body.get("precondition"),
             )
         return request_id, ResumeRequest(
             body["conversation"], body["token"], body.get("answer"), body.get("question_id")

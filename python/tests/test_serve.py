@@ -22,6 +22,7 @@ from symfonic_evals_protocol import (
     ProtocolError,
     ResolvedCall,
     ResumeRequest,
+    ReviewRequest,
     Role,
     ToolCall,
     Turn,
@@ -265,3 +266,62 @@ class Breaches(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ReviewDoor(unittest.TestCase):
+    """The structured review door: parsed into a ReviewRequest, answered by
+    ``Deployment.review_procedure``, refused by default, and malformed actions end
+    the session."""
+
+    def test_a_review_reaches_the_door_and_the_default_refuses(self) -> None:
+        seen: List[ReviewRequest] = []
+
+        class Door(Deployment):
+            def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
+                seen.append(request)
+                return TurnRecord(answer=request.action)
+
+        approve = {
+            "type": "review",
+            "id": 1,
+            "request": {
+                "conversation": "ops",
+                "action": "approve",
+                "procedure": "refunds",
+                "draft": "verify the region",
+                "tool": "issue_refund",
+                "precondition": [{"path": "region", "op": "eq", "value": "US"}],
+            },
+        }
+        revoke = {"type": "review", "id": 2, "request": {"conversation": "ops", "action": "revoke", "procedure": "refunds"}}
+        out = session(Door, [HELLO, approve, revoke, SHUTDOWN])
+        self.assertEqual([m["record"]["answer"] for m in out[1:]], ["approve", "revoke"])
+        self.assertEqual(seen[0].precondition, [{"path": "region", "op": "eq", "value": "US"}])
+        self.assertEqual((seen[1].procedure, seen[1].tool), ("refunds", None))
+        out = session(Deployment, [HELLO, approve, SHUTDOWN])
+        self.assertEqual(out[1]["error"]["kind"], "ReviewUnsupported")
+
+    def test_an_unknown_action_is_a_protocol_breach(self) -> None:
+        bad = {"type": "review", "id": 1, "request": {"conversation": "ops", "action": "promote", "procedure": "x"}}
+        lines = b"".join(json.dumps(m).encode() + b"\n" for m in (HELLO, bad))
+        with self.assertRaises(ProtocolError):
+            serve(Deployment, reader=io.BytesIO(lines), writer=io.BytesIO())
+
+
+class Clock(unittest.TestCase):
+    def test_the_handshake_sets_the_trial_clock(self) -> None:
+        import time
+
+        from symfonic_evals_protocol import now
+
+        seen: List[float] = []
+
+        class Timed(Deployment):
+            def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+                seen.append(now() - time.time())
+                return TurnRecord()
+
+        session(Timed, [{**HELLO, "clock_offset_ms": 3_600_000}, prompt(1, "x"), SHUTDOWN])
+        self.assertAlmostEqual(seen[0], 3600.0, delta=5.0)
+        session(Timed, [HELLO, prompt(1, "x"), SHUTDOWN])
+        self.assertAlmostEqual(seen[1], 0.0, delta=5.0)

@@ -72,6 +72,12 @@ impl Kind {
                 "procedural/gate-sweep",
                 "procedural/decoy-stays-draft",
                 "procedural/control-promotes-nothing",
+                "procedural/rule-fidelity",
+                "procedural/amend",
+                "procedural/revoke",
+                "procedural/two-procedures",
+                "procedural/relearn-after-approval",
+                "procedural/replicas",
             ],
             Self::ApprovalResume => &[
                 "approval/restart-between-pause-and-resume",
@@ -86,6 +92,7 @@ impl Kind {
                 "approval/deny-answer",
                 "approval/unfit-answer",
                 "approval/type-confused-answer",
+                "approval/replicas",
             ],
             Self::ExtensionTool => &[
                 "extension/repeated-and-fresh-conversation",
@@ -93,7 +100,7 @@ impl Kind {
                 "extension/witnessed",
                 "extension/fresh-result",
             ],
-            Self::ExactlyOnce => &[],
+            Self::ExactlyOnce => &["exactly-once/clock-advanced"],
         }
     }
 
@@ -484,6 +491,7 @@ static EXACTLY_ONCE: &[Field] = &[
         "is a second request with effects of its own, and an empty prompt has none",
     ),
     named("conversation"),
+    skip_probes(),
 ];
 
 static COMMON: &[Field] = &[

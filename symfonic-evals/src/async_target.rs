@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord};
 #[cfg(feature = "tokio")]
 use crate::runner::WORKER_PREFIX;
 #[cfg(feature = "tokio")]
@@ -44,6 +44,16 @@ pub trait AsyncTarget {
     ) -> impl Future<Output = Result<TurnRecord, TurnError>> {
         let _ = request;
         async { Err(TurnError::resume_unsupported()) }
+    }
+
+    /// Carries out an operator's decision through the review door (see
+    /// [`Target::review_procedure`](crate::Target::review_procedure)).
+    fn review_procedure(
+        &mut self,
+        request: &ReviewRequest,
+    ) -> impl Future<Output = Result<TurnRecord, TurnError>> {
+        let _ = request;
+        async { Err(TurnError::review_unsupported()) }
     }
 }
 
@@ -116,5 +126,9 @@ impl<T: AsyncTarget> Target for TokioTarget<T> {
 
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         self.runtime.block_on(self.inner.resume(request))
+    }
+
+    fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
+        self.runtime.block_on(self.inner.review_procedure(request))
     }
 }

@@ -12,6 +12,11 @@ pub const PROCEDURAL_PRECONDITION: &str = "procedural-precondition";
 /// learned procedures.
 pub const PROCEDURAL_REVIEW: &str = "procedural-review";
 
+/// The trait a deployment declares when several instances of it can run
+/// at once on one durable directory (replicas behind a load balancer): the
+/// replica probes then run on two instances.
+pub const REPLICAS: &str = "replicas";
+
 /// A deployment's declaration of capabilities, traits, operations and the
 /// tools each capability contributes.
 ///
@@ -82,6 +87,12 @@ impl CapabilityEvidence {
     /// Whether `name` is declared.
     pub fn has_capability(&self, name: &str) -> bool {
         self.capabilities.contains(name)
+    }
+
+    /// Whether `name` is declared as an operation or a trait: what a probe
+    /// that needs a declaration reads.
+    pub fn declares(&self, name: &str) -> bool {
+        self.operations.contains(name) || self.traits.contains(name)
     }
 
     /// What of `requirements` this evidence lacks, in declaration order.

@@ -15,6 +15,7 @@
 mod assertion;
 mod async_target;
 mod capability;
+mod clock;
 pub mod contracts;
 mod evidence;
 mod ledger;
@@ -63,12 +64,13 @@ pub use async_target::AsyncTarget;
 #[cfg(feature = "tokio")]
 pub use async_target::TokioTarget;
 pub use capability::{
-    CapabilityEvidence, Missing, Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+    CapabilityEvidence, Missing, Requirements, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW, REPLICAS,
 };
+pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
-    is_plain_name, Operation, Pause, PromptRequest, ResolvedCall, ResumeRequest, Role,
-    StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
-    TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
+    is_plain_name, Operation, Pause, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction,
+    ReviewRequest, Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError,
+    TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{Applied, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome};
 pub use process::ProcessTarget;

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::clock::Clock;
+use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord};
 use crate::ledger::SideEffectLedger;
 
 /// A deployment under evaluation.
@@ -52,6 +53,23 @@ pub trait Target {
         Err(TurnError::resume_unsupported())
     }
 
+    /// Carries out an operator's decision through the structured review
+    /// door: approve a draft under a name, amend an approved procedure's
+    /// precondition, or revoke it. A deployment whose review is an admin
+    /// API implements it in a few lines and declares the `review`
+    /// operation; the procedural pack's lifecycle probes then run. The
+    /// record's attributes carry what the door shows afterwards (the same
+    /// attributes an operator turn reports).
+    ///
+    /// # Errors
+    ///
+    /// By default `ReviewUnsupported`; a deployment returns its own kinds
+    /// (no such draft, no such procedure).
+    fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
+        let _ = request;
+        Err(TurnError::review_unsupported())
+    }
+
     /// Ends the deployment abruptly, as a crash would, when it can: a
     /// deployment in a child process is killed without warning, so nothing
     /// it meant to do on an orderly shutdown happens. Returns whether it
@@ -81,6 +99,9 @@ impl<T: Target + ?Sized> Target for Box<T> {
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         (**self).resume(request)
     }
+    fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
+        (**self).review_procedure(request)
+    }
     fn kill(&mut self) -> bool {
         (**self).kill()
     }
@@ -100,6 +121,8 @@ pub struct TargetContext {
     trial: u32,
     /// Model replay (issue 14): the trial's model endpoint, if it has one.
     model_url: Option<String>,
+    /// The clock the deployment reads the time from.
+    clock: Clock,
 }
 
 /// Where the durable directory comes from: the harness owns it (and removes
@@ -121,6 +144,7 @@ impl TargetContext {
             durable: Durable::Borrowed(durable_dir),
             trial,
             model_url: None,
+            clock: Clock::default(),
         }
     }
 
@@ -130,14 +154,15 @@ impl TargetContext {
     ///
     /// When the durable directory cannot be created.
     pub fn fresh(trial: u32) -> std::io::Result<Self> {
-        let durable = tempfile::Builder::new()
-            .prefix("symfonic-evals-trial-")
-            .tempdir()?;
+        // Named like any application's scratch directory: nothing in the
+        // path tells a deployment it is under test.
+        let durable = tempfile::Builder::new().prefix("app-").tempdir()?;
         Ok(Self {
             ledger: SideEffectLedger::new(),
             durable: Durable::Owned(durable),
             trial,
             model_url: None,
+            clock: Clock::default(),
         })
     }
 
@@ -156,6 +181,29 @@ impl TargetContext {
     /// `Off`, [`run_scenario`](crate::run_scenario), the capability probe).
     pub fn model_url(&self) -> Option<&str> {
         self.model_url.as_deref()
+    }
+
+    /// The same context with its clock `offset` ahead of the real one (a
+    /// deployment in a child process reads the offset from the handshake).
+    #[must_use]
+    pub fn with_clock_offset(self, offset: std::time::Duration) -> Self {
+        Self {
+            clock: Clock::ahead_by(offset),
+            ..self
+        }
+    }
+
+    /// The clock to read the time from: the real time plus however far the
+    /// harness has moved it. A deployment that keeps a clone sees every
+    /// advance; one that derives keys or windows from the time and declares
+    /// [`CONTEXT_CLOCK`](crate::CONTEXT_CLOCK) gets the clock probes.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// [`Clock::now`] of [`clock`](Self::clock).
+    pub fn now(&self) -> std::time::SystemTime {
+        self.clock.now()
     }
 
     /// The ledger the action tool applies its effects through.

@@ -15,8 +15,9 @@ use symfonic_evals::process::protocol::{decode, encode, ChildMessage, HarnessMes
 use symfonic_evals::process::ProcessSpec;
 use symfonic_evals::{
     run_pack, ApprovalResumePack, CapabilityEvidence, ExtensionToolPack, PackDefinition, Pause,
-    ProcessTarget, PromptRequest, ResolvedCall, ResumeRequest, Role, RunOptions, StageOutcome,
-    StageRecord, ToolCall, ToolOutcome, TurnError, TurnRecord, WitnessOutcome,
+    ProcessTarget, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role,
+    RunOptions, StageOutcome, StageRecord, ToolCall, ToolOutcome, TurnError, TurnRecord,
+    WitnessOutcome,
 };
 
 fn harness_messages() -> Vec<HarnessMessage> {
@@ -25,6 +26,13 @@ fn harness_messages() -> Vec<HarnessMessage> {
             protocol_versions: vec![1],
             durable_dir: "/tmp/trial".into(),
             trial: 0,
+            clock_offset_ms: 0,
+        },
+        HarnessMessage::Hello {
+            protocol_versions: vec![1],
+            durable_dir: "/tmp/trial".into(),
+            trial: 1,
+            clock_offset_ms: 90_061_000,
         },
         HarnessMessage::Prompt {
             id: 1,
@@ -56,6 +64,37 @@ fn harness_messages() -> Vec<HarnessMessage> {
                 question_id: None,
                 token: "tok".into(),
                 answer: json!({"approved": true}),
+            },
+        },
+        HarnessMessage::Review {
+            id: 9,
+            request: ReviewRequest {
+                conversation: "c-operator".into(),
+                action: ReviewAction::Approve {
+                    procedure: "refund-rule".into(),
+                    draft: "verify the account region".into(),
+                    tool: "issue_refund".into(),
+                    precondition: vec![json!({"path": "region", "op": "eq", "value": "US"})],
+                },
+            },
+        },
+        HarnessMessage::Review {
+            id: 10,
+            request: ReviewRequest {
+                conversation: "c-operator".into(),
+                action: ReviewAction::Amend {
+                    procedure: "refund-rule".into(),
+                    precondition: vec![json!({"path": "region", "op": "exists"})],
+                },
+            },
+        },
+        HarnessMessage::Review {
+            id: 11,
+            request: ReviewRequest {
+                conversation: "c-operator".into(),
+                action: ReviewAction::Revoke {
+                    procedure: "refund-rule".into(),
+                },
             },
         },
         HarnessMessage::LedgerResult {

@@ -103,8 +103,16 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/enforcement-after-restart", "not_applicable"),
             ("procedural/decoy-stays-draft", "needs"),
             ("procedural/control-promotes-nothing", "needs"),
+            // The deployment declares neither the review door nor replicas.
+            ("procedural/rule-fidelity", "undeclared"),
+            ("procedural/amend", "undeclared"),
+            ("procedural/revoke", "undeclared"),
+            ("procedural/two-procedures", "undeclared"),
+            ("procedural/relearn-after-approval", "undeclared"),
+            ("procedural/replicas", "undeclared"),
         ]
     );
+    assert_eq!(report["probes_not_run"][3]["operation"], "review");
     assert_eq!(
         report["probes_not_run"][1]["argument"],
         "decoy_demonstrations"
@@ -117,7 +125,12 @@ fn a_passing_run_reports_every_step_and_assertion() {
         "\n  not run: procedural/enforcement-after-restart (restart_before_enforcement = true: \
          the seed already enforces after a restart), procedural/decoy-stays-draft (needs \
          decoy_demonstrations), procedural/control-promotes-nothing (needs \
-         control_demonstrations)\n"
+         control_demonstrations), procedural/rule-fidelity (the deployment does not declare \
+         `review`), procedural/amend (the deployment does not declare `review`), \
+         procedural/revoke (the deployment does not declare `review`), \
+         procedural/two-procedures (the deployment does not declare `review`), \
+         procedural/relearn-after-approval (the deployment does not declare `review`), \
+         procedural/replicas (the deployment does not declare `replicas`)\n"
     ));
     // The gate sweep sends one prompt in many states: the state digest
     // tells its steps apart, where the prompt's cannot.
@@ -190,10 +203,11 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
     let report = report_of(&run);
     assert_eq!(report["verdict"], "failed");
     // A failing account names the probes that did not run, as a passing one does.
-    assert!(run
-        .render()
-        .contains("\n  not run: approval/gated-action (needs gated_tool)\n"));
-    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 1);
+    assert!(run.render().contains(
+        "\n  not run: approval/gated-action (needs gated_tool), approval/replicas (the \
+         deployment does not declare `replicas`)\n"
+    ));
+    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 2);
     let steps = report["scenarios"][0]["trials"][0]["steps"]
         .as_array()
         .unwrap();

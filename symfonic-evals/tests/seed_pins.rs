@@ -21,6 +21,7 @@ fn prompt_of(step: &Step) -> &str {
     match &step.input {
         StepInput::Prompt(text) => text,
         StepInput::Resume { .. } => panic!("{} is a resume", step.label),
+        StepInput::Review(_) => panic!("{} is a review", step.label),
     }
 }
 

@@ -34,6 +34,8 @@ impl Assertion {
             Self::ToolWitnessed { .. } => "ToolWitnessed",
             Self::ToolResultShown { .. } => "ToolResultShown",
             Self::ToolResultFresh { .. } => "ToolResultFresh",
+            Self::PublishedRules { .. } => "PublishedRules",
+            Self::AttributeSinceStep { .. } => "AttributeSinceStep",
             Self::EffectsMatchOracle => "EffectsMatchOracle",
             Self::CrashedEffectRetried => "CrashedEffectRetried",
         }
@@ -86,6 +88,12 @@ impl Assertion {
                 procedures, tool, ..
             } => vec![text(procedures), text(tool)],
             Self::GateAgrees { tool, stage, .. } => vec![text(tool), text(stage)],
+            // The rules are the pack's own, composed from its states: the
+            // states are turn content, so the rules stay out too.
+            Self::PublishedRules {
+                procedures, tool, ..
+            } => vec![text(procedures), text(tool)],
+            Self::AttributeSinceStep { name, step, .. } => vec![text(name), text(step)],
             Self::ToolCallIdsUnique { .. }
             | Self::SideEffectCount { .. }
             | Self::EffectsApplied { .. }
@@ -226,6 +234,22 @@ impl Assertion {
             },
             Self::ToolResultShown { tool } => format!("ToolResultShown({tool})"),
             Self::ToolResultFresh { tool } => format!("ToolResultFresh({tool})"),
+            Self::PublishedRules { tool, rules, .. } => {
+                let sizes: Vec<String> = rules.iter().map(|r| r.len().to_string()).collect();
+                format!(
+                    "PublishedRules({tool}, {} rule(s) of [{}] predicate(s))",
+                    rules.len(),
+                    sizes.join(", ")
+                )
+            }
+            Self::AttributeSinceStep {
+                name,
+                step,
+                unchanged,
+            } => {
+                let how = if *unchanged { "unchanged" } else { "changed" };
+                format!("AttributeSinceStep({name}, {how} since `{step}`)")
+            }
             Self::EffectsMatchOracle => "EffectsMatchOracle".into(),
             Self::CrashedEffectRetried => "CrashedEffectRetried".into(),
         }

@@ -49,6 +49,11 @@ pub struct Evidence<'a> {
     /// [`Assertion::ToolResultFresh`](crate::Assertion::ToolResultFresh)
     /// compares with this turn's.
     pub earlier_results: Option<&'a HashMap<String, HashSet<String>>>,
+    /// Per earlier step of the trial (by label), digests of the attributes
+    /// its record carried, which
+    /// [`Assertion::AttributeSinceStep`](crate::Assertion::AttributeSinceStep)
+    /// compares with this turn's.
+    pub earlier_attributes: Option<&'a HashMap<String, BTreeMap<String, String>>>,
     /// Witness records tool bodies made during the step.
     pub witnesses: &'a [Witness],
     /// The ledger attempts made during the step, each with the tool it
@@ -78,6 +83,7 @@ impl<'a> Evidence<'a> {
             ledger_before: LedgerCounts::default(),
             earlier_call_ids: None,
             earlier_results: None,
+            earlier_attributes: None,
             witnesses: &[],
             ledger_events: &[],
             conversation: "",
@@ -88,6 +94,18 @@ impl<'a> Evidence<'a> {
             public: None,
         }
     }
+}
+
+/// Digests of every attribute `record` carries (keys sorted inside each
+/// value), by attribute name: what a later step's
+/// [`Assertion::AttributeSinceStep`](crate::Assertion::AttributeSinceStep)
+/// compares with, without the harness keeping any value.
+pub fn attribute_digests(record: &TurnRecord) -> BTreeMap<String, String> {
+    record
+        .attributes()
+        .iter()
+        .map(|(name, value)| (name.clone(), result_digest(value)))
+        .collect()
 }
 
 /// The digest a tool result is remembered by across a trial's turns: its

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::evidence::StageOutcome;
 
 pub use check::Check;
-pub use evidence::{result_digest, CrashSeen, Evidence, RetainedPause};
+pub use evidence::{attribute_digests, result_digest, CrashSeen, Evidence, RetainedPause};
 
 /// How a call's arguments are compared with the arguments a pack names.
 #[derive(
@@ -309,6 +309,32 @@ pub enum Assertion {
     ToolResultFresh {
         /// The tool's name.
         tool: String,
+    },
+    /// The procedures published for `tool` (in `procedures`) carry exactly
+    /// these rules: one procedure per rule, and each procedure's state
+    /// predicates equal to its rule's, predicate for predicate (order and
+    /// object key order aside). An empty list means no published procedure
+    /// governs `tool`. What the review door stores is what the operator
+    /// approved: no conjunct dropped, none added, no built-in copy.
+    PublishedRules {
+        /// Where the published procedures are.
+        procedures: String,
+        /// The governed tool.
+        tool: String,
+        /// The state predicates of each procedure the operator approved.
+        rules: Vec<Vec<Value>>,
+    },
+    /// The attribute `name` equals (`unchanged`) or differs from
+    /// (`!unchanged`) the value it had after the trial's step labelled
+    /// `step`, compared by digest: an identity kept across re-learning, or
+    /// changed with an amended rule.
+    AttributeSinceStep {
+        /// The attribute.
+        name: String,
+        /// The label of the earlier step.
+        step: String,
+        /// Whether it must be the same value.
+        unchanged: bool,
     },
     /// The adopter's effect oracle, reading the deployment's own store,
     /// counts exactly the effects the ledger applied.

@@ -61,6 +61,14 @@ impl TurnError {
             "this deployment declares no resume operation",
         )
     }
+
+    /// What a deployment without the `review` operation answers a review with.
+    pub fn review_unsupported() -> Self {
+        Self::new(
+            "ReviewUnsupported",
+            "this deployment declares no review operation",
+        )
+    }
 }
 
 /// Whether `name` is a plain name: letters, digits and `_ : . -`, at most

@@ -15,5 +15,5 @@ pub use record::{
     Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
     PAUSE_RESUMABLE,
 };
-pub use request::{Operation, PromptRequest, ResumeRequest, Role};
+pub use request::{Operation, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role};
 pub use tool_call::{ResolvedCall, ToolCall, ToolOutcome};

@@ -11,6 +11,8 @@ pub enum Operation {
     Prompt,
     /// Redeeming a pause with a person's answer.
     Resume,
+    /// An operator's decision through the structured review door.
+    Review,
 }
 
 impl Operation {
@@ -19,6 +21,7 @@ impl Operation {
         match self {
             Self::Prompt => "prompt",
             Self::Resume => "resume",
+            Self::Review => "review",
         }
     }
 }
@@ -106,4 +109,76 @@ pub struct ResumeRequest {
     pub question_id: Option<String>,
     /// What the person answered.
     pub answer: Value,
+}
+
+/// An operator's decision on a learned procedure, sent through the
+/// deployment's structured review door (the `review` operation) rather than
+/// as a chat turn: the harness acts as the operator, so it knows exactly
+/// what was approved and can hold the published procedure to it.
+///
+/// On the wire it is one object: `{"conversation", "action", ...}` with the
+/// action's fields beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRequest {
+    /// The operator's conversation (an audit trail, as for an operator turn).
+    pub conversation: String,
+    /// What the operator decides.
+    #[serde(flatten)]
+    pub action: ReviewAction,
+}
+
+/// What an operator decides through the review door. Procedures are named
+/// by the operator (`procedure`), so a later amendment or revocation says
+/// which one it means without knowing the deployment's own ids.
+///
+/// A `precondition` is a list of state predicates
+/// (`{"path", "op", "value"}`, see [`crate::contracts`]), all of which must
+/// hold; the published procedure's state predicates must be exactly these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ReviewAction {
+    /// Approve the one draft whose text contains `draft`, under the name
+    /// `procedure`, governing `tool` when every predicate holds.
+    Approve {
+        /// The name the operator gives the approved procedure.
+        procedure: String,
+        /// Text of the draft's procedure that picks exactly one draft.
+        draft: String,
+        /// The tool it will govern.
+        tool: String,
+        /// The state predicates that must all hold.
+        precondition: Vec<Value>,
+    },
+    /// Replace the precondition of the approved procedure `procedure`.
+    Amend {
+        /// Which approved procedure.
+        procedure: String,
+        /// Its new state predicates, replacing the old ones.
+        precondition: Vec<Value>,
+    },
+    /// Withdraw the approved procedure `procedure`: it no longer governs.
+    Revoke {
+        /// Which approved procedure.
+        procedure: String,
+    },
+}
+
+impl ReviewAction {
+    /// The operator's verb, for reports (never a predicate's value).
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Self::Approve { .. } => "approve",
+            Self::Amend { .. } => "amend",
+            Self::Revoke { .. } => "revoke",
+        }
+    }
+
+    /// The procedure name the action is about.
+    pub fn procedure(&self) -> &str {
+        match self {
+            Self::Approve { procedure, .. }
+            | Self::Amend { procedure, .. }
+            | Self::Revoke { procedure } => procedure,
+        }
+    }
 }

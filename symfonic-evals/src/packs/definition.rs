@@ -173,8 +173,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.skip_probes.extend(names),
             Self::ApprovalResume(pack) => pack.skip_probes.extend(names),
             Self::ExtensionTool(pack) => pack.skip_probes.extend(names),
-            // No probes to skip: its one scenario is the experiment.
-            Self::ExactlyOnce(_) => {}
+            Self::ExactlyOnce(pack) => pack.skip_probes.extend(names),
         }
         self
     }
@@ -261,12 +260,32 @@ impl PackDefinition {
 
     /// [`resolve`](Self::resolve) for a definition already checked.
     pub(crate) fn resolve_checked(&self, evidence: &CapabilityEvidence) -> PackResolution {
-        resolve_pack(evidence, &self.requirements(), || self.scenarios())
+        resolve_pack(evidence, &self.requirements(), || {
+            self.scenarios_for(evidence)
+        })
+    }
+
+    /// The scenarios [`scenarios`](Self::scenarios) lists, less the probes
+    /// that need an operation or trait `evidence` does not declare.
+    pub fn scenarios_for(&self, evidence: &CapabilityEvidence) -> Vec<Scenario> {
+        let probes = self.kind().probes();
+        self.scenarios()
+            .into_iter()
+            .filter(|scenario| {
+                probes
+                    .iter()
+                    .find(|probe| probe.name == scenario.name)
+                    .and_then(|probe| probe.declared)
+                    .is_none_or(|declaration| evidence.declares(declaration))
+            })
+            .collect()
     }
 
     /// Every scenario the pack runs: the seed scenario, then each probe
     /// that is enabled (by default, or by the argument it needs) and not
-    /// skipped.
+    /// skipped, on a deployment that declares every operation a probe can
+    /// drive ([`scenarios_for`](Self::scenarios_for) leaves out the probes
+    /// a given deployment's declaration does not allow).
     pub fn scenarios(&self) -> Vec<Scenario> {
         match self {
             Self::Procedural(pack) => pack.scenarios(),
@@ -284,12 +303,16 @@ impl PackDefinition {
     pub fn probes_not_run(&self) -> Vec<ProbeNotRun> {
         let scenarios = self.scenarios();
         let ran: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
-        self.probes_left_out(&ran)
+        self.probes_left_out(&ran, None)
     }
 
     /// The pack's probes whose names are not in `ran`, the scenarios a run
     /// actually ran, each with why it did not run.
-    pub(crate) fn probes_left_out(&self, ran: &[&str]) -> Vec<ProbeNotRun> {
+    pub(crate) fn probes_left_out(
+        &self,
+        ran: &[&str],
+        declared: Option<&CapabilityEvidence>,
+    ) -> Vec<ProbeNotRun> {
         let probes = self.kind().probes();
         if probes.iter().all(|p| ran.contains(&p.name)) {
             return Vec::new();
@@ -303,6 +326,7 @@ impl PackDefinition {
             ran,
             &would_run,
             self.skipped(),
+            declared,
             |probe| match self {
                 Self::Procedural(pack) => pack.placement(probe),
                 Self::ApprovalResume(pack) => pack.underivable(probe),
@@ -317,7 +341,7 @@ impl PackDefinition {
             Self::Procedural(pack) => &pack.skip_probes,
             Self::ApprovalResume(pack) => &pack.skip_probes,
             Self::ExtensionTool(pack) => &pack.skip_probes,
-            Self::ExactlyOnce(_) => &[],
+            Self::ExactlyOnce(pack) => &pack.skip_probes,
         }
     }
 
@@ -327,7 +351,7 @@ impl PackDefinition {
             Self::Procedural(pack) => pack.skip_probes.clear(),
             Self::ApprovalResume(pack) => pack.skip_probes.clear(),
             Self::ExtensionTool(pack) => pack.skip_probes.clear(),
-            Self::ExactlyOnce(_) => {}
+            Self::ExactlyOnce(pack) => pack.skip_probes.clear(),
         }
         self
     }
@@ -394,6 +418,7 @@ impl PolicyArguments {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn extension(json: &str) -> PackDefinition {
         PackDefinition::from_arguments(PackKind::ExtensionTool, json).unwrap()
@@ -495,10 +520,65 @@ mod tests {
     }
 
     #[test]
+    fn lifecycle_probes_need_the_review_operation_and_rules_the_states_allow() {
+        let pack = |satisfied, blocked| {
+            PackDefinition::Procedural(crate::ProceduralPack {
+                satisfied_state: satisfied,
+                blocked_state: blocked,
+                ..crate::ProceduralPack::default()
+            })
+        };
+        let lifecycle = |scenarios: Vec<crate::Scenario>| {
+            scenarios
+                .into_iter()
+                .filter(|s| {
+                    PackKind::Procedural
+                        .probes()
+                        .iter()
+                        .any(|p| p.name == s.name && p.declared.is_some())
+                })
+                .count()
+        };
+        let both = pack(json!({"region": "US"}), json!({"region": "EU"}));
+        // Declared, the four that need no decoy run; undeclared, none does.
+        let declared = CapabilityEvidence::new().operation("review");
+        assert_eq!(lifecycle(both.scenarios_for(&declared)), 4);
+        assert_eq!(lifecycle(both.scenarios_for(&CapabilityEvidence::new())), 0);
+        let ran: Vec<String> = both
+            .scenarios_for(&CapabilityEvidence::new())
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let ran: Vec<&str> = ran.iter().map(String::as_str).collect();
+        let left_out = both.probes_left_out(&ran, Some(&CapabilityEvidence::new()));
+        let revoke = left_out
+            .iter()
+            .find(|p| p.probe == "procedural/revoke")
+            .expect("revoke left out");
+        assert_eq!(
+            revoke.reason.to_string(),
+            "the deployment does not declare `review`"
+        );
+        // A blocked state that adds nothing: no reversed rule, so no amend.
+        let subset = pack(json!({"region": "US", "tier": 2}), json!({"tier": 2}));
+        let names: Vec<String> = subset.scenarios().into_iter().map(|s| s.name).collect();
+        assert!(names.iter().any(|n| n == "procedural/revoke"));
+        assert!(!names.iter().any(|n| n == "procedural/amend"));
+        let why = subset
+            .probes_not_run()
+            .into_iter()
+            .find(|p| p.probe == "procedural/amend")
+            .expect("amend left out");
+        assert!(why.reason.to_string().contains("amended rule"), "{why}");
+    }
+
+    #[test]
     fn the_enforcement_probe_the_seed_stands_in_for_says_why() {
         let procedural = |restart: bool| {
             PackDefinition::Procedural(crate::ProceduralPack {
                 restart_before_enforcement: restart,
+                satisfied_state: serde_json::json!({"region": "US"}),
+                blocked_state: serde_json::json!({"region": "EU"}),
                 ..crate::ProceduralPack::default()
             })
         };
@@ -509,6 +589,7 @@ mod tests {
                  seed already enforces after a restart)",
                 "procedural/decoy-stays-draft (needs decoy_demonstrations)",
                 "procedural/control-promotes-nothing (needs control_demonstrations)",
+                "procedural/two-procedures (needs decoy_demonstrations)",
             ]
         );
         let without = procedural(false).probes_not_run();

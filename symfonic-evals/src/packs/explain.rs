@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use super::PackDefinition;
 use crate::assertion::{Assertion, Evidence};
-use crate::evidence::{Role, TurnRecord};
+use crate::evidence::{ReviewAction, Role, TurnRecord};
 use crate::ledger::LedgerCounts;
 use crate::redact::{sensitive, shape, PublicValues};
 use crate::scenario::{
@@ -45,6 +45,22 @@ fn request(step: &Step) -> String {
     };
     let what = match &step.input {
         StepInput::Prompt(prompt) => format!("prompt {}", sensitive(prompt)),
+        StepInput::Review(action) => {
+            let rule = match action {
+                ReviewAction::Approve { precondition, .. }
+                | ReviewAction::Amend { precondition, .. } => format!(
+                    " with {} predicate(s) {}",
+                    precondition.len(),
+                    sensitive(&serde_json::to_string(precondition).unwrap_or_default())
+                ),
+                ReviewAction::Revoke { .. } => String::new(),
+            };
+            format!(
+                "review door: {} `{}`{rule}",
+                action.verb(),
+                action.procedure()
+            )
+        }
         StepInput::Resume {
             answer,
             token,
@@ -66,6 +82,12 @@ fn request(step: &Step) -> String {
         }
     };
     let mut text = format!("{what}{role} in `{}`", step.conversation);
+    if step.instance > 0 {
+        text.push_str(", on the second instance");
+    }
+    if let Some(by) = step.clock_jump {
+        let _ = write!(text, ", the clock moved {} s forward", by.as_secs());
+    }
     if let Some(state) = &step.state {
         let _ = write!(text, ", state {}", shape(state, &PublicValues::default()));
     }

@@ -21,6 +21,10 @@ pub struct Probe {
     pub catches: &'static str,
     /// The argument that enables it; `None` when it runs by default.
     pub needs: Option<&'static str>,
+    /// The operation or trait the deployment must declare for it to run
+    /// (the structured review door, replicas); `None` when its pack's own
+    /// requirements are enough. Declared, it runs by default.
+    pub declared: Option<&'static str>,
 }
 
 impl Probe {
@@ -30,7 +34,29 @@ impl Probe {
             name,
             catches,
             needs: None,
+            declared: None,
         }
+    }
+
+    /// A probe that runs by default on a deployment declaring `operation`
+    /// (an operation or a trait).
+    pub(crate) const fn on_declaring(
+        name: &'static str,
+        operation: &'static str,
+        catches: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            catches,
+            needs: None,
+            declared: Some(operation),
+        }
+    }
+
+    /// The same probe, needing `argument` as well as its declaration.
+    pub(crate) const fn and_needs(mut self, argument: &'static str) -> Self {
+        self.needs = Some(argument);
+        self
     }
 
     /// A probe that runs when `argument` is given.
@@ -43,6 +69,7 @@ impl Probe {
             name,
             catches,
             needs: Some(argument),
+            declared: None,
         }
     }
 }
@@ -69,6 +96,11 @@ pub enum NotRunReason {
     },
     /// Switched off by `skip_probes`.
     Skipped,
+    /// The deployment does not declare the operation (or trait) it needs.
+    Undeclared {
+        /// The operation's or trait's name.
+        operation: String,
+    },
     /// On by default, but these arguments leave nothing for it to prove
     /// (the seed already does what it would).
     NotApplicable {
@@ -93,6 +125,9 @@ impl std::fmt::Display for NotRunReason {
         match self {
             Self::Needs { argument } => write!(f, "needs {argument}"),
             Self::Skipped => f.write_str("skipped by skip_probes"),
+            Self::Undeclared { operation } => {
+                write!(f, "the deployment does not declare `{operation}`")
+            }
             Self::NotApplicable { why } => f.write_str(why),
             Self::DeploymentHung { scenario } => {
                 write!(f, "not started: the deployment hung in {scenario}")
@@ -117,17 +152,25 @@ pub(crate) fn not_run(
     ran: &[&str],
     would_run: &[&str],
     skipped: &[String],
+    declared: Option<&crate::capability::CapabilityEvidence>,
     placement: impl Fn(&str) -> Option<String>,
 ) -> Vec<ProbeNotRun> {
     probes
         .iter()
         .filter(|probe| !ran.contains(&probe.name))
         .map(|probe| {
-            let reason = match probe.needs {
-                Some(argument) if !would_run.contains(&probe.name) => NotRunReason::Needs {
+            let is_skipped = skipped.iter().any(|name| name == probe.name);
+            let undeclared = probe.declared.filter(|operation| {
+                !is_skipped && declared.is_some_and(|evidence| !evidence.declares(operation))
+            });
+            let reason = match (undeclared, probe.needs) {
+                (Some(operation), _) => NotRunReason::Undeclared {
+                    operation: operation.to_owned(),
+                },
+                (None, Some(argument)) if !would_run.contains(&probe.name) => NotRunReason::Needs {
                     argument: argument.to_owned(),
                 },
-                _ if skipped.iter().any(|name| name == probe.name) => NotRunReason::Skipped,
+                _ if is_skipped => NotRunReason::Skipped,
                 _ => NotRunReason::NotApplicable {
                     why: placement(probe.name).unwrap_or_else(|| NOT_APPLICABLE.to_owned()),
                 },

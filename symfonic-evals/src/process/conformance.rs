@@ -147,6 +147,7 @@ impl Probe {
             protocol_versions: versions.to_vec(),
             durable_dir: self._durable.path().to_string_lossy().into_owned(),
             trial: 0,
+            clock_offset_ms: 0,
         });
     }
 

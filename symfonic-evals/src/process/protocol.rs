@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord};
 use crate::ledger::WitnessOutcome;
 
 /// The protocol version this harness speaks. A child declaring any other is
@@ -34,6 +34,12 @@ pub enum HarnessMessage {
         durable_dir: String,
         /// The zero-based trial number.
         trial: u32,
+        /// How far ahead of the real clock the trial's clock runs, in
+        /// milliseconds (additive in version 1; absent means zero): a
+        /// deployment declaring `context-clock` adds it to every time it
+        /// reads.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        clock_offset_ms: u64,
     },
     /// Runs one prompt turn.
     Prompt {
@@ -48,6 +54,15 @@ pub enum HarnessMessage {
         id: u64,
         /// The redemption to perform.
         request: ResumeRequest,
+    },
+    /// An operator's decision through the structured review door
+    /// (additive in version 1: sent only to a child that declared the
+    /// `review` operation).
+    Review {
+        /// The request id the answer must carry.
+        id: u64,
+        /// The decision to carry out.
+        request: ReviewRequest,
     },
     /// Answers a [`ChildMessage::LedgerApply`] the child sent mid-turn.
     LedgerResult {
@@ -126,6 +141,10 @@ impl ChildMessage {
             Self::TurnError { .. } => "turn_error",
         }
     }
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Serialises a message as one protocol line, newline included.

@@ -10,7 +10,9 @@ use super::pipes::StdoutEvent;
 use super::protocol::{ChildMessage, HarnessMessage, SUPPORTED_VERSIONS};
 use super::spec::ProcessSpec;
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{is_plain_name, PromptRequest, ResumeRequest, TurnError, TurnRecord};
+use crate::evidence::{
+    is_plain_name, PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
+};
 use crate::ledger::{Applied, SideEffectLedger};
 use crate::target::{Target, TargetContext};
 /// What separates the harness's account of a failed child from the tail of
@@ -110,6 +112,8 @@ impl ProcessTarget {
             protocol_versions: SUPPORTED_VERSIONS.to_vec(),
             durable_dir: context.durable_dir().to_string_lossy().into_owned(),
             trial: context.trial(),
+            clock_offset_ms: u64::try_from(context.clock().offset().as_millis())
+                .unwrap_or(u64::MAX),
         });
         match self.next_message(deadline, self.spec.handshake_timeout, "the handshake")? {
             ChildMessage::Ready {
@@ -337,6 +341,13 @@ impl Target for ProcessTarget {
 
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         self.exchange(|id| HarnessMessage::Resume {
+            id,
+            request: request.clone(),
+        })
+    }
+
+    fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
+        self.exchange(|id| HarnessMessage::Review {
             id,
             request: request.clone(),
         })

@@ -34,6 +34,7 @@ pub(crate) fn operation_of(input: &StepInput) -> Operation {
     match input {
         StepInput::Prompt(_) => Operation::Prompt,
         StepInput::Resume { .. } => Operation::Resume,
+        StepInput::Review(_) => Operation::Review,
     }
 }
 
@@ -42,6 +43,9 @@ pub(crate) fn input_digest(input: &StepInput) -> String {
     match input {
         StepInput::Prompt(text) => short_digest(text.as_bytes()),
         StepInput::Resume { answer, .. } => short_digest(answer.to_string().as_bytes()),
+        StepInput::Review(action) => {
+            short_digest(serde_json::to_string(action).unwrap_or_default().as_bytes())
+        }
     }
 }
 

@@ -145,7 +145,7 @@ where
                         }
                         let resolved: Vec<&str> =
                             scenarios.iter().map(|s| s.name.as_str()).collect();
-                        run.probes_not_run = definition.probes_left_out(&resolved);
+                        run.probes_not_run = definition.probes_left_out(&resolved, Some(&evidence));
                         run.probes_not_run.extend(hung);
                         if run.scenarios.iter().all(ScenarioRun::passed) {
                             Verdict::Passed

@@ -36,6 +36,9 @@ pub struct Session<'a> {
     factory: &'a Factory,
     context: TargetContext,
     target: Option<Box<dyn Target>>,
+    /// The second instance, for scenarios with steps on it: built from the
+    /// same context when the trial starts.
+    replica: Option<Box<dyn Target>>,
     progress: &'a Mutex<Progress>,
     oracle: Option<EffectsProbe>,
     endpoint: Option<&'a ModelEndpoint>,
@@ -43,6 +46,8 @@ pub struct Session<'a> {
     call_ids: HashSet<String>,
     /// Per tool, digests of the results it returned in the trial so far.
     results: HashMap<String, HashSet<String>>,
+    /// Per step label, digests of the attributes its record carried.
+    attributes: HashMap<String, BTreeMap<String, String>>,
     last_record: Option<TurnRecord>,
     ended: bool,
 }
@@ -68,12 +73,14 @@ impl<'a> Session<'a> {
             factory,
             context,
             target: Some(target),
+            replica: None,
             progress,
             oracle,
             endpoint: None,
             pauses: BTreeMap::new(),
             call_ids: HashSet::new(),
             results: HashMap::new(),
+            attributes: HashMap::new(),
             last_record: None,
             ended: false,
         }
@@ -128,6 +135,7 @@ impl<'a> Session<'a> {
     /// whether it could: when the fixtures or the deployment cannot be
     /// built, the trial has ended with a broken step saying so.
     pub fn reset(&mut self, label: &str) -> bool {
+        drop(self.replica.take());
         drop(self.target.take());
         let fresh = TargetContext::fresh(self.context.trial()).map(|context| {
             match self.context.model_url() {
@@ -150,17 +158,47 @@ impl<'a> Session<'a> {
         self.pauses.clear();
         self.call_ids.clear();
         self.results.clear();
+        self.attributes.clear();
         self.last_record = None;
         match build(self.factory, &self.context) {
             Ok(target) => {
                 self.target = Some(target);
-                true
+                self.start_replica(label)
             }
             Err(unbuilt) => {
                 let (kind, expected, observed) = unbuilt.into_step("the deployment builds");
                 self.fail(label, kind, &expected, observed);
                 false
             }
+        }
+    }
+
+    /// Builds the second instance when the scenario has steps on it.
+    /// Returns whether the trial can go on.
+    fn start_replica(&mut self, label: &str) -> bool {
+        if !self.scenario.steps.iter().any(|step| step.instance > 0) {
+            return true;
+        }
+        match build(self.factory, &self.context) {
+            Ok(replica) => {
+                self.replica = Some(replica);
+                true
+            }
+            Err(unbuilt) => {
+                let (kind, expected, observed) =
+                    unbuilt.into_step("a second instance builds on the same durable directory");
+                self.fail(label, kind, &expected, observed);
+                false
+            }
+        }
+    }
+
+    /// The slot of the instance `instance` (0, or 1 for the second).
+    fn slot(&mut self, instance: u8) -> &mut Option<Box<dyn Target>> {
+        if instance == 0 {
+            &mut self.target
+        } else {
+            &mut self.replica
         }
     }
 
@@ -261,6 +299,7 @@ impl<'a> Session<'a> {
                 ledger_before,
                 earlier_call_ids: Some(&self.call_ids),
                 earlier_results: Some(&self.results),
+                earlier_attributes: Some(&self.attributes),
                 witnesses: &witnesses,
                 ledger_events: &ledger_events,
                 conversation: &step.conversation,
@@ -295,6 +334,10 @@ impl<'a> Session<'a> {
                         .insert(crate::assertion::result_digest(result));
                 }
             }
+            self.attributes.insert(
+                step.label.clone(),
+                crate::assertion::attribute_digests(&record),
+            );
             self.last_record = Some(record);
         }
         run
@@ -303,19 +346,23 @@ impl<'a> Session<'a> {
     /// The step's turn: the restart before it, the request, and the call,
     /// crashed at the armed effect and retried when the step asks for it.
     fn turn(&mut self, step: &Step) -> Result<Turn, StepError> {
+        if let (Some(by), None) = (step.clock_jump, step.crash_at_effect) {
+            self.context.clock().advance(by);
+        }
         if step.restart.rebuilds() {
-            self.restart(step.restart).map_err(|unbuilt| {
-                let (kind, expected, observed) =
-                    unbuilt.into_step("the deployment rebuilds after the restart");
-                StepError {
-                    kind,
-                    expected,
-                    observed,
-                }
-            })?;
+            self.restart(step.instance, step.restart)
+                .map_err(|unbuilt| {
+                    let (kind, expected, observed) =
+                        unbuilt.into_step("the deployment rebuilds after the restart");
+                    StepError {
+                        kind,
+                        expected,
+                        observed,
+                    }
+                })?;
         }
         let (request, redeemed) = request(step, &self.pauses)?;
-        let Some(target) = self.target.as_mut() else {
+        let Some(target) = self.slot(step.instance).as_mut() else {
             return Err(StepError {
                 kind: StepErrorKind::TargetPanicked,
                 expected: "a deployment to run the step on".into(),
@@ -330,9 +377,9 @@ impl<'a> Session<'a> {
                 crash: None,
             });
         };
-        let crash = self.crash_and_retry(k, &request)?;
+        let crash = self.crash_and_retry(step.instance, k, step.clock_jump, &request)?;
         let result = invoke(
-            self.target
+            self.slot(step.instance)
                 .as_mut()
                 .expect("rebuilt after the crash")
                 .as_mut(),
@@ -348,13 +395,20 @@ impl<'a> Session<'a> {
     /// Sends `request` with a crash armed at its `k`-th granted effect,
     /// then rebuilds the killed deployment; the caller retries the request
     /// as a client would.
-    fn crash_and_retry(&mut self, k: u32, request: &Request) -> Result<CrashSeen, StepError> {
+    fn crash_and_retry(
+        &mut self,
+        instance: u8,
+        k: u32,
+        clock_jump: Option<std::time::Duration>,
+        request: &Request,
+    ) -> Result<CrashSeen, StepError> {
         let not_injected = |observed: String| StepError {
             kind: StepErrorKind::CrashNotInjected,
             expected: format!("a crash at the step's effect {k}"),
             observed,
         };
-        let target = self.target.as_mut().expect("checked by the caller");
+        let ledger = self.context.ledger().clone();
+        let target = self.slot(instance).as_mut().expect("checked by the caller");
         if !target.crashable() {
             return Err(not_injected(
                 "the deployment runs on the harness's own thread; crash injection needs it in a \
@@ -362,13 +416,15 @@ impl<'a> Session<'a> {
                     .into(),
             ));
         }
-        let ledger = self.context.ledger().clone();
         ledger.arm_crash(k);
         let first = invoke(target.as_mut(), request);
         let fired = ledger.disarm_crash();
         match (first, fired) {
             (Ok(Err(error)), Some(key)) if error.harness && error.kind == INJECTED_CRASH => {
-                self.restart(Restart::Before).map_err(|unbuilt| {
+                if let Some(by) = clock_jump {
+                    self.context.clock().advance(by);
+                }
+                self.restart(instance, Restart::Before).map_err(|unbuilt| {
                     let (kind, expected, observed) =
                         unbuilt.into_step("the deployment rebuilds after the crash");
                     StepError {
@@ -409,10 +465,10 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Drops the deployment (killing a child first when the restart is a
+    /// Drops the instance (killing a child first when the restart is a
     /// crash) and builds it again from the same context.
-    fn restart(&mut self, restart: Restart) -> Result<(), Unbuilt> {
-        if let Some(mut target) = self.target.take() {
+    fn restart(&mut self, instance: u8, restart: Restart) -> Result<(), Unbuilt> {
+        if let Some(mut target) = self.slot(instance).take() {
             if restart == Restart::CrashBefore && !target.kill() {
                 lock(self.progress)
                     .notes
@@ -420,13 +476,17 @@ impl<'a> Session<'a> {
             }
             drop(target);
         }
-        self.target = Some(build(self.factory, &self.context)?);
+        let rebuilt = build(self.factory, &self.context)?;
+        *self.slot(instance) = Some(rebuilt);
         Ok(())
     }
 
     /// Runs the scenario's fixed steps, then its continuation.
     pub(super) fn run_scenario(&mut self) {
         let scenario = self.scenario;
+        if !self.start_replica("second instance") {
+            return;
+        }
         for step in &scenario.steps {
             if self.run(step).is_none() || self.ended {
                 return;
@@ -441,7 +501,8 @@ impl<'a> Session<'a> {
     }
 
     /// Hands the deployment and its fixtures back for teardown.
-    pub(super) fn into_parts(self) -> (Option<Box<dyn Target>>, TargetContext) {
+    pub(super) fn into_parts(mut self) -> (Option<Box<dyn Target>>, TargetContext) {
+        drop(self.replica.take());
         (self.target, self.context)
     }
 }

@@ -11,7 +11,7 @@ use super::judge::TurnResult;
 use super::outcome::{StepError, StepErrorKind};
 use super::trial::panic_text;
 use crate::assertion::RetainedPause;
-use crate::evidence::{PromptRequest, ResumeRequest, TurnError};
+use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError};
 use crate::scenario::{Forgery, QuestionSource, Step, StepInput, TokenSource};
 use crate::target::Target;
 
@@ -19,6 +19,7 @@ use crate::target::Target;
 pub(super) enum Request {
     Prompt(PromptRequest),
     Resume(ResumeRequest),
+    Review(ReviewRequest),
 }
 
 /// The request `step` sends, and the retained pause it redeems genuinely
@@ -34,6 +35,13 @@ pub(super) fn request(
                 conversation: step.conversation.clone(),
                 prompt: prompt.clone(),
                 state: step.state.clone(),
+            }),
+            None,
+        )),
+        StepInput::Review(action) => Ok((
+            Request::Review(ReviewRequest {
+                conversation: step.conversation.clone(),
+                action: action.clone(),
             }),
             None,
         )),
@@ -90,6 +98,7 @@ pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
     let result = catch_unwind(AssertUnwindSafe(|| match request {
         Request::Prompt(request) => target.run_turn(request),
         Request::Resume(request) => target.resume(request),
+        Request::Review(request) => target.review_procedure(request),
     }))
     .map_err(|payload| panic_text(&*payload));
     match result {

@@ -86,6 +86,8 @@ pub enum StepInput {
         /// Which question id to pass back.
         question: QuestionSource,
     },
+    /// An operator's decision through the structured review door.
+    Review(crate::evidence::ReviewAction),
 }
 
 /// The errors a step accepts, each matching a [`TurnError`]'s kind or its
@@ -185,6 +187,16 @@ pub struct Step {
     /// and retry the request as a client would; the assertions judge the
     /// retried turn.
     pub crash_at_effect: Option<u32>,
+    /// Which instance of the deployment serves the step: `0`, the one
+    /// every trial has, or `1`, a second instance built at the start of the
+    /// trial from the same context (the same durable directory and ledger),
+    /// as a replica behind a load balancer would be.
+    pub instance: u8,
+    /// Move the trial's clock forward by this much before the step runs;
+    /// with `crash_at_effect`, after the crash and before the rebuild, so
+    /// the retry runs on the later clock (a long outage between a crash and
+    /// the client's retry).
+    pub clock_jump: Option<std::time::Duration>,
 }
 
 impl Step {
@@ -212,6 +224,16 @@ impl Step {
         Self::new(label, input, conversation)
     }
 
+    /// A review step: the harness, as the operator, carries out `action`
+    /// through the deployment's review door in `conversation`.
+    pub fn review(
+        label: impl Into<String>,
+        action: crate::evidence::ReviewAction,
+        conversation: impl Into<String>,
+    ) -> Self {
+        Self::new(label, StepInput::Review(action), conversation).by(Role::Operator)
+    }
+
     fn new(label: impl Into<String>, input: StepInput, conversation: impl Into<String>) -> Self {
         Self {
             label: label.into(),
@@ -223,6 +245,8 @@ impl Step {
             expect: Expect::Record,
             restart: Restart::No,
             crash_at_effect: None,
+            instance: 0,
+            clock_jump: None,
         }
     }
 
@@ -292,6 +316,21 @@ impl Step {
         if let StepInput::Resume { question, .. } = &mut self.input {
             *question = source;
         }
+        self
+    }
+
+    /// Moves the trial's clock forward by `by` (after the crash, when the
+    /// step crashes; see [`Step::clock_jump`]).
+    #[must_use]
+    pub fn jumping_clock(mut self, by: std::time::Duration) -> Self {
+        self.clock_jump = Some(by);
+        self
+    }
+
+    /// Runs the step on the trial's second instance of the deployment.
+    #[must_use]
+    pub fn on_second_instance(mut self) -> Self {
+        self.instance = 1;
         self
     }
 

@@ -155,6 +155,16 @@ impl Assertion {
                 stage,
                 verdict,
             } => procedures::gate_agrees(evidence, tool, stage, *verdict),
+            Self::PublishedRules {
+                procedures,
+                tool,
+                rules,
+            } => procedures::rules(record, procedures, tool, rules),
+            Self::AttributeSinceStep {
+                name,
+                step,
+                unchanged,
+            } => record::since_step(evidence, name, step, *unchanged),
         }
     }
 }

@@ -267,3 +267,70 @@ pub(super) fn gate_agrees(
         ),
     )
 }
+
+/// A rule as a sorted list of canonical predicates, so two rules compare
+/// predicate for predicate whatever the order of predicates or keys.
+fn canonical_rule<'a>(predicates: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
+    let mut rule: Vec<String> = predicates
+        .into_iter()
+        .map(|p| crate::packs::with_sorted_keys(p).to_string())
+        .collect();
+    rule.sort();
+    rule
+}
+
+pub(super) fn rules(
+    record: &TurnRecord,
+    procedures: &str,
+    tool: &str,
+    rules: &[Vec<Value>],
+) -> Check {
+    let expected = if rules.is_empty() {
+        format!("no published procedure governs {tool}")
+    } else {
+        let sizes: Vec<String> = rules.iter().map(|r| r.len().to_string()).collect();
+        format!(
+            "{} published procedure(s) govern {tool}, with exactly the approved state predicates              ([{}] predicate(s))",
+            rules.len(),
+            sizes.join(", ")
+        )
+    };
+    let published = match published(record, procedures) {
+        Ok(published) => published,
+        Err(Unreadable::Absent) => {
+            return Check::new(false, expected, format!("{procedures} absent"))
+        }
+        Err(Unreadable::Malformed(why)) => return Check::malformed(expected, why),
+    };
+    let mut wanted: Vec<Vec<String>> = rules.iter().map(canonical_rule).collect();
+    let mut unmatched = Vec::new();
+    let governing: Vec<&Published> = published.iter().filter(|p| p.tool == tool).collect();
+    for procedure in &governing {
+        let rule = canonical_rule(crate::contracts::state_predicates_in(
+            &procedure.precondition,
+        ));
+        match wanted.iter().position(|w| *w == rule) {
+            Some(at) => {
+                wanted.remove(at);
+            }
+            None => unmatched.push(rule.len()),
+        }
+    }
+    let passed = wanted.is_empty() && unmatched.is_empty();
+    let mut observed = format!("{} published procedure(s) govern {tool}", governing.len());
+    if !unmatched.is_empty() {
+        let sizes: Vec<String> = unmatched.iter().map(ToString::to_string).collect();
+        observed.push_str(&format!(
+            "; {} carry a rule no approval gave ([{}] predicate(s))",
+            unmatched.len(),
+            sizes.join(", ")
+        ));
+    }
+    if !wanted.is_empty() {
+        observed.push_str(&format!(
+            "; {} approved rule(s) published by none",
+            wanted.len()
+        ));
+    }
+    Check::new(passed, expected, observed)
+}

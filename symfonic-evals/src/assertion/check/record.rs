@@ -183,3 +183,42 @@ pub(super) fn response_contains(record: &TurnRecord, fragments: &[String]) -> Ch
         ),
     )
 }
+
+/// The attribute against its digest after the earlier step `step`.
+pub(super) fn since_step(
+    evidence: &crate::assertion::Evidence<'_>,
+    name: &str,
+    step: &str,
+    unchanged: bool,
+) -> Check {
+    let how = if unchanged {
+        "the same as"
+    } else {
+        "different from"
+    };
+    let expected = format!("{name} present and {how} its value after step `{step}`");
+    let Some(now) = evidence.record.fact(name) else {
+        return Check::new(false, expected, format!("{name} absent"));
+    };
+    let then = evidence
+        .earlier_attributes
+        .and_then(|steps| steps.get(step))
+        .map(|attributes| attributes.get(name));
+    let observed = match then {
+        None => {
+            return Check::new(
+                false,
+                expected,
+                format!("no earlier step `{step}` recorded"),
+            )
+        }
+        Some(None) => return Check::new(false, expected, format!("{name} absent after `{step}`")),
+        Some(Some(digest)) => *digest == crate::assertion::result_digest(&now),
+    };
+    let said = if observed {
+        "the same value"
+    } else {
+        "a different value"
+    };
+    Check::new(observed == unchanged, expected, said.to_owned())
+}

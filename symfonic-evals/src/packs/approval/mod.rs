@@ -79,6 +79,13 @@ pub const PROBES: &[Probe] = &[
          `true` is accepted as the value it resembles (a lax validator such as pydantic's \
          default mode does this; validate strictly, or skip the probe)",
     ),
+    Probe::on_declaring(
+        "approval/replicas",
+        crate::capability::REPLICAS,
+        "a spent mark one instance keeps to itself (a cache of spent tokens loaded at start-up): \
+         the pause on one instance, the resume on a second on the same durable directory, and \
+         the replay refused on both",
+    ),
 ];
 
 /// Arguments of the approval and resume pack. `Default` fills the optional

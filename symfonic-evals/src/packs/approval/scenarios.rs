@@ -248,6 +248,14 @@ impl ApprovalResumePack {
                 );
                 probe(steps)
             }
+            "approval/replicas" => probe(vec![
+                pause,
+                self.resume("resume on the second instance", c)
+                    .on_second_instance(),
+                self.replay("replay on the first instance", c),
+                self.replay("replay on the second instance", c)
+                    .on_second_instance(),
+            ]),
             other => unreachable!("the approval pack has no probe {other}"),
         }
     }

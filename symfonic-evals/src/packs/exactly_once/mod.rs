@@ -29,9 +29,21 @@ pub use scenario::SEED;
 /// exactly once across crashes and retries.
 pub const IDEMPOTENT_EFFECTS: &str = "idempotent-effects";
 
-/// The exactly-once pack has no probes: its one scenario already repeats
-/// the experiment at every effect boundary.
-pub const PROBES: &[Probe] = &[];
+/// How far the clock probe moves the clock between the crash and the
+/// retry: past every minute, hour and day window (a day, an hour, a minute
+/// and a second).
+pub const CLOCK_JUMP: std::time::Duration = std::time::Duration::from_secs(25 * 3600 + 61);
+
+/// The exactly-once pack's probes. Its seed scenario already repeats the
+/// experiment at every effect boundary; the probe varies what a crash and
+/// its retry have in common.
+pub const PROBES: &[Probe] = &[Probe::on_declaring(
+    "exactly-once/clock-advanced",
+    crate::clock::CONTEXT_CLOCK,
+    "idempotency keys derived from a clock window (the current minute, hour or day): the \
+     first effect's crash and the retry are a day, an hour and a minute apart on the clock the \
+     deployment reads through its context, and the retry must still apply nothing twice",
+)];
 
 /// Arguments of the exactly-once effects pack.
 ///
@@ -56,6 +68,8 @@ pub struct ExactlyOncePack {
     pub second_prompt: Option<String>,
     /// The conversation the steps run in.
     pub conversation: String,
+    /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
+    pub skip_probes: Vec<String>,
     /// Trials and passes required.
     #[serde(skip)]
     pub policy: TrialPolicy,
@@ -69,6 +83,7 @@ impl Default for ExactlyOncePack {
             answer: None,
             second_prompt: None,
             conversation: "exactly-once".into(),
+            skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }
     }
@@ -96,6 +111,7 @@ impl ExactlyOncePack {
         if let Some(answer) = &self.answer {
             checks.state("answer", answer);
         }
+        checks.probes(&self.skip_probes, PROBES);
         checks.policy(&self.policy);
         checks.finish()
     }

@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
-use super::ExactlyOncePack;
+use super::{ExactlyOncePack, CLOCK_JUMP, PROBES};
 use crate::assertion::Assertion;
 use crate::evidence::PAUSED;
+use crate::packs::probes::Selection;
 use crate::runner::{Session, StepErrorKind};
 use crate::scenario::{Continuation, Restart, Scenario, Step};
 
@@ -46,10 +47,94 @@ impl ExactlyOncePack {
         Scenario::new(SEED, steps, self.policy).continued(CrashEverywhere { pack: self.clone() })
     }
 
-    /// The pack's scenarios: its one scenario.
+    /// The pack's scenarios: the seed, and the clock probe unless skipped.
     pub fn scenarios(&self) -> Vec<Scenario> {
-        vec![self.seed()]
+        let selection = Selection::new(&self.skip_probes);
+        let mut scenarios = vec![self.seed()];
+        if selection.runs(&PROBES[0], true) {
+            let mut steps = vec![self.prompt_step("learn")];
+            steps.extend(self.resume_step("learn resume"));
+            scenarios.push(
+                Scenario::probe(PROBES[0].name, steps, self.policy)
+                    .continued(ClockAdvanced { pack: self.clone() }),
+            );
+        }
+        scenarios
     }
+}
+
+/// After the uncrashed run: from fresh fixtures, a crash at the first
+/// effect, the clock moved past every common window, a restart and the
+/// retry, which must apply nothing twice.
+struct ClockAdvanced {
+    pack: ExactlyOncePack,
+}
+
+impl Continuation for ClockAdvanced {
+    fn describe(&self) -> String {
+        format!(
+            "fresh fixtures, the request crashed right after its first effect is granted (or, \
+             when the request applies none before its pause, the resume crashed there), the \
+             clock the deployment reads through its context moved {} s forward, a restart and \
+             the retry: the interrupted effect retried under its key (CrashedEffectRetried) and \
+             exactly the uncrashed run's effects applied (EffectsApplied)",
+            CLOCK_JUMP.as_secs()
+        )
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let Some((prompt_effects, total)) = learned_effects(session) else {
+            return;
+        };
+        let pack = &self.pack;
+        let retried = [
+            Assertion::CrashedEffectRetried,
+            CrashEverywhere::same_effects(total),
+        ];
+        let steps = if prompt_effects > 0 {
+            let mut steps = vec![pack
+                .prompt_step("crash, then a later clock")
+                .crashing_at_effect(1)
+                .jumping_clock(CLOCK_JUMP)
+                .asserting([Assertion::CrashedEffectRetried])];
+            steps.extend(pack.resume_step("resume"));
+            if let Some(last) = steps.last_mut() {
+                last.assertions.push(CrashEverywhere::same_effects(total));
+            }
+            steps
+        } else {
+            let Some(resume) = pack.resume_step("resume crashed, then a later clock") else {
+                return;
+            };
+            vec![
+                pack.prompt_step("pause"),
+                resume
+                    .crashing_at_effect(1)
+                    .jumping_clock(CLOCK_JUMP)
+                    .asserting(retried),
+            ]
+        };
+        let crash = CrashEverywhere { pack: pack.clone() };
+        crash.experiment(session, steps);
+    }
+}
+
+/// The uncrashed run's effects: before the pause (the prompt's own) and in
+/// all; `None` (with the trial failed) when it applied none.
+fn learned_effects(session: &mut Session<'_>) -> Option<(u64, u64)> {
+    let learned = session.steps();
+    let (prompt, last) = (learned.first()?, learned.last()?);
+    let (prompt_effects, total) = (prompt.ledger.effects, last.ledger.effects);
+    if total == 0 {
+        session.fail(
+            "learn",
+            StepErrorKind::MalformedEvidence,
+            "the turn applies at least one effect through the ledger",
+            "the uncrashed run applied none, so there is no effect boundary to crash at".into(),
+        );
+        return None;
+    }
+    Some((prompt_effects, total))
 }
 
 /// Repeats the learned run from fresh fixtures once per effect boundary,
@@ -171,22 +256,11 @@ impl Continuation for CrashEverywhere {
     }
 
     fn run(&self, session: &mut Session<'_>) {
-        let learned = session.steps();
-        let (Some(prompt), Some(last)) = (learned.first(), learned.last()) else {
-            return;
-        };
         // What the uncrashed run applied: before the pause (the prompt's
         // own effects) and in all.
-        let (prompt_effects, total) = (prompt.ledger.effects, last.ledger.effects);
-        if total == 0 {
-            session.fail(
-                "learn",
-                StepErrorKind::MalformedEvidence,
-                "the turn applies at least one effect through the ledger",
-                "the uncrashed run applied none, so there is no effect boundary to crash at".into(),
-            );
+        let Some((prompt_effects, total)) = learned_effects(session) else {
             return;
-        }
+        };
         if !self.crash_at_every_effect(session, prompt_effects, total) {
             return;
         }

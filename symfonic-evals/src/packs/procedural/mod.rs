@@ -4,6 +4,8 @@
 //! gate sweep against the contract's evaluator, the review's operator role,
 //! decoy and control demonstrations).
 
+mod lifecycle;
+mod rules;
 mod scenarios;
 mod sweep;
 mod sweep_states;
@@ -78,7 +80,48 @@ pub const PROBES: &[Probe] = &[
         "a promotion count that is not the cycle's own: turns with nothing to learn must promote \
          nothing",
     ),
+    Probe::on_declaring(
+        "procedural/rule-fidelity",
+        REVIEW,
+        "a review door that stores less than the operator approved (a dropped conjunct) or a \
+         built-in copy of the rule: the harness approves a two-predicate rule of its own and the \
+         published procedure and the gate must follow it predicate for predicate",
+    ),
+    Probe::on_declaring(
+        "procedural/amend",
+        REVIEW,
+        "a gate that caches the first approval: after the operator amends the rule to its \
+         reverse, the gate follows at once and after a restart, and the identities change",
+    ),
+    Probe::on_declaring(
+        "procedural/revoke",
+        REVIEW,
+        "a revoked procedure that still governs: after revocation the tool runs unchecked, at \
+         once and after a restart, and no identity reaches enforcement",
+    ),
+    Probe::on_declaring(
+        "procedural/two-procedures",
+        REVIEW,
+        "a gate that judges only one of two approved procedures on a tool: both must hold, on \
+         states meeting only one and across the gate sweep",
+    )
+    .and_needs("decoy_demonstrations"),
+    Probe::on_declaring(
+        "procedural/relearn-after-approval",
+        REVIEW,
+        "re-learning that rewrites an approved procedure: the demonstrations run again after \
+         approval, and its rule, text and identity stay as approved",
+    ),
+    Probe::on_declaring(
+        "procedural/replicas",
+        crate::capability::REPLICAS,
+        "approvals an instance keeps to itself (a policy cache its own review door refreshes): \
+         the review on one instance, enforcement on a second, already running, with no restart",
+    ),
 ];
+
+/// The operation the lifecycle probes drive.
+pub(super) const REVIEW: &str = "review";
 
 /// Arguments of the procedural skills pack. `Default` fills the optional
 /// arguments with their documented defaults and leaves the required ones

@@ -14,6 +14,13 @@ use crate::scenario::{Scenario, Step};
 /// The name of the seed scenario, as the pack's contract gives it.
 pub const SEED: &str = "procedural-review-and-enforcement";
 
+/// Whether `probe` is one the harness drives through the review door.
+fn probe_is_lifecycle(probe: &str) -> bool {
+    PROBES
+        .iter()
+        .any(|p| p.name == probe && p.declared == Some(super::REVIEW))
+}
+
 /// Where each step of a procedural scenario runs.
 struct Conversations {
     learn: String,
@@ -48,7 +55,12 @@ impl ProceduralPack {
 
     /// The demonstration turns; the last must show the cycle's own promoted
     /// count.
-    fn demonstrations(&self, prompts: &[String], label: &str, conversation: &str) -> Vec<Step> {
+    pub(super) fn demonstrations(
+        &self,
+        prompts: &[String],
+        label: &str,
+        conversation: &str,
+    ) -> Vec<Step> {
         let last = prompts.len().saturating_sub(1);
         prompts
             .iter()
@@ -163,6 +175,11 @@ impl ProceduralPack {
                 "procedural/enforcement-after-restart" => !self.restart_before_enforcement,
                 "procedural/decoy-stays-draft" => !self.decoy_demonstrations.is_empty(),
                 "procedural/control-promotes-nothing" => !self.control_demonstrations.is_empty(),
+                "procedural/two-procedures" => {
+                    !self.decoy_demonstrations.is_empty()
+                        && self.lifecycle_gap(probe.name).is_none()
+                }
+                name if probe_is_lifecycle(name) => self.lifecycle_gap(name).is_none(),
                 _ => probe.needs.is_none(),
             };
             if selection.runs(probe, given) {
@@ -176,6 +193,12 @@ impl ProceduralPack {
     /// the seed already does what it would: the two enforcement probes
     /// take the placement the seed's `restart_before_enforcement` does not.
     pub(crate) fn placement(&self, probe: &str) -> Option<String> {
+        if let Some(gap) = self
+            .lifecycle_gap(probe)
+            .filter(|_| probe_is_lifecycle(probe))
+        {
+            return Some(gap);
+        }
         let seed = match (probe, self.restart_before_enforcement) {
             ("procedural/enforcement-without-restart", false) => "without",
             ("procedural/enforcement-after-restart", true) => "after",
@@ -220,6 +243,17 @@ impl ProceduralPack {
                 .continued(GateSweep::of(self)),
             "procedural/decoy-stays-draft" => probe(self.decoy_steps()),
             "procedural/control-promotes-nothing" => probe(self.control_steps()),
+            "procedural/replicas" => {
+                // The second instance runs from the start; it enforces
+                // what the first approved, without a restart.
+                let mut steps = self.steps(&seed_at, false);
+                let n = steps.len();
+                for step in &mut steps[n - 2..] {
+                    step.instance = 1;
+                }
+                probe(steps)
+            }
+            lifecycle if probe_is_lifecycle(lifecycle) => self.lifecycle_probe(lifecycle),
             other => unreachable!("the procedural pack has no probe {other}"),
         }
     }

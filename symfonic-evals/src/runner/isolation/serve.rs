@@ -189,7 +189,10 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
             }
         })?;
     let Ok(HarnessMessage::Hello {
-        durable_dir, trial, ..
+        durable_dir,
+        trial,
+        clock_offset_ms,
+        ..
     }) = requests.recv()
     else {
         return Ok(());
@@ -203,7 +206,8 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
         durable_dir.into(),
         trial,
         SideEffectLedger::proxy(peer.clone()),
-    );
+    )
+    .with_clock_offset(std::time::Duration::from_millis(clock_offset_ms));
     if let Ok(url) = std::env::var(crate::replay::MODEL_URL_ENV) {
         context = context.with_model_url(url);
     }
@@ -242,6 +246,13 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
                 (
                     id,
                     catch_unwind(AssertUnwindSafe(|| target.resume(&request))),
+                )
+            }
+            HarnessMessage::Review { id, request } => {
+                peer.request.store(id, Ordering::SeqCst);
+                (
+                    id,
+                    catch_unwind(AssertUnwindSafe(|| target.review_procedure(&request))),
                 )
             }
             HarnessMessage::Shutdown => break,

@@ -1,5 +1,6 @@
 //! The exactly-once pack needs a prompt, a state or answer it is given must
-//! not be empty, and a second request must be another one.
+//! not be empty, a second request must be another one, and `skip_probes`
+//! names only the pack's probes.
 use symfonic_evals::{exactly_once_pack, TargetContext};
 
 struct Deployment;
@@ -16,6 +17,11 @@ fn typo(_ctx: &TargetContext) -> Deployment {
 
 #[exactly_once_pack(prompt = "charge order 7", second_prompt = "charge order 7")]
 fn same_request_twice(_ctx: &TargetContext) -> Deployment {
+    Deployment
+}
+
+#[exactly_once_pack(prompt = "charge order 7", skip_probes = ["exactly-once/clock"])]
+fn unknown_probe(_ctx: &TargetContext) -> Deployment {
     Deployment
 }
 
