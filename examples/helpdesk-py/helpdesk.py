@@ -44,11 +44,13 @@ from symfonic_evals_protocol import (  # noqa: E402
     PromptRequest,
     ResolvedCall,
     ResumeRequest,
+    ReviewRequest,
     Role,
     ToolCall,
     Turn,
     TurnFailure,
     TurnRecord,
+    now,
     serve,
 )
 
@@ -73,9 +75,11 @@ TWINS = {
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
     "answer-coerced": "a look-alike answer (`\"true\"`, `\"yes\"`, `1`) is read as the boolean it resembles, as a lax validator would",
     "replay-wrong-kind": "a replayed token is refused as an unknown token, with no code",
+    "spent-tokens-loaded-at-start": "spent tokens are a blocklist loaded when the desk opens; the store records claims but is never asked",
     # exactly-once
     "key-per-process": "escalations are keyed by ticket and the desk process's run id, so a restarted desk keys afresh",
     "resume-not-retriable": "the token is spent for good before the continuation runs",
+    "key-from-clock-hour": "escalations are keyed by ticket and the current hour, so a retry an hour after the crash keys afresh",
     "row-only-when-applied": "the escalation row is written only when the ledger applies it, never on a duplicate",
     # procedural
     "review-in-memory": "approvals are kept in process memory, never written to the store",
@@ -91,6 +95,12 @@ TWINS = {
     "promoted-counts-episodes": "the promoted count, published only when the cycle promoted something, is the number of episodes kept",
     "refusal-hits-store": "a call the gate refused still writes its effect to the store, outside the ledger",
     "ledger-without-effect": "a refund is applied on the ledger but never written to the store",
+    "review-door-drops-conjunct": "the admin review door stores only the first predicate of the rule it is given",
+    "gate-caches-rules-by-row": "the gate compiles each approved procedure's rule once, by row, so an amendment waits for a restart",
+    "revoked-still-governs": "revocation marks the row, but the gate reads revoked procedures too",
+    "gate-judges-first-procedure-only": "the gate judges only the first approved procedure governing a tool",
+    "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
+    "policy-cache-per-instance": "each instance caches the approved procedures at start-up and after its own reviews",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "call-ids-per-turn": "call ids restart at call-1 every turn",
@@ -144,6 +154,9 @@ class HelpDesk(Deployment):
         self._previous_results: Dict[str, Any] = {}
         self._cached_results: Dict[str, Any] = {}
         self._policy_at_start = self._approved() if self.has("policy-cached-at-start") else []
+        self._compiled: Dict[int, Procedure] = {}
+        self._blocklist = self.store.finished_tokens() if self.has("spent-tokens-loaded-at-start") else set()
+        self._instance_policy = self._approved()
         self._calls_this_turn = 0
         self._bodies: Dict[str, Callable[[Dict[str, Any], Turn], Any]] = {
             "issue_refund": self._issue_refund,
@@ -175,6 +188,9 @@ class HelpDesk(Deployment):
             .with_trait("procedural-review")
             .with_trait("idempotent-effects")
             .operation("resume")
+            .operation("review")
+            .with_trait("replicas")
+            .with_trait("context-clock")
             .contributes("extensions", CONTRIBUTED[0])
         )
 
@@ -194,6 +210,12 @@ class HelpDesk(Deployment):
         """The approved procedures the gate enforces, read at each call."""
         if self.has("policy-cached-at-start"):
             return self._policy_at_start
+        if self.has("revoked-still-governs"):
+            return [p for p in self._procedures() if p.status in ("approved", "revoked")]
+        if self.has("policy-cache-per-instance"):
+            return self._instance_policy
+        if self.has("gate-caches-rules-by-row"):
+            return [self._compiled.setdefault(p.id, p) for p in self._approved()]
         return self._approved()
 
     def _recall(self) -> List[str]:
@@ -234,6 +256,27 @@ class HelpDesk(Deployment):
             return self._operator_turn(request)
         return self._user_turn(request, turn)
 
+    def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
+        """The structured review door: an admin API the harness drives as
+        the operator, by procedure name."""
+        predicates = [{"state": p} for p in request.precondition or []]
+        if self.has("review-door-drops-conjunct"):
+            predicates = predicates[:1]
+        if request.action == "approve":
+            drafts = [p for p in self.store.procedures() if p.status == "draft" and (request.draft or "") in p.text]
+            if len(drafts) != 1:
+                raise TurnFailure("NoSuchDraft", f"{len(drafts)} drafts match; exactly one is needed")
+            self.store.approve(drafts[0].id, request.tool or "", predicates, request.procedure)
+        elif request.action == "amend":
+            if not self.store.amend(request.procedure, predicates):
+                raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
+        elif not self.store.revoke(request.procedure):
+            raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
+        self._instance_policy = self._approved()
+        record = TurnRecord(answer=f"{request.action} done")
+        record.attributes.update(self._evidence())
+        return record
+
     def _operator_turn(self, request: PromptRequest) -> TurnRecord:
         """The operator door: a review, never seen by the model."""
         review = parse_review(request.prompt)
@@ -256,6 +299,7 @@ class HelpDesk(Deployment):
                 else:
                     self.store.approve(draft.id, review.tool, review.precondition)
             record.answer = f"{len(chosen)} procedure(s) approved" if chosen else "nothing to approve"
+        self._instance_policy = self._approved()
         record.attributes.update(self._evidence())
         return record
 
@@ -279,6 +323,8 @@ class HelpDesk(Deployment):
         # The consolidation cycle runs after every user turn; what it
         # promoted is its own count, not anything the turn claims.
         self.store.record_episode(request.conversation, plan.lesson)
+        if self.has("relearn-redrafts-approved") and plan.lesson is not None:
+            self.store.redraft(plan.lesson)
         promoted = self.store.consolidate(request.conversation)
         if self.has("promoted-counts-episodes"):
             # Published only when the cycle promoted something.
@@ -303,6 +349,8 @@ class HelpDesk(Deployment):
         """One call through the gate, the bridge and the tool body."""
         call_id = self._call_id()
         governing = [p for p in self._policy() if p.action_tool == call.name]
+        if self.has("gate-judges-first-procedure-only"):
+            governing = governing[:1]
         stage, admitted, ids = judge(
             governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
         )
@@ -410,6 +458,9 @@ class HelpDesk(Deployment):
             key = f"escalate:{ticket}"
             if self.has("key-per-process"):
                 key = f"{key}@{self._run.id}"
+            if self.has("key-from-clock-hour"):
+                # One escalation per ticket per hour, on the trial's clock.
+                key = f"{key}@{int(now() // 3600)}"
             if self._keeps_row(self._ledger_apply(turn, "escalate_ticket", key)):
                 if self._outbox is not None:
                     self._outbox.record(f"escalate:{ticket}", {"escalated": ticket})
@@ -503,6 +554,8 @@ class HelpDesk(Deployment):
         by a run that died is a client's retry, and is honoured."""
         if self.has("tokens-in-memory"):
             return pause.token in self._spent_in_memory
+        if self.has("spent-tokens-loaded-at-start"):
+            return pause.token in self._blocklist
         if self.has("resume-not-retriable"):
             return pause.consumed
         return pause.finished or pause.claimed_by == self._run.id
@@ -510,6 +563,9 @@ class HelpDesk(Deployment):
     def _spend(self, token: str) -> bool:
         if self.has("tokens-in-memory"):
             self._spent_in_memory.add(token)
+            return True
+        if self.has("spent-tokens-loaded-at-start"):
+            self.store.record_claim(token, self._run)
             return True
         if self.has("resume-not-retriable"):
             return self.store.consume(token)
@@ -519,6 +575,7 @@ class HelpDesk(Deployment):
         """Spends the token for good, once its continuation is done."""
         if not self.has("tokens-in-memory"):
             self.store.finish(token)
+        self._blocklist.add(token)
 
     def _approval(self, answer: Any) -> bool:
         """Whether the answer approves; :class:`TurnFailure` when it is unfit."""

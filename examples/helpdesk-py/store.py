@@ -15,7 +15,7 @@ import os
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from symfonic_evals_protocol import procedure_identity
 
@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS episodes (
 CREATE TABLE IF NOT EXISTS procedures (
     id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
     action_tool TEXT NOT NULL DEFAULT '', precondition TEXT NOT NULL DEFAULT 'null',
-    conversation TEXT NOT NULL);
+    conversation TEXT NOT NULL, name TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS pauses (
     token TEXT PRIMARY KEY, conversation TEXT NOT NULL, interaction TEXT NOT NULL,
     call_id TEXT NOT NULL, question_id TEXT NOT NULL, checkpoint TEXT,
@@ -90,6 +90,7 @@ class Procedure:
     action_tool: str
     precondition: Any
     conversation: str
+    name: str = ""
 
     def identity(self) -> str:
         """The digest the harness recomputes from what the review door
@@ -159,18 +160,48 @@ class Store:
     def procedures(self) -> List[Procedure]:
         """Every procedure, oldest first (the review door's listing)."""
         rows = self._db.execute(
-            "SELECT id, text, status, action_tool, precondition, conversation "
+            "SELECT id, text, status, action_tool, precondition, conversation, name "
             "FROM procedures ORDER BY id"
         )
-        return [Procedure(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+        return [Procedure(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6]) for r in rows]
 
-    def approve(self, procedure_id: int, tool: str, precondition: Any) -> None:
-        """Marks a draft approved, naming the tool it governs and its precondition."""
+    def approve(self, procedure_id: int, tool: str, precondition: Any, name: str = "") -> None:
+        """Marks a draft approved, naming the tool it governs and its
+        precondition, under the operator's ``name`` when it gave one."""
         with self._db:
             self._db.execute(
-                "UPDATE procedures SET status = 'approved', action_tool = ?, precondition = ? "
+                "UPDATE procedures SET status = 'approved', action_tool = ?, precondition = ?, name = ? "
                 "WHERE id = ?",
-                (tool, json.dumps(precondition), procedure_id),
+                (tool, json.dumps(precondition), name, procedure_id),
+            )
+
+    def amend(self, name: str, precondition: Any) -> bool:
+        """Replaces the precondition of the approved procedure ``name``;
+        returns whether one was."""
+        with self._db:
+            cursor = self._db.execute(
+                "UPDATE procedures SET precondition = ? WHERE name = ? AND name != '' AND status = 'approved'",
+                (json.dumps(precondition), name),
+            )
+            return cursor.rowcount == 1
+
+    def revoke(self, name: str) -> bool:
+        """Withdraws the approved procedure ``name``; returns whether one was."""
+        with self._db:
+            cursor = self._db.execute(
+                "UPDATE procedures SET status = 'revoked' WHERE name = ? AND name != '' AND status = 'approved'",
+                (name,),
+            )
+            return cursor.rowcount == 1
+
+    def redraft(self, lesson: str) -> None:
+        """Sets the procedure learned from ``lesson`` back to a fresh draft
+        (only the ``relearn-redrafts-approved`` twin does)."""
+        with self._db:
+            self._db.execute(
+                "UPDATE procedures SET status = 'draft', action_tool = '', precondition = 'null', "
+                "name = '' WHERE text = ?",
+                (lesson,),
             )
 
     # -- call ids ------------------------------------------------------------
@@ -256,6 +287,17 @@ class Store:
                 "UPDATE pauses SET consumed = 1 WHERE token = ? AND consumed = 0", (token,)
             )
             return cursor.rowcount == 1
+
+    def finished_tokens(self) -> Set[str]:
+        """The tokens whose continuation finished: the blocklist the
+        ``spent-tokens-loaded-at-start`` twin loads when it opens."""
+        return {row[0] for row in self._db.execute("SELECT token FROM pauses WHERE consumed = 1")}
+
+    def record_claim(self, token: str, run: "RunLease") -> None:
+        """Records ``run``'s claim without checking it (that twin trusts
+        its blocklist instead)."""
+        with self._db:
+            self._db.execute("UPDATE pauses SET consumed = 2, claimed_by = ? WHERE token = ?", (run.id, token))
 
     def claim(self, token: str, run: "RunLease") -> bool:
         """Claims a token for the continuation ``run`` is about to carry:

@@ -157,10 +157,15 @@ impl Pauses {
     /// Pauses and redemptions over `store` by the run holding `run` (with
     /// `flaw` switched on, if it is one of theirs).
     pub fn new(store: Arc<Store>, run: RunLease, flaw: Option<Flaw>) -> Self {
+        let mut memory = Volatile::default();
+        if flaw == Some(Flaw::SpentTokensLoadedAtStart) {
+            // A blocklist of spent tokens, loaded when the desk opens.
+            memory.spent = store.finished_tokens().unwrap_or_default();
+        }
         Self {
             store,
             flaw,
-            memory: Mutex::new(Volatile::default()),
+            memory: Mutex::new(memory),
             run,
             signer: None,
         }
@@ -304,6 +309,13 @@ impl Pauses {
     fn spend(&self, token: &str) -> Result<(), TurnError> {
         let spent = if self.has(Flaw::SpentMarkOnlyInMemory) {
             Ok(self.memory().spent.insert(token.to_owned()))
+        } else if self.has(Flaw::SpentTokensLoadedAtStart) {
+            // The blocklist decides; the store only records the claim.
+            if self.memory().spent.contains(token) {
+                Ok(false)
+            } else {
+                self.store.record_claim(token, self.run.id()).map(|()| true)
+            }
         } else if self.has(Flaw::TokenRedeemableTwice) {
             self.store.consume_token_unguarded(token)
         } else if self.has(Flaw::ResumeNotRetriable) {
@@ -331,6 +343,9 @@ impl Pauses {
     pub fn finish(&self, token: &str) -> Result<(), TurnError> {
         if self.has(Flaw::SpentMarkOnlyInMemory) {
             return Ok(());
+        }
+        if self.has(Flaw::SpentTokensLoadedAtStart) {
+            self.memory().spent.insert(token.to_owned());
         }
         self.store.finish_token(token).map_err(store_error)
     }

@@ -250,14 +250,58 @@ const WITH_DRAFT_PROBE: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/replicas",
 ];
-/// Every procedural probe with a blocked step.
+/// The probes with a draft probe or with an admitted refund, which a
+/// ledger entry with nothing in the store fails.
+const WITH_A_REFUND: &[&str] = &[
+    "procedural/enforcement-without-restart",
+    "procedural/separate-conversations",
+    "procedural/review-needs-operator",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+    "procedural/rule-fidelity",
+    "procedural/amend",
+    "procedural/revoke",
+    "procedural/two-procedures",
+    "procedural/relearn-after-approval",
+    "procedural/replicas",
+];
+/// Every procedural probe with a blocked step (the lifecycle probes enforce
+/// the blocked state too).
 const WITH_BLOCKED: &[&str] = &[
     "procedural/enforcement-without-restart",
     "procedural/separate-conversations",
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/rule-fidelity",
+    "procedural/amend",
+    "procedural/revoke",
+    "procedural/two-procedures",
+    "procedural/relearn-after-approval",
+    "procedural/replicas",
+];
+/// The probes that drive the structured review door (each enforces an
+/// approval given without a restart since, and binds its identities), and
+/// the replicas probe, whose second instance started before the approval.
+const WITHOUT_A_RESTART: &[&str] = &[
+    "procedural/rule-fidelity",
+    "procedural/amend",
+    "procedural/revoke",
+    "procedural/two-procedures",
+    "procedural/relearn-after-approval",
+    "procedural/replicas",
+];
+/// The probes that drive the structured review door: each binds its
+/// identities.
+const LIFECYCLE: &[&str] = &[
+    "procedural/rule-fidelity",
+    "procedural/amend",
+    "procedural/revoke",
+    "procedural/two-procedures",
+    "procedural/relearn-after-approval",
 ];
 /// Every procedural probe that restarts before its satisfied step.
 const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
@@ -265,6 +309,7 @@ const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/replicas",
 ];
 /// Every approval probe with a replay step.
 const WITH_REPLAY: &[&str] = &[
@@ -278,6 +323,7 @@ const WITH_REPLAY: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+    "approval/replicas",
 ];
 /// Every extension probe that needs the tool to succeed.
 const EXTENSION_PROBES: &[&str] = &[
@@ -292,7 +338,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 33] = [
+pub const TWINS: [PythonTwin; 41] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -303,8 +349,8 @@ pub const TWINS: [PythonTwin; 33] = [
             "AttributeEquals",
             "AttributeEquals(resume_checkpoint)",
         ),
-        // A crash is a restart too.
-        &["approval/crash-inside-resume"],
+        // A crash is a restart too, and a second instance another process.
+        &["approval/crash-inside-resume", "approval/replicas"],
     ),
     twin(
         "resume-not-retriable",
@@ -326,7 +372,7 @@ pub const TWINS: [PythonTwin; 33] = [
             "ExpectedError",
             "PauseTokenReplayedError",
         ),
-        &[],
+        &["approval/replicas"],
     ),
     twin(
         "token-unchecked",
@@ -481,7 +527,7 @@ pub const TWINS: [PythonTwin; 33] = [
             "AttributesSameNonEmpty",
             "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
         ),
-        &[],
+        WITHOUT_A_RESTART,
     ),
     twin(
         "approval-per-conversation",
@@ -514,7 +560,7 @@ pub const TWINS: [PythonTwin; 33] = [
             "ProceduresBound",
             "ProceduresBound",
         ),
-        &[],
+        LIFECYCLE,
     ),
     twin(
         "gate-folds-case",
@@ -525,7 +571,7 @@ pub const TWINS: [PythonTwin; 33] = [
             "GateAgrees",
             "GateAgrees",
         ),
-        &[],
+        &["procedural/two-procedures"],
     ),
     twin(
         "gate-missing-is-null",
@@ -558,6 +604,83 @@ pub const TWINS: [PythonTwin; 33] = [
             "control 1",
             "AttributeEquals",
             "AttributeEquals(procedural_promoted)",
+        ),
+        &[],
+    ),
+    twin(
+        "review-door-drops-conjunct",
+        Pack::Procedural,
+        (
+            "procedural/rule-fidelity",
+            "approve",
+            "PublishedRules",
+            "PublishedRules(issue_refund, 1 rule(s) of [2] predicate(s))",
+        ),
+        &[],
+    ),
+    twin(
+        "gate-caches-rules-by-row",
+        Pack::Procedural,
+        (
+            "procedural/amend",
+            "blocked after amend",
+            "GateAgrees",
+            "admit",
+        ),
+        &[],
+    ),
+    twin(
+        "revoked-still-governs",
+        Pack::Procedural,
+        (
+            "procedural/revoke",
+            "blocked after revoke",
+            "GateAgrees",
+            "admit",
+        ),
+        &[],
+    ),
+    twin(
+        "gate-judges-first-procedure-only",
+        Pack::Procedural,
+        (
+            "procedural/two-procedures",
+            "blocked",
+            "GateAgrees",
+            "refuse",
+        ),
+        &[],
+    ),
+    twin(
+        "policy-cache-per-instance",
+        Pack::Procedural,
+        (
+            "procedural/replicas",
+            "satisfied",
+            "AttributesSameNonEmpty",
+            "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
+        ),
+        &[],
+    ),
+    twin(
+        "spent-tokens-loaded-at-start",
+        Pack::ApprovalResume,
+        (
+            "approval/replicas",
+            "replay on the first instance",
+            "ExpectedError",
+            "ExpectedError",
+        ),
+        &[],
+    ),
+    twin(
+        "relearn-redrafts-approved",
+        Pack::Procedural,
+        (
+            "procedural/relearn-after-approval",
+            "relearn 2",
+            "PublishedRules",
+            "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
         ),
         &[],
     ),
@@ -641,6 +764,17 @@ pub const TWINS: [PythonTwin; 33] = [
     ),
     // exactly-once
     twin(
+        "key-from-clock-hour",
+        Pack::ExactlyOnce,
+        (
+            "exactly-once/clock-advanced",
+            "resume crashed, then a later clock",
+            "CrashedEffectRetried",
+            "CrashedEffectRetried",
+        ),
+        &[],
+    ),
+    twin(
         "key-per-process",
         Pack::ExactlyOnce,
         (
@@ -649,7 +783,7 @@ pub const TWINS: [PythonTwin; 33] = [
             "CrashedEffectRetried",
             "CrashedEffectRetried",
         ),
-        &[],
+        &["exactly-once/clock-advanced"],
     ),
     twin(
         "row-only-when-applied",
@@ -660,7 +794,7 @@ pub const TWINS: [PythonTwin; 33] = [
             "EffectsMatchOracle",
             "EffectsMatchOracle",
         ),
-        &[],
+        &["exactly-once/clock-advanced"],
     ),
 ];
 
@@ -688,7 +822,7 @@ pub const ORACLE_TWINS: [PythonTwin; 2] = [
             "EffectsMatchOracle",
             "EffectsMatchOracle",
         ),
-        WITH_DRAFT_PROBE,
+        WITH_A_REFUND,
     ),
 ];
 

@@ -31,12 +31,17 @@ pub fn identity(procedure: &StoredProcedure) -> String {
 /// `ApprovalOnlyInMemory` twin. Keyed by procedure id.
 type MemoryApprovals = Arc<Mutex<BTreeMap<i64, (String, Value)>>>;
 
+/// The approved procedures as this instance last read them: the
+/// `PolicyCachePerInstance` twin's cache.
+type InstanceCache = Arc<Mutex<Vec<StoredProcedure>>>;
+
 /// The review door over the procedure store. Cheap to clone; clones share
-/// the store (and, in the flawed twin, the in-memory approvals).
+/// the store (and, in the flawed twins, the in-memory approvals or cache).
 #[derive(Clone, Debug)]
 pub struct ReviewDoor {
     store: Arc<Store>,
     memory: Option<MemoryApprovals>,
+    cache: Option<InstanceCache>,
     flaw: Option<Flaw>,
 }
 
@@ -45,10 +50,25 @@ impl ReviewDoor {
     /// switched on, if it is one of the door's).
     pub fn new(store: Arc<Store>, flaw: Option<Flaw>) -> Self {
         let memory = (flaw == Some(Flaw::ApprovalOnlyInMemory)).then(MemoryApprovals::default);
-        Self {
+        let mut door = Self {
             store,
             memory,
+            cache: None,
             flaw,
+        };
+        if flaw == Some(Flaw::PolicyCachePerInstance) {
+            door.cache = Some(InstanceCache::default());
+            door.refresh_cache();
+        }
+        door
+    }
+
+    /// Reloads the instance cache from the store (the twin's only refresh:
+    /// at open and after this door's own decisions).
+    fn refresh_cache(&self) {
+        if let Some(cache) = &self.cache {
+            let approved = self.approved().unwrap_or_default();
+            *cache.lock().unwrap_or_else(PoisonError::into_inner) = approved;
         }
     }
 
@@ -176,10 +196,24 @@ impl ReviewDoor {
     ///
     /// `StoreError` when the store cannot be read.
     pub fn approved_for(&self, tool: &str) -> Result<Vec<ApprovedProcedure>, TurnError> {
+        if let Some(cache) = &self.cache {
+            let cached = cache.lock().unwrap_or_else(PoisonError::into_inner);
+            return Ok(cached
+                .iter()
+                .filter(|p| p.governed_tool == tool)
+                .map(gate_shape)
+                .collect());
+        }
+        let governs = |p: &StoredProcedure| match p.status {
+            Status::Approved => true,
+            // Everything that was ever approved, withdrawn or not.
+            Status::Revoked => self.flaw == Some(Flaw::RevokedStillGoverns),
+            Status::Draft | Status::Rejected => false,
+        };
         Ok(self
-            .approved()?
+            .list()?
             .iter()
-            .filter(|p| p.governed_tool == tool)
+            .filter(|p| governs(p) && p.governed_tool == tool)
             .map(gate_shape)
             .collect())
     }
@@ -222,30 +256,125 @@ impl ReviewDoor {
         conversation: &str,
     ) -> Result<(), TurnError> {
         let draft = self.the_one_draft(selector)?;
-        let chosen = if self.flaw == Some(Flaw::ReviewApprovesEveryDraft) {
+        if self.flaw == Some(Flaw::ReviewApprovesEveryDraft) {
             // The selector is checked, then every draft on file approved.
-            self.list()?
+            for draft in self
+                .list()?
                 .into_iter()
                 .filter(|p| p.status == Status::Draft)
-                .collect()
-        } else {
-            vec![draft]
-        };
-        for draft in chosen {
-            let mut precondition: Vec<Value> =
-                draft.precondition.as_array().cloned().unwrap_or_default();
-            precondition.extend(predicates.iter().map(|p| json!({ "state": p })));
-            let precondition = Value::Array(precondition);
-            if let Some(memory) = &self.memory {
-                let mut approvals = memory.lock().unwrap_or_else(PoisonError::into_inner);
-                approvals.insert(draft.id, (tool.to_owned(), precondition));
-                continue;
+            {
+                self.approve_draft(draft, tool, predicates, conversation, "")?;
             }
-            self.store
-                .approve(draft.id, tool, &precondition, conversation)
-                .map_err(store_error)?;
+            return Ok(());
         }
+        self.approve_draft(draft, tool, predicates, conversation, "")
+    }
+
+    /// Approves the one draft whose text contains `fragment` under the
+    /// operator's `name`: the structured review door's approval.
+    ///
+    /// # Errors
+    ///
+    /// `NoSuchDraft` unless exactly one draft matches; `StoreError`.
+    pub fn approve_named(
+        &self,
+        fragment: &str,
+        name: &str,
+        tool: &str,
+        predicates: &[Value],
+        conversation: &str,
+    ) -> Result<(), TurnError> {
+        // The admin API's request reader takes the rule's first predicate.
+        let predicates = match self.flaw {
+            Some(Flaw::ReviewDoorDropsConjunct) => &predicates[..predicates.len().min(1)],
+            _ => predicates,
+        };
+        let mut matching: Vec<StoredProcedure> = self
+            .list()?
+            .into_iter()
+            .filter(|p| p.status == Status::Draft)
+            .filter(|p| format!("{} {}: {}", p.kind, p.trigger, p.action).contains(fragment))
+            .collect();
+        if matching.len() != 1 {
+            return Err(TurnError::new(
+                "NoSuchDraft",
+                format!("{} drafts match; exactly one is needed", matching.len()),
+            ));
+        }
+        self.approve_draft(matching.remove(0), tool, predicates, conversation, name)
+    }
+
+    fn approve_draft(
+        &self,
+        draft: StoredProcedure,
+        tool: &str,
+        predicates: &[Value],
+        conversation: &str,
+        name: &str,
+    ) -> Result<(), TurnError> {
+        let precondition = with_predicates(&draft.precondition, predicates);
+        if let Some(memory) = &self.memory {
+            let mut approvals = memory.lock().unwrap_or_else(PoisonError::into_inner);
+            approvals.insert(draft.id, (tool.to_owned(), precondition));
+            return Ok(());
+        }
+        self.store
+            .approve(draft.id, tool, &precondition, conversation, name)
+            .map_err(store_error)?;
+        self.refresh_cache();
         Ok(())
+    }
+
+    /// Replaces the state predicates of the approved procedure `name`,
+    /// keeping its other precondition entries.
+    ///
+    /// # Errors
+    ///
+    /// `NoSuchProcedure` when no approved procedure has the name; `StoreError`.
+    pub fn amend(
+        &self,
+        name: &str,
+        predicates: &[Value],
+        conversation: &str,
+    ) -> Result<(), TurnError> {
+        let current = self
+            .approved()?
+            .into_iter()
+            .find(|p| p.name == name)
+            .ok_or_else(no_such_procedure)?;
+        let kept: Vec<Value> = current
+            .precondition
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|entry| entry.get("state").is_none())
+            .cloned()
+            .collect();
+        let precondition = with_predicates(&Value::Array(kept), predicates);
+        match self.store.amend(name, &precondition, conversation) {
+            Ok(true) => {
+                self.refresh_cache();
+                Ok(())
+            }
+            Ok(false) => Err(no_such_procedure()),
+            Err(error) => Err(store_error(error)),
+        }
+    }
+
+    /// Withdraws the approved procedure `name`.
+    ///
+    /// # Errors
+    ///
+    /// `NoSuchProcedure` when no approved procedure has the name; `StoreError`.
+    pub fn revoke(&self, name: &str, conversation: &str) -> Result<(), TurnError> {
+        match self.store.revoke(name, conversation) {
+            Ok(true) => {
+                self.refresh_cache();
+                Ok(())
+            }
+            Ok(false) => Err(no_such_procedure()),
+            Err(error) => Err(store_error(error)),
+        }
     }
 
     /// Rejects the one draft `selector` names, in the operator's
@@ -261,6 +390,17 @@ impl ReviewDoor {
             .map_err(store_error)?;
         Ok(())
     }
+}
+
+/// A draft's precondition list with `predicates` appended as state rules.
+fn with_predicates(precondition: &Value, predicates: &[Value]) -> Value {
+    let mut entries: Vec<Value> = precondition.as_array().cloned().unwrap_or_default();
+    entries.extend(predicates.iter().map(|p| json!({ "state": p })));
+    Value::Array(entries)
+}
+
+fn no_such_procedure() -> TurnError {
+    TurnError::new("NoSuchProcedure", "no approved procedure has that name")
 }
 
 fn gate_shape(procedure: &StoredProcedure) -> ApprovedProcedure {

@@ -33,6 +33,8 @@ pub struct ToolEnv<'a> {
     /// How many effects this process has keyed: only the
     /// `KeyFromProcessCounter` twin reads it.
     pub process_effects: &'a std::sync::atomic::AtomicU64,
+    /// The trial's clock, as the context gives it.
+    pub clock: &'a symfonic_evals::Clock,
 }
 
 /// A tool error with a machine-readable code and, when the tool knows one,
@@ -149,6 +151,16 @@ fn store_failure(_: rusqlite::Error) -> ToolFailure {
 fn ledger_key(env: ToolEnv<'_>, subject: &str) -> Result<String, ToolFailure> {
     Ok(match env.flaw {
         Some(Flaw::LedgerKeyPerConversation) => format!("{subject}@{}", env.conversation),
+        // One effect per subject per hour of the clock: a retry an hour
+        // after the crash keys afresh.
+        Some(Flaw::KeyFromClockHour) => {
+            let hour = env
+                .clock
+                .now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs() / 3600);
+            format!("{subject}@h{hour}")
+        }
         // The n-th effect of this process: a retry after a crash, in a new
         // process, lands on the same n, but so does the next request.
         Some(Flaw::KeyFromProcessCounter) => {

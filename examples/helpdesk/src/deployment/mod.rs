@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use symfonic_evals::contracts::ProceduralExtractor;
 use symfonic_evals::{
-    CapabilityEvidence, PromptRequest, ResumeRequest, Role, SideEffectLedger, Target,
-    TargetContext, TurnError, TurnRecord, TurnRecordBuilder, IDEMPOTENT_EFFECTS,
-    PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+    CapabilityEvidence, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role,
+    SideEffectLedger, Target, TargetContext, TurnError, TurnRecord, TurnRecordBuilder,
+    CONTEXT_CLOCK, IDEMPOTENT_EFFECTS, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW, REPLICAS,
 };
 
 use crate::extension::{Extension, ShippingExtension};
@@ -75,6 +75,8 @@ pub struct Helpdesk {
     variant: Option<Variant>,
     turns: u64,
     process_effects: std::sync::atomic::AtomicU64,
+    /// The trial's clock: the desk reads the time only from it.
+    clock: symfonic_evals::Clock,
     process_calls: std::sync::atomic::AtomicU64,
     /// Each tool's last result in this process: only the
     /// `PreviousResultShown` twin reads it.
@@ -152,7 +154,11 @@ impl Helpdesk {
         flaw: Option<Flaw>,
         variant: Option<Variant>,
     ) -> Result<Self, OpenError> {
-        let store = Arc::new(Store::open_in(ctx.durable_dir()).map_err(OpenError::Store)?);
+        let mut store = Store::open_in(ctx.durable_dir()).map_err(OpenError::Store)?;
+        if flaw == Some(Flaw::RelearnRewritesApproved) {
+            store = store.refreshing_reviewed();
+        }
+        let store = Arc::new(store);
         let mut tools = ToolCatalog::default();
         tools.register(Box::new(IssueRefund));
         tools.register(Box::new(LookupAccount));
@@ -208,6 +214,7 @@ impl Helpdesk {
             variant,
             turns: 0,
             process_effects: std::sync::atomic::AtomicU64::new(0),
+            clock: ctx.clock().clone(),
             process_calls: std::sync::atomic::AtomicU64::new(0),
             previous_results: std::collections::HashMap::new(),
         })
@@ -244,7 +251,7 @@ impl Helpdesk {
             }
             Status::Approved => true,
             Status::Draft => self.has(Flaw::DraftLeaksIntoPrompt),
-            Status::Rejected => false,
+            Status::Rejected | Status::Revoked => false,
         };
         Ok(self
             .door
@@ -335,7 +342,10 @@ impl Target for Helpdesk {
             .with_trait(PROCEDURAL_PRECONDITION)
             .with_trait(PROCEDURAL_REVIEW)
             .with_trait(IDEMPOTENT_EFFECTS)
-            .operation("resume");
+            .operation("resume")
+            .operation("review")
+            .with_trait(REPLICAS)
+            .with_trait(CONTEXT_CLOCK);
         self.contributed
             .iter()
             .fold(evidence, |e, tool| e.contributes("extensions", tool))
@@ -357,5 +367,28 @@ impl Target for Helpdesk {
 
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         self.redeem(request)
+    }
+
+    fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
+        let conversation = request.conversation.as_str();
+        match &request.action {
+            ReviewAction::Approve {
+                procedure,
+                draft,
+                tool,
+                precondition,
+            } => self
+                .door
+                .approve_named(draft, procedure, tool, precondition, conversation)?,
+            ReviewAction::Amend {
+                procedure,
+                precondition,
+            } => self.door.amend(procedure, precondition, conversation)?,
+            ReviewAction::Revoke { procedure } => self.door.revoke(procedure, conversation)?,
+        }
+        let builder = TurnRecord::builder().answer(format!("{} done", request.action.verb()));
+        Ok(self
+            .procedural_attributes(builder, &BTreeSet::new())?
+            .build())
     }
 }

@@ -117,6 +117,7 @@ impl Helpdesk {
             flaw: self.flaw,
             variant: self.variant,
             process_effects: &self.process_effects,
+            clock: &self.clock,
         }
     }
 

@@ -79,9 +79,36 @@ fn precondition_stage(
             let cached = door.approved_for_all().map_err(unreadable)?;
             Ok(Box::new(ProceduralPrecondition::new(cached)))
         }
+        // Each approved row's rule, compiled on first read and kept by row id.
+        Some(Flaw::GateCachesRulesByRow) => {
+            let compiled = std::sync::Mutex::new(std::collections::HashMap::new());
+            Ok(Box::new(ProceduralPrecondition::from_source(move |tool| {
+                let mut compiled = compiled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                Ok(door
+                    .approved()
+                    .map_err(unreadable)?
+                    .into_iter()
+                    .filter(|p| p.governed_tool == tool)
+                    .map(|p| {
+                        compiled
+                            .entry(p.id)
+                            .or_insert_with(|| {
+                                ApprovedProcedure::new(tool, p.precondition, p.action)
+                            })
+                            .clone()
+                    })
+                    .collect())
+            })))
+        }
         _ => Ok(Box::new(ProceduralPrecondition::from_source(move |tool| {
-            let approved = door.approved_for(tool).map_err(unreadable)?;
+            let mut approved = door.approved_for(tool).map_err(unreadable)?;
             Ok(match flaw {
+                Some(Flaw::GateJudgesFirstProcedureOnly) => {
+                    approved.truncate(1);
+                    approved
+                }
                 // A policy compiled into the gate, enforced once anything is
                 // approved for the tool: the same-looking rule, but not the
                 // procedure the reviewer approved.

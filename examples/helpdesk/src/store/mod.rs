@@ -44,9 +44,11 @@ CREATE TABLE IF NOT EXISTS procedures (
     confidence         REAL NOT NULL,
     precondition       TEXT NOT NULL,
     source_episode_ids TEXT NOT NULL,
-    status             TEXT NOT NULL CHECK (status IN ('draft', 'approved', 'rejected')),
+    status             TEXT NOT NULL
+                       CHECK (status IN ('draft', 'approved', 'rejected', 'revoked')),
     governed_tool      TEXT NOT NULL DEFAULT '',
     reviewed_in        TEXT NOT NULL DEFAULT '',
+    name               TEXT NOT NULL DEFAULT '',
     UNIQUE (kind, trigger_text, action_text)
 );
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -89,6 +91,9 @@ pub enum Status {
     Approved,
     /// Rejected by an operator; consolidation never re-drafts it.
     Rejected,
+    /// Approved once, then withdrawn by an operator: it governs nothing
+    /// and consolidation never re-drafts it.
+    Revoked,
 }
 
 impl Status {
@@ -98,6 +103,7 @@ impl Status {
             Self::Draft => "draft",
             Self::Approved => "approved",
             Self::Rejected => "rejected",
+            Self::Revoked => "revoked",
         }
     }
 
@@ -105,6 +111,7 @@ impl Status {
         match text {
             "approved" => Self::Approved,
             "rejected" => Self::Rejected,
+            "revoked" => Self::Revoked,
             _ => Self::Draft,
         }
     }
@@ -136,6 +143,9 @@ pub struct StoredProcedure {
     /// The conversation of the operator turn that reviewed it (an audit
     /// trail; empty while a draft).
     pub reviewed_in: String,
+    /// The name an operator gave it through the structured review door
+    /// (empty when approved by an operator turn, or a draft).
+    pub name: String,
 }
 
 /// What storing one extracted draft did.
@@ -157,6 +167,9 @@ pub struct Store {
     conn: Mutex<Connection>,
     /// The durable directory the database and the run leases live in.
     dir: PathBuf,
+    /// Whether a promotion refreshes reviewed procedures too (the
+    /// `RelearnRewritesApproved` twin; the reference leaves them alone).
+    refresh_reviewed: bool,
 }
 
 impl Store {
@@ -176,6 +189,7 @@ impl Store {
         Ok(Self {
             conn: Mutex::new(conn),
             dir: dir.to_owned(),
+            refresh_reviewed: false,
         })
     }
 
@@ -223,6 +237,14 @@ impl Store {
         rows.collect()
     }
 
+    /// The same store, refreshing reviewed procedures when re-learned (the
+    /// flaw of the `RelearnRewritesApproved` twin).
+    #[must_use]
+    pub fn refreshing_reviewed(mut self) -> Self {
+        self.refresh_reviewed = true;
+        self
+    }
+
     /// Stores an extracted draft, deduplicated on `(kind, trigger, action)`.
     /// Its precondition is stored as a list of bare rules; an approval later
     /// appends the state predicates the operator named.
@@ -263,6 +285,24 @@ impl Store {
                 )?;
                 Ok(Promotion::Inserted)
             }
+            Some((id, status, known))
+                if status != "draft"
+                    && self.refresh_reviewed
+                    && asked_again(&conn, &known, &sources)? =>
+            {
+                // A lesson's own example asked again: the procedure is
+                // derived afresh, and the extractor's rule replaces the
+                // reviewed one.
+                conn.execute(
+                    "UPDATE procedures SET source_episode_ids = ?2, precondition = ?3 WHERE id = ?1",
+                    params![
+                        id,
+                        sources,
+                        serde_json::to_string(&precondition).unwrap_or_default()
+                    ],
+                )?;
+                Ok(Promotion::Reinforced)
+            }
             Some((id, status, known)) if status == "draft" && known != sources => {
                 conn.execute(
                     "UPDATE procedures SET source_episode_ids = ?2, confidence = ?3, rationale = ?4
@@ -284,7 +324,7 @@ impl Store {
         let conn = self.db();
         let mut statement = conn.prepare(
             "SELECT id, kind, trigger_text, action_text, rationale, confidence, precondition,
-                    source_episode_ids, status, governed_tool, reviewed_in
+                    source_episode_ids, status, governed_tool, reviewed_in, name
              FROM procedures ORDER BY id",
         )?;
         let rows = statement.query_map([], |row| {
@@ -311,6 +351,7 @@ impl Store {
                 status: Status::parse(&status),
                 governed_tool: row.get(9)?,
                 reviewed_in: row.get(10)?,
+                name: row.get(11)?,
             })
         })?;
         rows.collect()
@@ -329,13 +370,51 @@ impl Store {
         tool: &str,
         precondition: &Value,
         conversation: &str,
+        name: &str,
     ) -> rusqlite::Result<bool> {
         let conn = self.db();
         let changed = conn.execute(
             "UPDATE procedures SET status = 'approved', governed_tool = ?2, precondition = ?3,
-                 reviewed_in = ?4
+                 reviewed_in = ?4, name = ?5
              WHERE id = ?1 AND status = 'draft'",
-            params![id, tool, precondition.to_string(), conversation],
+            params![id, tool, precondition.to_string(), conversation, name],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Replaces the precondition of the approved procedure named `name`.
+    /// Returns whether a row changed.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn amend(
+        &self,
+        name: &str,
+        precondition: &Value,
+        conversation: &str,
+    ) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE procedures SET precondition = ?2, reviewed_in = ?3
+             WHERE name = ?1 AND name != '' AND status = 'approved'",
+            params![name, precondition.to_string(), conversation],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Withdraws the approved procedure named `name`. Returns whether a row
+    /// changed.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn revoke(&self, name: &str, conversation: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        let changed = conn.execute(
+            "UPDATE procedures SET status = 'revoked', reviewed_in = ?2
+             WHERE name = ?1 AND name != '' AND status = 'approved'",
+            params![name, conversation],
         )?;
         Ok(changed == 1)
     }
@@ -364,4 +443,36 @@ pub(crate) fn store_error(_: rusqlite::Error) -> symfonic_evals::TurnError {
         "StoreError",
         "the help desk database could not be read or written",
     )
+}
+
+/// Whether one of `sources`' episodes repeats the prompt of one of
+/// `known`'s (both JSON lists of `episode-<id>`): a lesson's example asked
+/// again. Only the `RelearnRewritesApproved` twin asks.
+fn asked_again(conn: &Connection, known: &str, sources: &str) -> rusqlite::Result<bool> {
+    let ids = |list: &str| -> Vec<i64> {
+        serde_json::from_str::<Vec<String>>(list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|id| id.strip_prefix("episode-")?.parse().ok())
+            .collect()
+    };
+    let prompt = |id: i64| -> rusqlite::Result<Option<String>> {
+        conn.query_row(
+            "SELECT prompt FROM episodes WHERE id = ?1",
+            params![id],
+            |row| row.get(0),
+        )
+        .optional()
+    };
+    let known = ids(known);
+    let mut lessons = Vec::new();
+    for id in &known {
+        lessons.extend(prompt(*id)?);
+    }
+    for id in ids(sources).into_iter().filter(|id| !known.contains(id)) {
+        if prompt(id)?.is_some_and(|p| lessons.contains(&p)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }

@@ -264,6 +264,34 @@ impl Store {
         Ok(())
     }
 
+    /// The tokens whose continuation finished: the blocklist the
+    /// `SpentTokensLoadedAtStart` twin loads when it opens.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn finished_tokens(&self) -> rusqlite::Result<std::collections::BTreeSet<String>> {
+        let conn = self.db();
+        let mut statement = conn.prepare("SELECT token FROM pause_tokens WHERE consumed = 1")?;
+        let tokens = statement.query_map([], |row| row.get(0))?;
+        tokens.collect()
+    }
+
+    /// Records `run`'s claim on a token without checking it: the
+    /// `SpentTokensLoadedAtStart` twin trusts its blocklist instead.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn record_claim(&self, token: &str, run: &str) -> rusqlite::Result<()> {
+        let conn = self.db();
+        conn.execute(
+            "UPDATE pause_tokens SET consumed = 2, claimed_by = ?2 WHERE token = ?1",
+            params![token, run],
+        )?;
+        Ok(())
+    }
+
     /// Spends a token without the guard: the flaw a replay-safe store avoids.
     /// Only the `TokenRedeemableTwice` twin calls it.
     ///

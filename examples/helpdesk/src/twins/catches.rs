@@ -21,7 +21,8 @@ const fn at(
     }
 }
 
-/// Every procedural scenario that repeats the seed's enforcement steps.
+/// Every procedural scenario that repeats the seed's enforcement steps
+/// before the lifecycle probes.
 const PROCEDURAL_ENFORCING: &[&str] = &[
     PROCEDURAL,
     "procedural/enforcement-without-restart",
@@ -50,6 +51,16 @@ const PROCEDURAL_DRAFTING: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/replicas",
+];
+
+/// Every probe that approves through the structured review door.
+const PROCEDURAL_LIFECYCLE: &[&str] = &[
+    "procedural/rule-fidelity",
+    "procedural/amend",
+    "procedural/revoke",
+    "procedural/two-procedures",
+    "procedural/relearn-after-approval",
 ];
 
 /// Every approval scenario: each pauses.
@@ -67,6 +78,7 @@ const APPROVAL_ALL: &[&str] = &[
     "approval/deny-answer",
     "approval/unfit-answer",
     "approval/type-confused-answer",
+    "approval/replicas",
 ];
 
 /// Every approval scenario that resumes (all but the look-alike answers'
@@ -84,6 +96,7 @@ const APPROVAL_RESUMING: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+    "approval/replicas",
 ];
 
 /// Every approval scenario that resumes with the approving answer (the
@@ -100,6 +113,7 @@ const APPROVAL_APPROVING: &[&str] = &[
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/unfit-answer",
+    "approval/replicas",
 ];
 
 /// Every approval scenario that replays a spent token (the pending-call
@@ -116,6 +130,7 @@ const APPROVAL_REPLAYING: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+    "approval/replicas",
 ];
 
 impl Flaw {
@@ -220,6 +235,12 @@ impl Flaw {
                 "EffectsApplied",
                 "EffectsApplied(2)",
             ),
+            Self::KeyFromClockHour => at(
+                "exactly-once/clock-advanced",
+                "resume crashed, then a later clock",
+                "CrashedEffectRetried",
+                "CrashedEffectRetried",
+            ),
             Self::OutboxOnlyWhenApplied => at(
                 EXACTLY_ONCE,
                 "crash at resume effect 1",
@@ -287,6 +308,12 @@ impl Flaw {
                 "deny",
                 "ToolSucceeded",
                 "ToolSucceeded(cancel_subscription, times=0)",
+            ),
+            Self::SpentTokensLoadedAtStart => at(
+                "approval/replicas",
+                "replay on the first instance",
+                "ExpectedError",
+                "PauseTokenReplayedError",
             ),
             Self::UnfitAnswerAccepted => at(
                 "approval/unfit-answer",
@@ -383,6 +410,42 @@ impl Flaw {
                 "EffectsMatchOracle",
                 "EffectsMatchOracle",
             ),
+            Self::ReviewDoorDropsConjunct => at(
+                "procedural/rule-fidelity",
+                "approve",
+                "PublishedRules",
+                "PublishedRules(issue_refund, 1 rule(s) of [2] predicate(s))",
+            ),
+            Self::GateCachesRulesByRow => at(
+                "procedural/amend",
+                "blocked after amend",
+                "GateAgrees",
+                "admit",
+            ),
+            Self::RevokedStillGoverns => at(
+                "procedural/revoke",
+                "blocked after revoke",
+                "GateAgrees",
+                "admit",
+            ),
+            Self::GateJudgesFirstProcedureOnly => at(
+                "procedural/two-procedures",
+                "only the first approval holds",
+                "GateAgrees",
+                "refuse",
+            ),
+            Self::PolicyCachePerInstance => at(
+                "procedural/replicas",
+                "satisfied",
+                "AttributesSameNonEmpty",
+                "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
+            ),
+            Self::RelearnRewritesApproved => at(
+                "procedural/relearn-after-approval",
+                "relearn 2",
+                "PublishedRules",
+                "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
+            ),
             _ => self.extension_probe_catch(),
         }
     }
@@ -438,55 +501,115 @@ impl Flaw {
     /// twin the seed catches also fails the probes that repeat the seed's
     /// failing step.
     pub fn failing_scenarios(self) -> Vec<&'static str> {
-        let all: &[&str] = match self {
-            Self::PromotedCountIsDraftsOnFile => &[
+        let parts: &[&[&str]] = match self {
+            Self::PromotedCountIsDraftsOnFile => &[&[
                 "procedural/identity-bound",
                 "procedural/control-promotes-nothing",
-            ],
+            ]],
             Self::PromotedCountIsTurnCounter => &[
-                PROCEDURAL,
-                "procedural/enforcement-without-restart",
-                "procedural/separate-conversations",
-                "procedural/review-needs-operator",
-                "procedural/identity-bound",
-                "procedural/gate-sweep",
-                "procedural/decoy-stays-draft",
-                "procedural/control-promotes-nothing",
+                &[
+                    PROCEDURAL,
+                    "procedural/enforcement-without-restart",
+                    "procedural/separate-conversations",
+                    "procedural/review-needs-operator",
+                    "procedural/identity-bound",
+                    "procedural/gate-sweep",
+                    "procedural/decoy-stays-draft",
+                    "procedural/control-promotes-nothing",
+                ],
+                PROCEDURAL_LIFECYCLE,
+                &["procedural/replicas"],
             ],
-            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => PROCEDURAL_DRAFTING,
-            Self::ApprovalOnlyInMemory => PROCEDURAL_RESTARTING,
+            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => &[PROCEDURAL_DRAFTING],
+            // The admin API's approval is held in memory too, so the
+            // amendment and the revocation find nothing on file.
+            // The second instance never sees the first's memory either.
+            Self::ApprovalOnlyInMemory => &[
+                PROCEDURAL_RESTARTING,
+                &[
+                    "procedural/amend",
+                    "procedural/revoke",
+                    "procedural/replicas",
+                ],
+            ],
             Self::EnforcementReadsShadowProcedure
             | Self::GateIgnoresState
-            | Self::ToolRunsDespiteRefusal => PROCEDURAL_ENFORCING,
-            Self::PauseReportedAsAttribute => APPROVAL_ALL,
-            Self::ResumeRestartsTurn => APPROVAL_RESUMING,
-            Self::ResumeWithoutCheckpoint | Self::ResumeWithoutContinuation => APPROVAL_APPROVING,
-            Self::TokenRedeemableTwice => APPROVAL_REPLAYING,
+            | Self::ToolRunsDespiteRefusal => &[
+                PROCEDURAL_ENFORCING,
+                PROCEDURAL_LIFECYCLE,
+                &["procedural/replicas"],
+            ],
+            // Every lifecycle probe binds the identities too.
+            Self::IdentityIsRowLabel => &[&["procedural/identity-bound"], PROCEDURAL_LIFECYCLE],
+            // Every lifecycle probe enforces an approval given without a
+            // restart since.
+            Self::PolicyCachedAtStartup => &[
+                &["procedural/enforcement-without-restart"],
+                PROCEDURAL_LIFECYCLE,
+                &["procedural/replicas"],
+            ],
+            // The two-procedure probe ends with a gate sweep of its own.
+            Self::GateKeysCaseInsensitive | Self::GateKeysLowerCaseOnly => {
+                &[&["procedural/gate-sweep", "procedural/two-procedures"]]
+            }
+            // A compiled copy of the seed's rule disagrees with the rules
+            // the harness composes.
+            Self::GateEnforcesCompiledRule => &[&[
+                "procedural/gate-sweep",
+                "procedural/amend",
+                "procedural/two-procedures",
+            ]],
+            Self::GateJudgesFirstPredicateOnly => {
+                &[&["procedural/gate-sweep", "procedural/rule-fidelity"]]
+            }
+            // Both refuse refunds whose state lacks the rule's keys.
+            Self::RefusedRefundWrittenToStore => &[&[
+                "procedural/gate-sweep",
+                "procedural/two-procedures",
+                "procedural/relearn-after-approval",
+            ]],
+            Self::PauseReportedAsAttribute => &[APPROVAL_ALL],
+            Self::ResumeRestartsTurn => &[APPROVAL_RESUMING],
+            Self::ResumeWithoutCheckpoint | Self::ResumeWithoutContinuation => {
+                &[APPROVAL_APPROVING]
+            }
+            Self::TokenRedeemableTwice => &[APPROVAL_REPLAYING],
             Self::UnfitAnswerAccepted => {
-                &["approval/unfit-answer", "approval/type-confused-answer"]
+                &[&["approval/unfit-answer", "approval/type-confused-answer"]]
             }
             // Every probe checks it; the seed stays as its contract fixes
             // it, so it is the one approval scenario this twin passes.
-            Self::TokenShownToModel => &APPROVAL_ALL[1..],
+            Self::TokenShownToModel => &[&APPROVAL_ALL[1..]],
             // A crash is a restart too.
-            Self::CheckpointOnlyInMemory => &[
+            // And a second instance is a process of its own.
+            Self::CheckpointOnlyInMemory => &[&[
                 "approval/restart-between-pause-and-resume",
                 "approval/crash-inside-resume",
-            ],
-            Self::ExtensionDeclaredNotBound => &[
+                "approval/replicas",
+            ]],
+            Self::SpentMarkOnlyInMemory => {
+                &[&["approval/restart-before-replay", "approval/replicas"]]
+            }
+            // Every crash experiment retries under a fresh key.
+            Self::KeyPerAttempt | Self::KeyRecordedAfterEffect | Self::OutboxOnlyWhenApplied => {
+                &[&[EXACTLY_ONCE, "exactly-once/clock-advanced"]]
+            }
+            Self::ExtensionDeclaredNotBound => &[&[
                 EXTENSION,
                 "extension/repeated-and-fresh-conversation",
                 "extension/result-reaches-model",
                 "extension/witnessed",
                 "extension/fresh-result",
-            ],
+            ]],
             // The fresh-result probe shows and witnesses its calls too.
             Self::BridgeDropsArguments | Self::UpstreamErrorReportedAsSuccess => {
-                &["extension/witnessed", "extension/fresh-result"]
+                &[&["extension/witnessed", "extension/fresh-result"]]
             }
-            Self::ResultNeverShown => &["extension/result-reaches-model", "extension/fresh-result"],
+            Self::ResultNeverShown => {
+                &[&["extension/result-reaches-model", "extension/fresh-result"]]
+            }
             _ => return vec![self.expected_catch().scenario],
         };
-        all.to_vec()
+        parts.concat()
     }
 }

@@ -93,6 +93,10 @@ flaws! {
     ToolRunsDespiteRefusal = "tool-runs-despite-refusal" in Procedural,
     /// The turn completes and the pause is only described in attributes.
     PauseReportedAsAttribute = "pause-reported-as-attribute" in ApprovalResume,
+    /// Spent tokens are a blocklist loaded when the desk opens and kept
+    /// up by its own redemptions; the store records claims but is never
+    /// asked, so a replica opened before the spend redeems the token again.
+    SpentTokensLoadedAtStart = "spent-tokens-loaded-at-start" in ApprovalResume,
     /// The pause issues a token but writes no checkpoint to bind it to.
     ResumeWithoutCheckpoint = "resume-without-checkpoint" in ApprovalResume,
     /// Redemption loads the checkpoint and stops there: the paused turn is
@@ -173,7 +177,8 @@ flaws! {
     /// predicate: the pack's blocked state fails that one, so the seed
     /// passes.
     GateJudgesFirstPredicateOnly = "gate-judges-first-predicate-only" in Procedural,
-    /// An approval approves every draft on file, not the one it selects.
+    /// An operator's approval turn approves every draft on file, not the
+    /// one it selects (the admin API approves the one it names).
     ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,
     /// The promoted count is the number of episodes the cycle read, and is
     /// published only when the cycle promoted something.
@@ -185,6 +190,25 @@ flaws! {
     /// A refund the gate refused for want of a readable region goes down a
     /// legacy path that writes it straight to the outbox, outside the ledger.
     RefusedRefundWrittenToStore = "refused-refund-written-to-store" in Procedural,
+    /// The admin API's approval reads only the first predicate of the rule
+    /// it is given (the chat command still reads them all).
+    ReviewDoorDropsConjunct = "review-door-drops-conjunct" in Procedural,
+    /// The gate compiles each approved procedure's rule once, keyed by its
+    /// row: an amendment keeps the row, so the gate enforces the rule it
+    /// first read until a restart (a revocation drops the row, and shows).
+    GateCachesRulesByRow = "gate-caches-rules-by-row" in Procedural,
+    /// Revocation marks the row, but the gate reads revoked procedures as
+    /// well as approved ones.
+    RevokedStillGoverns = "revoked-still-governs" in Procedural,
+    /// The gate judges only the first approved procedure on a tool.
+    GateJudgesFirstProcedureOnly = "gate-judges-first-procedure-only" in Procedural,
+    /// Each instance keeps the approved procedures in a cache loaded when it
+    /// opens and refreshed by its own review door: a replica that was
+    /// already running enforces without the approval.
+    PolicyCachePerInstance = "policy-cache-per-instance" in Procedural,
+    /// Re-learning refreshes a matching procedure whatever its status,
+    /// resetting an approved one's rule to the extractor's.
+    RelearnRewritesApproved = "relearn-rewrites-approved" in Procedural,
     /// Call ids count from one again in every turn.
     CallIdsRestartEveryTurn = "call-ids-restart-every-turn" in ExtensionTool,
     /// Call ids come from a counter in memory: unique within one process,
@@ -223,6 +247,9 @@ flaws! {
     /// after a crash, in a fresh process, reuses the key, and so does the
     /// next distinct request after a restart, which is then lost.
     KeyFromProcessCounter = "key-from-process-counter" in ExactlyOnce,
+    /// Effects are keyed by subject and the current hour of the clock: a
+    /// retry an hour after the crash keys afresh and applies again.
+    KeyFromClockHour = "key-from-clock-hour" in ExactlyOnce,
 }
 
 /// Where a pack must catch a twin: the scenario (the seed scenario's name
