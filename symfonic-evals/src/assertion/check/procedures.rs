@@ -334,3 +334,64 @@ pub(super) fn rules(
     }
     Check::new(passed, expected, observed)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn published(procedures: Value) -> TurnRecord {
+        TurnRecord::builder()
+            .attribute("procedures", procedures)
+            .build()
+    }
+
+    fn procedure(tool: &str, predicates: &[Value]) -> Value {
+        let mut precondition = vec![json!("lookup_account")];
+        precondition.extend(predicates.iter().map(|p| json!({ "state": p })));
+        json!({"tool": tool, "precondition": precondition, "text": "verify first"})
+    }
+
+    #[test]
+    fn published_rules_match_predicate_for_predicate_in_any_order() {
+        let region = json!({"path": "region", "op": "eq", "value": "US"});
+        let receipt = json!({"path": "receipt", "op": "exists"});
+        let both = [region.clone(), receipt.clone()];
+        let rules_check = |record: &TurnRecord, wanted: &[Vec<Value>]| {
+            rules(record, "procedures", "issue_refund", wanted).passed
+        };
+        // Order of predicates and of keys is not part of the rule.
+        let reordered = json!({"value": "US", "op": "eq", "path": "region"});
+        let record = published(json!([procedure(
+            "issue_refund",
+            &[receipt.clone(), reordered]
+        )]));
+        assert!(rules_check(&record, &[both.to_vec()]));
+        // A dropped conjunct, an added one, a second procedure: all differ.
+        let dropped = published(json!([procedure("issue_refund", &[region.clone()])]));
+        assert!(!rules_check(&dropped, &[both.to_vec()]));
+        let extra = published(json!([procedure(
+            "issue_refund",
+            &[
+                region.clone(),
+                receipt.clone(),
+                json!({"path": "tier", "op": "exists"})
+            ]
+        )]));
+        assert!(!rules_check(&extra, &[both.to_vec()]));
+        let two = published(json!([
+            procedure("issue_refund", &both),
+            procedure("issue_refund", &[region.clone()])
+        ]));
+        assert!(!rules_check(&two, &[both.to_vec()]));
+        assert!(rules_check(&two, &[vec![region.clone()], both.to_vec()]));
+        // No rule: nothing may govern the tool; another tool's may stay.
+        let other = published(json!([procedure("escalate", &[region])]));
+        assert!(rules_check(&other, &[]));
+        assert!(!rules_check(&two, &[]));
+        // Absent or malformed evidence never passes.
+        assert!(!rules_check(&TurnRecord::default(), &[]));
+        assert!(!rules_check(&published(json!("none")), &[]));
+    }
+}

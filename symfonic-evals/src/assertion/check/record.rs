@@ -222,3 +222,43 @@ pub(super) fn since_step(
     };
     Check::new(observed == unchanged, expected, said.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::assertion::{attribute_digests, Evidence};
+
+    #[test]
+    fn an_attribute_is_compared_with_its_digest_after_an_earlier_step() {
+        let approved = TurnRecord::builder()
+            .attribute("ids", json!(["a1"]))
+            .build();
+        let earlier: HashMap<String, BTreeMap<String, String>> =
+            HashMap::from([("approve".to_owned(), attribute_digests(&approved))]);
+        let judge = |ids: Value, step: &str, unchanged: bool| {
+            let record = TurnRecord::builder().attribute("ids", ids).build();
+            let mut evidence = Evidence::of(&record, Default::default());
+            evidence.earlier_attributes = Some(&earlier);
+            since_step(&evidence, "ids", step, unchanged)
+        };
+        assert!(judge(json!(["a1"]), "approve", true).passed);
+        assert!(!judge(json!(["a2"]), "approve", true).passed);
+        assert!(judge(json!(["a2"]), "approve", false).passed);
+        assert!(!judge(json!(["a1"]), "approve", false).passed);
+        // A step the trial never ran, or an attribute gone, never passes;
+        // and the observation names no value.
+        let missing = judge(json!(["a1"]), "amend", true);
+        assert!(!missing.passed && missing.observed.contains("no earlier step"));
+        let gone = TurnRecord::default();
+        let mut evidence = Evidence::of(&gone, Default::default());
+        evidence.earlier_attributes = Some(&earlier);
+        assert!(!since_step(&evidence, "ids", "approve", false).passed);
+        assert!(!judge(json!(["a9"]), "approve", true)
+            .observed
+            .contains("a9"));
+    }
+}
