@@ -369,7 +369,10 @@ mod tests {
         )]));
         assert!(rules_check(&record, &[both.to_vec()]));
         // A dropped conjunct, an added one, a second procedure: all differ.
-        let dropped = published(json!([procedure("issue_refund", &[region.clone()])]));
+        let dropped = published(json!([procedure(
+            "issue_refund",
+            std::slice::from_ref(&region)
+        )]));
         assert!(!rules_check(&dropped, &[both.to_vec()]));
         let extra = published(json!([procedure(
             "issue_refund",
@@ -382,7 +385,7 @@ mod tests {
         assert!(!rules_check(&extra, &[both.to_vec()]));
         let two = published(json!([
             procedure("issue_refund", &both),
-            procedure("issue_refund", &[region.clone()])
+            procedure("issue_refund", std::slice::from_ref(&region))
         ]));
         assert!(!rules_check(&two, &[both.to_vec()]));
         assert!(rules_check(&two, &[vec![region.clone()], both.to_vec()]));
