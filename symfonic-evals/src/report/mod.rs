@@ -3,6 +3,7 @@
 //! is the runner's business.
 
 mod document;
+mod index_digest;
 mod render;
 mod run;
 mod stats;

@@ -794,7 +794,7 @@ fn index_page(entries: &mut [Entry]) -> String {
 /// Writes `contents` to `path` through a temporary file beside it and a
 /// rename, so a reader never sees half a page and concurrent writers each
 /// leave a whole one.
-fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -820,10 +820,7 @@ fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 /// only those whose page exists.
 fn entries_from_index(dir: &Path, index: &str) -> Vec<Entry> {
     let mut latest: BTreeMap<String, Entry> = BTreeMap::new();
-    for line in index.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    for value in super::index_digest::latest_lines(dir, index) {
         if let Some(entry) = Entry::from_index_line(&value) {
             latest.insert(entry.page.clone(), entry);
         }
@@ -835,7 +832,8 @@ fn entries_from_index(dir: &Path, index: &str) -> Vec<Entry> {
 }
 
 /// Rebuilds `dir/index.html` from `dir/index.jsonl` and returns its path.
-/// Reads one file, whatever the number of reports. If the index grew while
+/// Reads one file, whatever the number of reports, and parses only the
+/// lines added since the last rebuild (see `index_digest`). If the index grew while
 /// the page was being written (another test finished meanwhile), the page
 /// is rebuilt, so the last writer's page lists every run.
 pub fn refresh_index(dir: &Path) -> std::io::Result<PathBuf> {
