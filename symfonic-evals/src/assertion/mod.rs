@@ -312,8 +312,9 @@ pub enum Assertion {
     },
     /// The procedures published for `tool` (in `procedures`) carry exactly
     /// these rules: one procedure per rule, and each procedure's state
-    /// predicates equal to its rule's, predicate for predicate (order and
-    /// object key order aside). An empty list means no published procedure
+    /// predicates meaning what its rule's do, predicate for predicate (the
+    /// same path and operator, values equal by value; order, key order,
+    /// extra keys and a `null` value beside `exists` aside). An empty list means no published procedure
     /// governs `tool`. What the review door stores is what the operator
     /// approved: no conjunct dropped, none added, no built-in copy.
     PublishedRules {

@@ -8,7 +8,7 @@
 mod drafts;
 mod extractor;
 pub mod governance;
-mod path;
+pub(crate) mod path;
 mod predicates;
 
 pub use drafts::{Precondition, ProceduralDraft, ProceduralDraftBuilder, ProceduralKind};

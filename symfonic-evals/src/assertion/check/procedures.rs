@@ -268,15 +268,37 @@ pub(super) fn gate_agrees(
     )
 }
 
-/// A rule as a sorted list of canonical predicates, so two rules compare
-/// predicate for predicate whatever the order of predicates or keys.
-fn canonical_rule<'a>(predicates: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
-    let mut rule: Vec<String> = predicates
-        .into_iter()
-        .map(|p| crate::packs::with_sorted_keys(p).to_string())
-        .collect();
-    rule.sort();
-    rule
+/// Whether two predicates mean the same: the same path and operator, and
+/// for every operator but `exists` (which reads no value) values equal by
+/// value (`2` is `2.0`). Keys the evaluator does not read, and a `null`
+/// value written beside `exists` (as a serialized struct writes it), are
+/// not part of the meaning.
+fn same_predicate(published: &Value, approved: &Value) -> bool {
+    let field = |p: &Value, key: &str| p.get(key).cloned().unwrap_or(Value::Null);
+    let op = field(approved, "op");
+    field(published, "path") == field(approved, "path")
+        && field(published, "op") == op
+        && (op == "exists"
+            || crate::contracts::path::json_eq(
+                &field(published, "value"),
+                &field(approved, "value"),
+            ))
+}
+
+/// Whether a published rule is the approved one, predicate for predicate
+/// in any order.
+fn same_rule(published: &[&Value], approved: &[Value]) -> bool {
+    let mut unmatched: Vec<&Value> = approved.iter().collect();
+    published.len() == approved.len()
+        && published.iter().all(
+            |p| match unmatched.iter().position(|a| same_predicate(p, a)) {
+                Some(at) => {
+                    unmatched.swap_remove(at);
+                    true
+                }
+                None => false,
+            },
+        )
 }
 
 pub(super) fn rules(
@@ -302,14 +324,12 @@ pub(super) fn rules(
         }
         Err(Unreadable::Malformed(why)) => return Check::malformed(expected, why),
     };
-    let mut wanted: Vec<Vec<String>> = rules.iter().map(canonical_rule).collect();
+    let mut wanted: Vec<&Vec<Value>> = rules.iter().collect();
     let mut unmatched = Vec::new();
     let governing: Vec<&Published> = published.iter().filter(|p| p.tool == tool).collect();
     for procedure in &governing {
-        let rule = canonical_rule(crate::contracts::state_predicates_in(
-            &procedure.precondition,
-        ));
-        match wanted.iter().position(|w| *w == rule) {
+        let rule = crate::contracts::state_predicates_in(&procedure.precondition);
+        match wanted.iter().position(|w| same_rule(&rule, w)) {
             Some(at) => {
                 wanted.remove(at);
             }
@@ -389,6 +409,25 @@ mod tests {
         ]));
         assert!(!rules_check(&two, &[both.to_vec()]));
         assert!(rules_check(&two, &[vec![region.clone()], both.to_vec()]));
+        // What a serializer or a store writes differently is the same rule:
+        // `null` beside `exists`, a number as a float, keys it adds.
+        let stored = published(json!([procedure(
+            "issue_refund",
+            &[
+                json!({"path": "receipt", "op": "exists", "value": null}),
+                json!({"path": "region", "op": "eq", "value": "US", "note": "operator"}),
+            ]
+        )]));
+        assert!(rules_check(&stored, &[both.to_vec()]));
+        let tier = |value: Value| json!({"path": "tier", "op": "eq", "value": value});
+        let float = published(json!([procedure("issue_refund", &[tier(json!(2.0))])]));
+        assert!(rules_check(&float, &[vec![tier(json!(2))]]));
+        assert!(!rules_check(&float, &[vec![tier(json!(3))]]));
+        assert!(!rules_check(&float, &[vec![tier(json!("2"))]]));
+        // Another path or operator is another rule.
+        let neq = json!({"path": "region", "op": "neq", "value": "US"});
+        let other_op = published(json!([procedure("issue_refund", &[neq, receipt.clone()])]));
+        assert!(!rules_check(&other_op, &[both.to_vec()]));
         // No rule: nothing may govern the tool; another tool's may stay.
         let other = published(json!([procedure("escalate", &[region])]));
         assert!(rules_check(&other, &[]));

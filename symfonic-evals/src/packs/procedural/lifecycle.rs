@@ -288,9 +288,13 @@ impl ProceduralPack {
             Step::prompt(format!("relearn {}", i + 1), prompt, &self.conversation)
         }));
         if let Some(last) = steps.last_mut() {
+            // The identities are digests of tool, rule and text (bound to the
+            // published procedures here), so an unchanged identity is an
+            // unchanged procedure; the published objects themselves may
+            // carry fields re-learning rightly moves (a support count).
             last.assertions.extend([
                 self.published(approved.clone()),
-                self.since_approval(&self.procedures_attribute, true),
+                self.bound(false),
                 self.since_approval(&self.review_identity_attribute, true),
             ]);
         }
