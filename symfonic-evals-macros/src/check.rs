@@ -420,6 +420,24 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
              too, the request that makes that call",
         );
     }
+    if let Some((_, Typed::Json(schema), arg)) = find("tool_schema") {
+        if schema.json.get("type").and_then(|t| t.as_str()) != Some("object") {
+            refuse(
+                arg,
+                "`tool_schema` must be the JSON Schema of an object (`{\"type\": \"object\", \
+                 ...}`): MCP tools take their arguments as one",
+            );
+        }
+    }
+    if let Some((_, Typed::Json(result), arg)) = find("fixture_result") {
+        if result.json.get("nonce").is_some() {
+            refuse(
+                arg,
+                "`fixture_result` carries a `nonce`, which the MCP fixture writes itself, a \
+                 fresh one per call; leave it out",
+            );
+        }
+    }
     if let Some(arg) = same("answer", "deny_answer") {
         refuse(
             arg,

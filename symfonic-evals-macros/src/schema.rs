@@ -99,6 +99,7 @@ impl Kind {
                 "extension/result-reaches-model",
                 "extension/witnessed",
                 "extension/fresh-result",
+                "extension/mcp-fixture",
             ],
             Self::ExactlyOnce => &["exactly-once/clock-advanced"],
         }
@@ -457,6 +458,14 @@ static EXTENSION: &[Field] = &[
     ),
     field(
         "second_arguments",
+        Ty::Object,
+        Presence::Optional,
+        Rule::Any,
+        "",
+    ),
+    field("tool_schema", Ty::Object, Presence::Optional, Rule::Any, ""),
+    field(
+        "fixture_result",
         Ty::Object,
         Presence::Optional,
         Rule::Any,

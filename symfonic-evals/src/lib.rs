@@ -19,6 +19,7 @@ mod clock;
 pub mod contracts;
 mod evidence;
 mod ledger;
+pub mod mcp;
 mod packs;
 pub mod process;
 mod redact;
@@ -34,7 +35,8 @@ mod target;
 pub mod __private;
 
 pub use assertion::{
-    ArgumentMatch, Assertion, Check, CrashSeen, Evidence, GateVerdict, RetainedPause, Retries,
+    ArgumentMatch, Assertion, Check, CrashSeen, Evidence, FixtureEvidence, GateVerdict,
+    RetainedPause, Retries,
 };
 pub use packs::{
     explain_scenario, procedural_review_rows, procedure_identity, resolve_pack, ApprovalResumePack,
@@ -52,8 +54,9 @@ pub use report::{
     VIEWER_INDEX_FILE,
 };
 pub use runner::{
-    run_pack, run_scenario, run_scenario_with, AssertionRun, EffectsProbe, Isolation, RunOptions,
-    Session, StepError, StepErrorKind, StepRun, TrialRun, PROGRESS_AFTER_ENV,
+    run_pack, run_scenario, run_scenario_with, AssertionRun, EffectsProbe, FixtureCallSeen,
+    Isolation, RunOptions, Session, StepError, StepErrorKind, StepRun, TrialRun,
+    PROGRESS_AFTER_ENV,
 };
 pub use scenario::{
     Continuation, ErrorMatch, Expect, Forgery, QuestionSource, Restart, Scenario, ScenarioKind,

@@ -121,6 +121,8 @@ pub struct TargetContext {
     trial: u32,
     /// Model replay (issue 14): the trial's model endpoint, if it has one.
     model_url: Option<String>,
+    /// The trial's MCP server fixture, if the pack serves one.
+    mcp_url: Option<String>,
     /// The clock the deployment reads the time from.
     clock: Clock,
 }
@@ -144,6 +146,7 @@ impl TargetContext {
             durable: Durable::Borrowed(durable_dir),
             trial,
             model_url: None,
+            mcp_url: None,
             clock: Clock::default(),
         }
     }
@@ -162,6 +165,7 @@ impl TargetContext {
             durable: Durable::Owned(durable),
             trial,
             model_url: None,
+            mcp_url: None,
             clock: Clock::default(),
         })
     }
@@ -181,6 +185,36 @@ impl TargetContext {
     /// `Off`, [`run_scenario`](crate::run_scenario), the capability probe).
     pub fn model_url(&self) -> Option<&str> {
         self.model_url.as_deref()
+    }
+
+    /// This context with the trial's MCP server fixture at `url` (the
+    /// runner sets it for every trial of an extension pack run).
+    #[must_use]
+    pub fn with_mcp_url(mut self, url: impl Into<String>) -> Self {
+        self.mcp_url = Some(url.into());
+        self
+    }
+
+    /// The Streamable HTTP URL of the trial's MCP server fixture
+    /// (`http://127.0.0.1:<port>/mcp`), which serves the extension pack's
+    /// tool (see [`crate::mcp`]). `None` outside an extension pack run, or
+    /// without the `mcp` feature. It is the same across the trial's
+    /// restarts: a deployment binds it again each time it starts.
+    pub fn mcp_url(&self) -> Option<&str> {
+        self.mcp_url.as_deref()
+    }
+
+    /// The variables a deployment in a child process finds this context's
+    /// endpoints in: the model endpoint's, and the MCP fixture's.
+    pub(crate) fn endpoint_env(&self) -> Vec<(&'static str, String)> {
+        let mut env = self
+            .model_url()
+            .map(crate::replay::child_env)
+            .unwrap_or_default();
+        if let Some(url) = self.mcp_url() {
+            env.push((crate::mcp::MCP_URL_ENV, url.to_owned()));
+        }
+        env
     }
 
     /// The same context with its clock `offset` ahead of the real one (a

@@ -35,6 +35,9 @@ impl Assertion {
             Self::ToolResultShown { .. } => "ToolResultShown",
             Self::ToolResultFresh { .. } => "ToolResultFresh",
             Self::PublishedRules { .. } => "PublishedRules",
+            Self::ServedByFixture { .. } => "ServedByFixture",
+            Self::FixtureResultShown { .. } => "FixtureResultShown",
+            Self::FixtureErrorReported { .. } => "FixtureErrorReported",
             Self::AttributeSinceStep { .. } => "AttributeSinceStep",
             Self::EffectsMatchOracle => "EffectsMatchOracle",
             Self::CrashedEffectRetried => "CrashedEffectRetried",
@@ -60,6 +63,9 @@ impl Assertion {
             }
             | Self::ToolWitnessed {
                 tool, arguments, ..
+            }
+            | Self::ServedByFixture {
+                tool, arguments, ..
             } => std::iter::once(text(tool))
                 .chain(arguments.clone())
                 .collect(),
@@ -68,7 +74,9 @@ impl Assertion {
             | Self::PendingResolved { tool }
             | Self::ToolEffects { tool, .. }
             | Self::ToolResultShown { tool }
-            | Self::ToolResultFresh { tool } => vec![text(tool)],
+            | Self::ToolResultFresh { tool }
+            | Self::FixtureResultShown { tool }
+            | Self::FixtureErrorReported { tool } => vec![text(tool)],
             Self::StageObserved { stage, .. } => vec![text(stage)],
             Self::ResponseContains(fragments) => fragments.iter().map(|f| text(f)).collect(),
             Self::ProceduresBound {
@@ -234,6 +242,20 @@ impl Assertion {
             },
             Self::ToolResultShown { tool } => format!("ToolResultShown({tool})"),
             Self::ToolResultFresh { tool } => format!("ToolResultFresh({tool})"),
+            Self::ServedByFixture {
+                tool,
+                times,
+                arguments,
+                matching,
+            } => match arguments {
+                Some(_) => format!(
+                    "ServedByFixture({tool}, times={times}, with arguments, {})",
+                    matching.as_str()
+                ),
+                None => format!("ServedByFixture({tool}, times={times})"),
+            },
+            Self::FixtureResultShown { tool } => format!("FixtureResultShown({tool})"),
+            Self::FixtureErrorReported { tool } => format!("FixtureErrorReported({tool})"),
             Self::PublishedRules { tool, rules, .. } => {
                 let sizes: Vec<String> = rules.iter().map(|r| r.len().to_string()).collect();
                 format!(

@@ -33,6 +33,22 @@ pub struct CrashSeen {
     pub attempts: u64,
 }
 
+/// What the trial's MCP server fixture saw, for one step (see
+/// [`crate::mcp`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FixtureEvidence {
+    /// The calls it answered during the step, in order.
+    pub calls: Vec<crate::mcp::FixtureCall>,
+    /// The nonces of the trial's earlier calls, each with the conversation
+    /// of the step that made it.
+    pub earlier: Vec<(String, String)>,
+    /// Whether the instance that ran the step listed the fixture's tools
+    /// since it was last built (so it bound the tool, not a copy).
+    pub listed_since_start: bool,
+    /// Requests it refused during the step.
+    pub refusals: Vec<crate::mcp::FixtureRefusal>,
+}
+
 /// One step's evidence, as assertions read it.
 #[derive(Debug, Clone, Copy)]
 pub struct Evidence<'a> {
@@ -71,6 +87,9 @@ pub struct Evidence<'a> {
     pub oracle: Option<&'a Result<u64, String>>,
     /// Values public anyway (the pack's own), shown in clear in reports.
     pub public: Option<&'a crate::redact::PublicValues>,
+    /// What the trial's MCP server fixture saw during the step, when the
+    /// pack served one.
+    pub fixture: Option<&'a FixtureEvidence>,
 }
 
 impl<'a> Evidence<'a> {
@@ -92,6 +111,7 @@ impl<'a> Evidence<'a> {
             crash: None,
             oracle: None,
             public: None,
+            fixture: None,
         }
     }
 }

@@ -17,7 +17,9 @@ use serde_json::Value;
 use crate::evidence::StageOutcome;
 
 pub use check::Check;
-pub use evidence::{attribute_digests, result_digest, CrashSeen, Evidence, RetainedPause};
+pub use evidence::{
+    attribute_digests, result_digest, CrashSeen, Evidence, FixtureEvidence, RetainedPause,
+};
 
 /// How a call's arguments are compared with the arguments a pack names.
 #[derive(
@@ -307,6 +309,38 @@ pub enum Assertion {
     /// cache, or an earlier call's result reported again, shows. Judged on
     /// digests of the results; the first call of a trial is fresh.
     ToolResultFresh {
+        /// The tool's name.
+        tool: String,
+    },
+    /// The harness's MCP server fixture received exactly `times` calls of
+    /// `tool` during the step, from an instance that listed its tools since
+    /// it started, each with the arguments (compared by `matching`, when
+    /// named) and with the arguments the deployment reports the model's
+    /// call carried; no request was refused. A built-in copy of the tool,
+    /// a cache, a bridge that drops arguments and a binding made only on
+    /// the first start all fail it.
+    ServedByFixture {
+        /// The tool's name.
+        tool: String,
+        /// How many calls.
+        times: usize,
+        /// The arguments each call must have carried, if named.
+        arguments: Option<Value>,
+        /// How they are compared.
+        matching: ArgumentMatch,
+    },
+    /// Each result the fixture returned for `tool` during the step (its
+    /// nonce) reached the model input of the step, and no result the
+    /// fixture returned in another conversation did: the model saw this
+    /// call's result, not an earlier or a foreign one.
+    FixtureResultShown {
+        /// The tool's name.
+        tool: String,
+    },
+    /// The fixture answered the step's calls of `tool` with a tool error
+    /// (as the step asked), and the deployment reports each of them as a
+    /// failed call, none as a success.
+    FixtureErrorReported {
         /// The tool's name.
         tool: String,
     },

@@ -265,6 +265,15 @@ impl PackDefinition {
         })
     }
 
+    /// The tool the harness's MCP fixture serves in this pack's trials:
+    /// the extension pack's (see [`crate::mcp`]); no other pack has one.
+    pub fn fixture_tool(&self) -> Option<crate::mcp::FixtureTool> {
+        match self {
+            Self::ExtensionTool(pack) => Some(pack.fixture_tool()),
+            _ => None,
+        }
+    }
+
     /// The scenarios [`scenarios`](Self::scenarios) lists, less the probes
     /// that need an operation or trait `evidence` does not declare.
     pub fn scenarios_for(&self, evidence: &CapabilityEvidence) -> Vec<Scenario> {

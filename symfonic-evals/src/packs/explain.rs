@@ -88,6 +88,9 @@ fn request(step: &Step) -> String {
     if let Some(by) = step.clock_jump {
         let _ = write!(text, ", the clock moved {} s forward", by.as_secs());
     }
+    if step.fixture_error {
+        text.push_str(", the MCP fixture answering its calls with a tool error");
+    }
     if let Some(state) = &step.state {
         let _ = write!(text, ", state {}", shape(state, &PublicValues::default()));
     }

@@ -94,15 +94,13 @@ struct Ends {
 fn child_env(
     spec: &ProcessSpec,
     durable_dir: &Path,
-    model_url: Option<&str>,
+    endpoints: &[(&'static str, String)],
 ) -> Vec<(OsString, OsString)> {
     let mut env = spec.env.clone();
     env.push((DURABLE_DIR_ENV.into(), durable_dir.into()));
     env.extend(
-        model_url
-            .map(crate::replay::child_env)
-            .unwrap_or_default()
-            .into_iter()
+        endpoints
+            .iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v))),
     );
     env
@@ -211,14 +209,15 @@ pub(crate) struct Supervised {
 impl Supervised {
     /// Spawns the child with the durable directory as a trailing
     /// `--durable-dir <path>` argument and in [`DURABLE_DIR_ENV`], and the
-    /// trial's model endpoint (if any) in the variables SDKs read.
+    /// trial's endpoints (the model endpoint in the variables SDKs read,
+    /// the MCP fixture), if any.
     pub(crate) fn spawn(
         spec: &ProcessSpec,
         durable_dir: &Path,
-        model_url: Option<&str>,
+        endpoints: &[(&'static str, String)],
     ) -> std::io::Result<Self> {
         let mut args = spec.args.clone();
-        let mut env = child_env(spec, durable_dir, model_url);
+        let mut env = child_env(spec, durable_dir, endpoints);
         let socket = match spec.channel {
             Channel::Stdio => {
                 args.push(DURABLE_DIR_FLAG.into());

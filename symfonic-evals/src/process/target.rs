@@ -68,14 +68,13 @@ impl ProcessTarget {
     /// child declares a version this harness does not speak. The child is
     /// reaped before the error is returned.
     pub fn spawn(context: &TargetContext, spec: &ProcessSpec) -> Result<Self, TurnError> {
-        let child = Supervised::spawn(spec, context.durable_dir(), context.model_url()).map_err(
-            |error| {
+        let child = Supervised::spawn(spec, context.durable_dir(), &context.endpoint_env())
+            .map_err(|error| {
                 TurnError::harness(
                     kinds::PROCESS_SPAWN_FAILED,
                     format!("could not start `{}`: {error}", spec.program()),
                 )
-            },
-        )?;
+            })?;
         let mut target = Self {
             spec: spec.clone(),
             child: Some(child),

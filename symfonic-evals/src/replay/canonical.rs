@@ -1,6 +1,7 @@
 //! The canonical form of a model request, which is what a cassette keys on:
 //! the method, the path and the JSON body with its keys sorted, the
-//! volatile fields removed and credentials scrubbed. Two requests that
+//! volatile fields removed, credentials scrubbed and the MCP fixture's
+//! nonces masked. Two requests that
 //! differ only in key order, a volatile field or a secret are the same
 //! request.
 
@@ -32,6 +33,7 @@ impl CanonicalRequest {
             field.remove(&mut body);
         }
         scrubber.value(&mut body);
+        crate::mcp::mask_nonces(&mut body);
         let body = sorted(body);
         let key = request_key(method, path, &body);
         Self {

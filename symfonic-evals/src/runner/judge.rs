@@ -26,6 +26,7 @@ pub(crate) fn step_run(index: usize, step: &Step, duration: Duration) -> StepRun
         assertions: Vec::new(),
         error: None,
         ledger: crate::ledger::LedgerCounts::default(),
+        fixture_calls: Vec::new(),
         duration,
     }
 }

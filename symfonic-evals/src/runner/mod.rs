@@ -1,6 +1,7 @@
 //! Running scenarios against a deployment: every trial isolated on a thread
 //! of its own, trials of several scenarios side by side up to a limit.
 
+mod fixture;
 mod forge;
 mod isolation;
 mod judge;
@@ -17,7 +18,7 @@ use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 pub use isolation::Isolation;
-pub use outcome::{AssertionRun, StepError, StepErrorKind, StepRun, TrialRun};
+pub use outcome::{AssertionRun, FixtureCallSeen, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
 pub use session::{EffectsProbe, Session};
 pub use trial::PROGRESS_AFTER_ENV;
@@ -225,11 +226,13 @@ pub(crate) fn probe_capabilities(
     factory: &Factory,
     limit: Duration,
     replay: &Arc<crate::replay::ReplayPlan>,
+    fixture: Option<&Arc<crate::mcp::FixtureTool>>,
 ) -> Result<CapabilityEvidence, StepError> {
     quiet_panics::install();
     let (tx, rx) = mpsc::sync_channel(1);
     let factory = factory.clone();
     let replay = Arc::clone(replay);
+    let fixture = fixture.cloned();
     let spawned = std::thread::Builder::new()
         .name(format!("{}probe", trial::WORKER_PREFIX))
         .stack_size(TRIAL_STACK)
@@ -241,11 +244,20 @@ pub(crate) fn probe_capabilities(
                 .start(crate::replay::PROBE_SCENARIO, 0)
                 .ok()
                 .flatten();
+            // And a fixture of its own, so a deployment that binds its
+            // extension tools at construction builds, and declares that
+            // it does.
+            let fixture = fixture::TrialFixture::start(fixture.as_deref())
+                .ok()
+                .flatten();
             let context = match TargetContext::fresh(u32::MAX) {
-                Ok(context) => match &endpoint {
-                    Some(endpoint) => context.with_model_url(endpoint.url()),
-                    None => context,
-                },
+                Ok(context) => fixture::bind(
+                    fixture.as_ref(),
+                    match &endpoint {
+                        Some(endpoint) => context.with_model_url(endpoint.url()),
+                        None => context,
+                    },
+                ),
                 Err(error) => {
                     let step = (
                         StepErrorKind::ContextFailed,

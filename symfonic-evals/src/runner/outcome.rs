@@ -136,6 +136,10 @@ pub struct StepRun {
     /// The harness ledger's counts once the step was over.
     #[serde(default)]
     pub ledger: crate::ledger::LedgerCounts,
+    /// The calls the trial's MCP fixture received during the step (empty
+    /// when none served the run), beside what the deployment reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixture_calls: Vec<FixtureCallSeen>,
     /// Wall time of the step: the restart before it (if any) and the turn.
     #[serde(
         rename = "duration_us",
@@ -143,6 +147,32 @@ pub struct StepRun {
         deserialize_with = "deserialize_micros"
     )]
     pub duration: Duration,
+}
+
+/// One call the MCP fixture received, as reports show it: the tool, and
+/// digests of the arguments as received and of the nonce its result
+/// carried (so a reader can match it with the deployment's own record).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FixtureCallSeen {
+    /// The tool the call named.
+    pub tool: String,
+    /// Digest of the arguments as received (keys sorted).
+    pub arguments_digest: String,
+    /// Digest of the nonce the result carried.
+    pub nonce_digest: String,
+    /// Whether the fixture answered with a tool error, as the step asked.
+    pub failed: bool,
+}
+
+impl FixtureCallSeen {
+    pub(crate) fn of(call: &crate::mcp::FixtureCall) -> Self {
+        Self {
+            tool: call.tool.clone(),
+            arguments_digest: crate::assertion::result_digest(&call.arguments),
+            nonce_digest: crate::redact::short_digest(call.nonce.as_bytes()),
+            failed: call.failed,
+        }
+    }
 }
 
 impl StepRun {

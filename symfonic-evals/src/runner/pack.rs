@@ -101,7 +101,8 @@ where
         (Ok(()), Ok(policy)) => {
             // One model replay session per pack run.
             let replay = Arc::new(crate::replay::ReplayPlan::open(name, &options.replay));
-            match probe_capabilities(&factory, policy.step_timeout, &replay) {
+            let fixture = definition.fixture_tool().map(Arc::new);
+            match probe_capabilities(&factory, policy.step_timeout, &replay, fixture.as_ref()) {
                 Err(error) => Verdict::Unbuildable(format!(
                     "{}: {}{}",
                     error.kind.as_str(),
@@ -123,6 +124,7 @@ where
                             run: name.into(),
                             oracle: options.effects_probe,
                             replay,
+                            fixture,
                         };
                         let ran = run_scenarios(&scenarios, &factory, &settings);
                         let mut hung = Vec::new();

@@ -12,11 +12,12 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use super::fixture::TrialFixture;
 use super::judge::{judge_step, step_run, Judged, TurnResult};
 use super::outcome::{StepError, StepErrorKind, StepRun};
 use super::trial::{build, lock, panic_text, Factory, Progress, Unbuilt};
 use super::turn::{invoke, request, Request};
-use crate::assertion::{Assertion, CrashSeen, Evidence, RetainedPause};
+use crate::assertion::{Assertion, CrashSeen, Evidence, FixtureEvidence, RetainedPause};
 use crate::evidence::TurnRecord;
 use crate::process::kinds::INJECTED_CRASH;
 use crate::replay::ModelEndpoint;
@@ -42,6 +43,13 @@ pub struct Session<'a> {
     progress: &'a Mutex<Progress>,
     oracle: Option<EffectsProbe>,
     endpoint: Option<&'a ModelEndpoint>,
+    fixture: Option<&'a TrialFixture>,
+    /// The nonces of the fixture's calls in earlier steps, each with its
+    /// step's conversation.
+    fixture_nonces: Vec<(String, String)>,
+    /// How many times the fixture's tools had been listed when an instance
+    /// was last built.
+    listings_at_build: u64,
     pauses: BTreeMap<String, RetainedPause>,
     call_ids: HashSet<String>,
     /// Per tool, digests of the results it returned in the trial so far.
@@ -77,6 +85,9 @@ impl<'a> Session<'a> {
             progress,
             oracle,
             endpoint: None,
+            fixture: None,
+            fixture_nonces: Vec::new(),
+            listings_at_build: 0,
             pauses: BTreeMap::new(),
             call_ids: HashSet::new(),
             results: HashMap::new(),
@@ -90,6 +101,20 @@ impl<'a> Session<'a> {
     pub(super) fn with_endpoint(mut self, endpoint: Option<&'a ModelEndpoint>) -> Self {
         self.endpoint = endpoint;
         self
+    }
+
+    /// The same session, with the trial's MCP fixture.
+    pub(super) fn with_fixture(mut self, fixture: Option<&'a TrialFixture>) -> Self {
+        self.fixture = fixture;
+        self
+    }
+
+    /// Notes that an instance is about to be built: the fixture's tools
+    /// must be listed again from here on for its calls to count as bound.
+    fn building(&mut self) {
+        if let Some(fixture) = self.fixture {
+            self.listings_at_build = fixture.log().listings();
+        }
     }
 
     /// The trial's fixtures.
@@ -138,6 +163,7 @@ impl<'a> Session<'a> {
         drop(self.replica.take());
         drop(self.target.take());
         let fresh = TargetContext::fresh(self.context.trial()).map(|context| {
+            let context = super::fixture::bind(self.fixture, context);
             match self.context.model_url() {
                 Some(url) => context.with_model_url(url),
                 None => context,
@@ -159,7 +185,9 @@ impl<'a> Session<'a> {
         self.call_ids.clear();
         self.results.clear();
         self.attributes.clear();
+        self.fixture_nonces.clear();
         self.last_record = None;
+        self.building();
         match build(self.factory, &self.context) {
             Ok(target) => {
                 self.target = Some(target);
@@ -179,6 +207,7 @@ impl<'a> Session<'a> {
         if !self.scenario.steps.iter().any(|step| step.instance > 0) {
             return true;
         }
+        self.building();
         match build(self.factory, &self.context) {
             Ok(replica) => {
                 self.replica = Some(replica);
@@ -265,7 +294,34 @@ impl<'a> Session<'a> {
         let ledger_before = self.context.ledger().counts();
         let witnesses_from = self.context.ledger().witness_count();
         let events_from = self.context.ledger().event_count();
-        let turn = match self.turn(step) {
+        let calls_from = self.fixture.map_or(0, |f| f.log().call_count());
+        let refusals_from = self.fixture.map_or(0, |f| f.log().refusals().len());
+        if let Some(fixture) = self.fixture {
+            fixture.log().fail_calls(step.fixture_error);
+        }
+        let turn = self.turn(step);
+        if let Some(fixture) = self.fixture {
+            fixture.log().fail_calls(false);
+        }
+        let fixture = self.fixture.map(|fixture| FixtureEvidence {
+            calls: fixture.log().calls().split_off(calls_from),
+            earlier: self.fixture_nonces.clone(),
+            listed_since_start: fixture.log().listings() > self.listings_at_build,
+            refusals: fixture.log().refusals().split_off(refusals_from),
+        });
+        if let Some(seen) = &fixture {
+            run.fixture_calls = seen
+                .calls
+                .iter()
+                .map(super::outcome::FixtureCallSeen::of)
+                .collect();
+            self.fixture_nonces.extend(
+                seen.calls
+                    .iter()
+                    .map(|call| (call.nonce.clone(), step.conversation.clone())),
+            );
+        }
+        let turn = match turn {
             Ok(mut turn) => {
                 if let Some(crash) = &mut turn.crash {
                     crash.attempts = self.context.ledger().attempts_for(&crash.key);
@@ -308,6 +364,7 @@ impl<'a> Session<'a> {
                 crash: turn.crash.as_ref(),
                 oracle: oracle.as_ref(),
                 public: Some(&self.scenario.public),
+                fixture: fixture.as_ref(),
             },
             extra,
         };
@@ -476,6 +533,7 @@ impl<'a> Session<'a> {
             }
             drop(target);
         }
+        self.building();
         let rebuilt = build(self.factory, &self.context)?;
         *self.slot(instance) = Some(rebuilt);
         Ok(())

@@ -76,6 +76,8 @@ pub(crate) struct TrialSettings {
     pub(crate) oracle: Option<EffectsProbe>,
     /// The pack run's model replay: each trial starts its own endpoint.
     pub(crate) replay: Arc<ReplayPlan>,
+    /// The tool the trial's MCP fixture serves, when the pack has one.
+    pub(crate) fixture: Option<Arc<crate::mcp::FixtureTool>>,
 }
 
 /// Runs trial `trial` of `scenario` and waits for it, at most one step limit
@@ -251,6 +253,7 @@ pub(crate) fn entry(
             observed: observed.to_owned(),
         }),
         ledger: crate::ledger::LedgerCounts::default(),
+        fixture_calls: Vec::new(),
         duration: Duration::ZERO,
     }
 }
@@ -328,8 +331,19 @@ fn drive(
             );
         }
     };
+    // The trial's MCP fixture, likewise.
+    let fixture = match super::fixture::TrialFixture::start(settings.fixture.as_deref()) {
+        Ok(fixture) => fixture,
+        Err(error) => {
+            return push(
+                StepErrorKind::ContextFailed,
+                "the trial's MCP fixture starts",
+                &error.to_string(),
+            );
+        }
+    };
     let context = match TargetContext::fresh(trial) {
-        Ok(context) => context,
+        Ok(context) => super::fixture::bind(fixture.as_ref(), context),
         Err(error) => {
             return push(
                 StepErrorKind::ContextFailed,
@@ -357,7 +371,8 @@ fn drive(
         progress,
         settings.oracle,
     )
-    .with_endpoint(endpoint.as_ref());
+    .with_endpoint(endpoint.as_ref())
+    .with_fixture(fixture.as_ref());
     session.run_scenario();
     let (target, _context) = session.into_parts();
     // Marks the teardown before the deployment is dropped: the watchdog

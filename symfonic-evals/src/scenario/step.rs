@@ -197,6 +197,10 @@ pub struct Step {
     /// the retry runs on the later clock (a long outage between a crash and
     /// the client's retry).
     pub clock_jump: Option<std::time::Duration>,
+    /// Have the trial's MCP fixture answer the step's tool calls with a
+    /// tool error (an upstream that failed), so the step shows how the
+    /// deployment reports it.
+    pub fixture_error: bool,
 }
 
 impl Step {
@@ -247,6 +251,7 @@ impl Step {
             crash_at_effect: None,
             instance: 0,
             clock_jump: None,
+            fixture_error: false,
         }
     }
 
@@ -324,6 +329,14 @@ impl Step {
     #[must_use]
     pub fn jumping_clock(mut self, by: std::time::Duration) -> Self {
         self.clock_jump = Some(by);
+        self
+    }
+
+    /// Has the trial's MCP fixture answer the step's calls with a tool
+    /// error (see [`Step::fixture_error`]).
+    #[must_use]
+    pub fn failing_fixture_calls(mut self) -> Self {
+        self.fixture_error = true;
         self
     }
 

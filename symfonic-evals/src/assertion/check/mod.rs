@@ -1,6 +1,7 @@
 //! Evaluating an assertion against one step's evidence.
 
 mod effects;
+mod fixture;
 mod pause;
 pub(crate) mod procedures;
 mod record;
@@ -106,6 +107,21 @@ impl Assertion {
             } => tools::witnessed(evidence, tool, arguments.as_ref(), *matching, public),
             Self::ToolResultShown { tool } => tools::result_shown(record, tool),
             Self::ToolResultFresh { tool } => tools::result_fresh(evidence, record, tool),
+            Self::ServedByFixture {
+                tool,
+                times,
+                arguments,
+                matching,
+            } => fixture::served(
+                evidence,
+                tool,
+                *times,
+                arguments.as_ref(),
+                *matching,
+                public,
+            ),
+            Self::FixtureResultShown { tool } => fixture::result_shown(evidence, tool),
+            Self::FixtureErrorReported { tool } => fixture::error_reported(evidence, tool),
             Self::SideEffectCount {
                 attempts,
                 effects,

@@ -121,9 +121,26 @@ pub(super) fn witnessed(
     matching: ArgumentMatch,
     public: &PublicValues,
 ) -> Check {
+    // The harness's MCP fixture is a tool body too, one the deployment
+    // cannot fake: each call it answered is a witness.
+    let served: Vec<crate::ledger::Witness> = evidence
+        .fixture
+        .into_iter()
+        .flat_map(|seen| &seen.calls)
+        .map(|call| crate::ledger::Witness {
+            tool: call.tool.clone(),
+            arguments: call.arguments.clone(),
+            outcome: if call.failed {
+                crate::ledger::WitnessOutcome::failed("fixture_error")
+            } else {
+                crate::ledger::WitnessOutcome::succeeded(serde_json::json!({ "nonce": call.nonce }))
+            },
+        })
+        .collect();
     let of_tool: Vec<_> = evidence
         .witnesses
         .iter()
+        .chain(&served)
         .filter(|w| w.tool == tool)
         .collect();
     let fitting = of_tool
@@ -214,7 +231,7 @@ fn spellings(fragment: &str) -> Vec<String> {
 
 /// Whether a result's `fragment` appears in `input` in any of its
 /// [`spellings`].
-fn shown_in(input: &str, fragment: &str) -> bool {
+pub(super) fn shown_in(input: &str, fragment: &str) -> bool {
     spellings(fragment)
         .iter()
         .any(|spelling| input.contains(spelling.as_str()))

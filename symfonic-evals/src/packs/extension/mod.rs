@@ -42,6 +42,15 @@ pub const PROBES: &[Probe] = &[
          given) must return a result unlike the first, and that result must reach the model; \
          then the prompt again, and with `witnessed` every call must be the tool body's own",
     ),
+    Probe::on_declaring(
+        "extension/mcp-fixture",
+        crate::mcp::MCP_FIXTURE,
+        "evidence that rests on the deployment's word: with the tool bound to the harness's MCP \
+         fixture, every call must reach it with the model's arguments (a built-in copy, a \
+         cache or a bridge that drops arguments fails), each call's own result must reach the \
+         model (an earlier or another conversation's fails), the tool must be bound again \
+         after a restart, and an upstream error must be reported as a failed call",
+    ),
 ];
 
 /// Arguments of the extension tool pack.
@@ -70,6 +79,13 @@ pub struct ExtensionToolPack {
     /// The arguments the second request's call must carry, if given;
     /// compared as `argument_match` says.
     pub second_arguments: Option<Value>,
+    /// The tool's input schema, as the harness's MCP fixture lists it
+    /// (derived from `arguments` when not given: each argument typed by
+    /// its value).
+    pub tool_schema: Option<Value>,
+    /// Fields every result of the MCP fixture carries beside its `nonce`
+    /// (an object), so the deployment's answer can read like a real one.
+    pub fixture_result: Option<Value>,
     /// The conversation the seed step runs in (probes derive theirs).
     pub conversation: String,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
@@ -91,6 +107,8 @@ impl Default for ExtensionToolPack {
             witnessed: false,
             second_prompt: None,
             second_arguments: None,
+            tool_schema: None,
+            fixture_result: None,
             conversation: "extensions".into(),
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
@@ -136,6 +154,22 @@ impl ExtensionToolPack {
             "equals `arguments`: the second call must ask for something else",
         );
         checks.require(
+            self.tool_schema
+                .as_ref()
+                .is_none_or(|schema| schema.get("type").and_then(Value::as_str) == Some("object")),
+            "tool_schema",
+            "must be a JSON Schema of an object (`{\"type\": \"object\", ...}`), as MCP tools take",
+        );
+        checks.require(
+            self.fixture_result.as_ref().is_none_or(|result| {
+                result
+                    .as_object()
+                    .is_some_and(|fields| !fields.contains_key("nonce"))
+            }),
+            "fixture_result",
+            "must be a JSON object without a `nonce` field (the fixture adds each call's own)",
+        );
+        checks.require(
             self.expected_fragments.iter().all(|f| !f.is_empty()),
             "expected_fragments",
             "an empty fragment matches every answer",
@@ -143,6 +177,16 @@ impl ExtensionToolPack {
         checks.probes(&self.skip_probes, PROBES);
         checks.policy(&self.policy);
         checks.finish()
+    }
+
+    /// The tool the harness's MCP fixture serves for this pack.
+    pub fn fixture_tool(&self) -> crate::mcp::FixtureTool {
+        crate::mcp::FixtureTool::new(
+            &self.tool_name,
+            self.tool_schema.as_ref(),
+            self.arguments.as_ref(),
+            self.fixture_result.as_ref(),
+        )
     }
 
     /// The `extensions` capability contributing exactly this tool.
@@ -221,6 +265,46 @@ impl ExtensionToolPack {
         scenarios
     }
 
+    /// The MCP fixture probe's steps: the call twice, in a fresh
+    /// conversation and after a restart, each received by the fixture as
+    /// the model made it and its own result shown; then an upstream error,
+    /// reported as one.
+    fn fixture_steps(&self) -> Vec<Step> {
+        let c = self.conversation.as_str();
+        let tool = self.tool_name.as_str();
+        let served = |step: Step| {
+            step.asserting([
+                self.called(),
+                Assertion::ServedByFixture {
+                    tool: tool.to_owned(),
+                    times: 1,
+                    arguments: self.arguments.clone(),
+                    matching: self.argument_match,
+                },
+                Assertion::FixtureResultShown {
+                    tool: tool.to_owned(),
+                },
+                Assertion::ToolCallIdsUnique {
+                    minimum: 1,
+                    across_trial: true,
+                },
+            ])
+        };
+        vec![
+            served(self.call("through the fixture", c)),
+            served(self.call("called again", c)),
+            served(self.call("fresh conversation", &format!("{c}-fresh"))),
+            served(self.call("after a restart", c).restarting(true)),
+            // A model may rightly retry a failed call, so only how the
+            // failure is reported is judged.
+            self.call("upstream error", &format!("{c}-error"))
+                .failing_fixture_calls()
+                .asserting([Assertion::FixtureErrorReported {
+                    tool: tool.to_owned(),
+                }]),
+        ]
+    }
+
     fn probe(&self, name: &'static str) -> Scenario {
         let c = self.conversation.as_str();
         let tool = self.tool_name.as_str();
@@ -285,6 +369,7 @@ impl ExtensionToolPack {
                         .asserting(shown(self.arguments.clone())),
                 ]
             }
+            "extension/mcp-fixture" => self.fixture_steps(),
             other => unreachable!("the extension pack has no probe {other}"),
         };
         Scenario::probe(name, steps, self.policy)

@@ -211,6 +211,9 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
     if let Ok(url) = std::env::var(crate::replay::MODEL_URL_ENV) {
         context = context.with_model_url(url);
     }
+    if let Ok(url) = std::env::var(crate::mcp::MCP_URL_ENV) {
+        context = context.with_mcp_url(url);
+    }
     let mut target = match catch_unwind(AssertUnwindSafe(|| factory(&context))) {
         Ok(Ok(target)) => target,
         Ok(Err(error)) => return send(&writer, &ChildMessage::TurnError { id: 0, error }),

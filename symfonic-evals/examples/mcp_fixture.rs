@@ -1,0 +1,98 @@
+//! What the MCP fixture costs: starting (and stopping) one trial's server,
+//! a client's connection to it (initialize and `tools/list`), and one
+//! `tools/call` round trip over Streamable HTTP on a kept session, as the
+//! official SDK's client makes them.
+//!
+//! `cargo run --release -p symfonic-evals --example mcp_fixture`
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+use serde_json::json;
+use symfonic_evals::mcp::{FixtureTool, McpFixture};
+
+const STARTS: usize = 200;
+const CONNECTS: usize = 50;
+// Under the fixture's per-trial call limit.
+const CALLS: usize = 200;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn tool() -> FixtureTool {
+    FixtureTool::new(
+        "track_shipment",
+        None,
+        Some(&json!({ "order": 7, "include_eta": true })),
+        Some(&json!({ "status": "in transit" })),
+    )
+}
+
+fn main() {
+    let mut starts = Vec::with_capacity(STARTS);
+    for _ in 0..STARTS {
+        let began = Instant::now();
+        let fixture = McpFixture::start(tool()).expect("fixture starts");
+        drop(fixture);
+        starts.push(began.elapsed());
+    }
+    let fixture = McpFixture::start(tool()).expect("fixture starts");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let connect = || {
+        runtime.block_on(async {
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(fixture.url().to_owned()),
+            );
+            let client = ClientConfig::default()
+                .serve(transport)
+                .await
+                .expect("connects");
+            client.list_tools(Default::default()).await.expect("lists");
+            client
+        })
+    };
+    let mut connects = Vec::with_capacity(CONNECTS);
+    for _ in 0..CONNECTS {
+        let began = Instant::now();
+        let client = connect();
+        connects.push(began.elapsed());
+        runtime.block_on(async { drop(client.cancel().await) });
+    }
+    let client = connect();
+    let arguments = json!({ "order": 7, "include_eta": true })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut calls = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let params = CallToolRequestParams::new("track_shipment").with_arguments(arguments.clone());
+        let began = Instant::now();
+        let result = runtime
+            .block_on(client.call_tool(params))
+            .expect("the call is answered");
+        calls.push(began.elapsed());
+        assert_ne!(result.is_error, Some(true));
+    }
+    assert_eq!(fixture.log().call_count(), CALLS);
+    println!("MCP fixture, Streamable HTTP on loopback (median):");
+    println!(
+        "  start and stop, per trial:     {:>8.1} µs ({STARTS} runs)",
+        median(starts).as_secs_f64() * 1e6
+    );
+    println!(
+        "  connect (initialize + list):   {:>8.1} µs ({CONNECTS} runs)",
+        median(connects).as_secs_f64() * 1e6
+    );
+    println!(
+        "  tools/call round trip:         {:>8.1} µs ({CALLS} calls)",
+        median(calls).as_secs_f64() * 1e6
+    );
+}

@@ -1,0 +1,42 @@
+//! The MCP server fixture: the extension's tool, served by the harness.
+//!
+//! A deployment that binds its extension tools over the Model Context
+//! Protocol can bind the one the extension pack names to a server the
+//! harness owns, started for every trial. The fixture sees every
+//! `tools/list` and `tools/call` arrive with the arguments as received,
+//! answers each call with a result of its own (a fresh nonce beside the
+//! adopter's fixed content), and returns a tool error when a step asks it
+//! to. The pack then judges the extension from what the fixture saw,
+//! rather than from what the deployment says it did: a bridge that drops
+//! arguments, a cache, an earlier result shown to the model, an error
+//! dressed up as a success and a built-in tool passed off as the
+//! extension's all show.
+//!
+//! The deployment finds the fixture in its context
+//! ([`TargetContext::mcp_url`](crate::TargetContext::mcp_url)), or in a
+//! child process in [`MCP_URL_ENV`], and declares [`MCP_FIXTURE`] so the
+//! pack knows to judge by it. The server itself needs the `mcp` feature
+//! (on by default); the records and the checks over them do not.
+
+mod log;
+#[cfg(feature = "mcp")]
+mod server;
+
+pub(crate) use log::mask_nonces;
+pub use log::{FixtureCall, FixtureLog, FixtureRefusal, FixtureTool};
+#[cfg(feature = "mcp")]
+pub use server::McpFixture;
+
+/// The trait a deployment declares when it binds the extension's tool to
+/// the harness's MCP fixture: the extension pack then runs its
+/// `extension/mcp-fixture` probe and judges calls by what the fixture
+/// received.
+pub const MCP_FIXTURE: &str = "mcp-fixture";
+
+/// The variable a deployment in a child process reads the fixture's
+/// Streamable HTTP URL from.
+pub const MCP_URL_ENV: &str = "SYMFONIC_EVALS_MCP_URL";
+
+/// The most calls one trial's fixture answers; past it, every call is
+/// refused with a protocol error and the flood is recorded.
+pub const CALL_LIMIT: usize = 256;

@@ -1,0 +1,206 @@
+//! The fixture's server: the official MCP SDK's Streamable HTTP service on
+//! a loopback port, on a runtime of its own, for one trial.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::log::{FixtureLog, FixtureRefusal, FixtureTool};
+
+/// Connections served at once; more wait for one to close.
+const CONNECTIONS: usize = 32;
+/// How long a connection may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest request body the fixture reads.
+const BODY_LIMIT: usize = 1 << 20;
+
+/// One `ServerHandler` per MCP session, all writing to the trial's log.
+#[derive(Clone)]
+struct Handler {
+    tool: Arc<FixtureTool>,
+    log: FixtureLog,
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.log.listed();
+        let schema: Map<String, Value> = match &self.tool.input_schema {
+            Value::Object(schema) => schema.clone(),
+            _ => Map::new(),
+        };
+        Ok(ListToolsResult::with_all_items(vec![Tool::new(
+            self.tool.name.clone(),
+            "the extension's tool, served by the harness",
+            Arc::new(schema),
+        )]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != self.tool.name {
+            let refusal =
+                FixtureRefusal::UnknownTool(crate::redact::short_digest(request.name.as_bytes()));
+            self.log.refuse(refusal);
+            return Err(ErrorData::invalid_params("no such tool", None));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = self
+            .log
+            .call(&self.tool.name, arguments)
+            .map_err(|refusal| ErrorData::invalid_request(refusal.to_string(), None))?;
+        let result = if call.failed {
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "upstream unavailable ({})",
+                call.nonce
+            ))])
+        } else {
+            let result = self.tool.result(&call.nonce);
+            let mut success = CallToolResult::success(vec![ContentBlock::text(result.to_string())]);
+            success.structured_content = Some(result);
+            success
+        };
+        Ok(result.into())
+    }
+}
+
+/// The MCP server of one trial: serves [`FixtureTool`] over Streamable
+/// HTTP on `127.0.0.1`, records into its [`FixtureLog`], and stops when
+/// dropped (open sessions and connections included).
+pub struct McpFixture {
+    url: String,
+    log: FixtureLog,
+    cancel: CancellationToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for McpFixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpFixture")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpFixture {
+    /// Starts a fixture serving `tool` on a fresh loopback port.
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound or the runtime cannot start.
+    pub fn start(tool: FixtureTool) -> io::Result<Self> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let log = FixtureLog::new();
+        let cancel = CancellationToken::new();
+        let handler = Handler {
+            tool: Arc::new(tool),
+            log: log.clone(),
+        };
+        let token = cancel.clone();
+        let thread = std::thread::Builder::new()
+            .name("symfonic-evals-mcp".into())
+            .spawn(move || {
+                runtime.block_on(serve(listener, handler, token));
+                runtime.shutdown_timeout(Duration::from_millis(200));
+            })?;
+        Ok(Self {
+            url: url(address),
+            log,
+            cancel,
+            thread: Some(thread),
+        })
+    }
+
+    /// The Streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The trial's record, shared with the server.
+    pub fn log(&self) -> &FixtureLog {
+        &self.log
+    }
+}
+
+impl Drop for McpFixture {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn url(address: SocketAddr) -> String {
+    format!("http://{address}/mcp")
+}
+
+async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let config = StreamableHttpServerConfig::default()
+        .with_sse_keep_alive(None)
+        .with_cancellation_token(cancel.child_token());
+    let mut config = config;
+    config.max_request_body_bytes = BODY_LIMIT;
+    let service: StreamableHttpService<Handler, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(handler.clone()), Arc::default(), config);
+    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+    loop {
+        let permit = tokio::select! {
+            () = cancel.cancelled() => return,
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return,
+            },
+        };
+        let stream = tokio::select! {
+            () = cancel.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+        };
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                _ = connection => {}
+            }
+            drop(permit);
+        });
+    }
+}
