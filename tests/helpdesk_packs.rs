@@ -73,6 +73,7 @@ fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {
     witnessed = true,
     second_prompt = "where is the parcel for order 8?",
     second_arguments = { "order": 8, "include_eta": true },
+    fixture_result = { "status": "in transit", "carrier": "Northpost", "eta_days": 2 },
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_shipping_extension() {}

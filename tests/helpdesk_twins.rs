@@ -242,8 +242,8 @@ twins! {
         "extension/witnessed", "extension call", "ToolWitnessed",
         "ToolWitnessed(track_shipment, with arguments, exact)";
     upstream_error_reported_as_success: UpstreamErrorReportedAsSuccess =>
-        "extension/witnessed", "extension call", "ToolWitnessed",
-        "ToolWitnessed(track_shipment, with arguments, exact)";
+        "extension/mcp-fixture", "upstream error", "FixtureErrorReported",
+        "FixtureErrorReported(track_shipment)";
     result_never_shown_to_the_model: ResultNeverShown =>
         "extension/result-reaches-model", "extension call", "ToolResultShown",
         "ToolResultShown(track_shipment)";
@@ -253,6 +253,12 @@ twins! {
     previous_result_shown_to_the_model: PreviousResultShown =>
         "extension/fresh-result", "second request", "ToolResultShown",
         "ToolResultShown(track_shipment)";
+    built_in_tool_declared_as_the_extensions: BuiltInDeclaredAsExtension =>
+        "extension/mcp-fixture", "through the fixture", "ServedByFixture",
+        "ServedByFixture(track_shipment, times=1, with arguments, exact)";
+    carrier_server_bound_on_the_first_start_only: CarrierBoundOnFirstStartOnly =>
+        "extension/mcp-fixture", "after a restart", "ServedByFixture",
+        "ServedByFixture(track_shipment, times=1, with arguments, exact)";
 
     // Caught by the exactly-once pack's crash experiments; each passes every
     // other pack (see below).
@@ -356,7 +362,11 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
             // them beside the probe that enforces without a restart, and
             // they bind identities to content as the identity probe does;
             // and a second instance is another process, so what a restart
-            // loses (a spent mark held in memory) a replica never had.
+            // loses (a spent mark held in memory) a replica never had. The
+            // MCP fixture's probe sees every call the desk makes, so each
+            // extension twin a self-reported probe catches fails it too
+            // (the Python desk, which binds no fixture, has the twins those
+            // probes catch alone).
             let first = Flaw::ALL
                 .iter()
                 .filter(|f| f.pack() == pack && f.expected_catch().scenario == name)
@@ -371,8 +381,10 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
                     "procedural/identity-bound",
                     "approval/restart-between-pause-and-resume",
                     "approval/restart-before-replay",
+                    "extension/repeated-and-fresh-conversation",
                     "extension/result-reaches-model",
                     "extension/witnessed",
+                    "extension/fresh-result",
                 ];
                 assert!(
                     alone || shared.contains(&name),

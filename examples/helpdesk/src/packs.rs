@@ -59,7 +59,8 @@ pub fn approval_resume() -> PackDefinition {
 
 /// Track a parcel through the shipping extension's tool, whose body
 /// witnesses what it received; a second parcel's lookup must return its
-/// own result.
+/// own result. Tracking runs on the carrier's MCP server, which the
+/// harness serves: every result it sends reads as a parcel in transit.
 pub fn extension_tool() -> PackDefinition {
     PackDefinition::ExtensionTool(ExtensionToolPack {
         prompt: "where is the parcel for order 7?".into(),
@@ -69,6 +70,9 @@ pub fn extension_tool() -> PackDefinition {
         witnessed: true,
         second_prompt: Some("where is the parcel for order 8?".into()),
         second_arguments: Some(json!({ "order": 8, "include_eta": true })),
+        fixture_result: Some(json!({
+            "status": "in transit", "carrier": "Northpost", "eta_days": 2
+        })),
         ..ExtensionToolPack::default()
     })
 }

@@ -81,6 +81,19 @@ pub struct Helpdesk {
     /// Each tool's last result in this process: only the
     /// `PreviousResultShown` twin reads it.
     previous_results: std::collections::HashMap<String, serde_json::Value>,
+    /// Whether the shipping extension's tools run on the carrier's MCP
+    /// server, which the desk then declares.
+    on_carrier_server: bool,
+}
+
+/// Whether an earlier start in this durable directory bound the carrier's
+/// server (marking it so): only the `CarrierBoundOnFirstStartOnly` twin
+/// asks, and trusts its first binding from then on.
+fn bound_before(ctx: &TargetContext) -> bool {
+    let marker = ctx.durable_path("carrier-bound");
+    let before = marker.exists();
+    let _ = std::fs::write(marker, b"");
+    before
 }
 
 fn recall_line(procedure: &StoredProcedure) -> String {
@@ -172,8 +185,16 @@ impl Helpdesk {
         if variant == Some(Variant::InvoiceBeforeCancelling) {
             tools.register(Box::new(CustomerNotice::FINAL_INVOICE));
         }
+        // Tracking runs on the carrier's MCP server when the context
+        // names one (the harness's fixture, under the extension pack).
+        let carrier_server = match flaw {
+            Some(Flaw::BuiltInDeclaredAsExtension) => None,
+            Some(Flaw::CarrierBoundOnFirstStartOnly) if bound_before(ctx) => None,
+            _ => ctx.mcp_url(),
+        };
         let shipping = ShippingExtension {
             defaulted_detail: variant == Some(Variant::DefaultedToolArgument),
+            carrier_server,
         };
         let extensions: Vec<Box<dyn Extension>> = vec![Box::new(shipping)];
         let mut contributed = Vec::new();
@@ -217,6 +238,7 @@ impl Helpdesk {
             clock: ctx.clock().clone(),
             process_calls: std::sync::atomic::AtomicU64::new(0),
             previous_results: std::collections::HashMap::new(),
+            on_carrier_server: ctx.mcp_url().is_some(),
         })
     }
 
@@ -346,6 +368,11 @@ impl Target for Helpdesk {
             .operation("review")
             .with_trait(REPLICAS)
             .with_trait(CONTEXT_CLOCK);
+        let evidence = if self.on_carrier_server {
+            evidence.with_trait(symfonic_evals::mcp::MCP_FIXTURE)
+        } else {
+            evidence
+        };
         self.contributed
             .iter()
             .fold(evidence, |e, tool| e.contributes("extensions", tool))

@@ -5,6 +5,7 @@ use super::{Catch, Flaw};
 const PROCEDURAL: &str = "procedural-review-and-enforcement";
 const APPROVAL: &str = "approval-pause-resume-and-replay-refusal";
 const EXTENSION: &str = "extension-tool-execution";
+const MCP_FIXTURE: &str = "extension/mcp-fixture";
 const EXACTLY_ONCE: &str = "exactly-once-effects";
 
 const fn at(
@@ -472,7 +473,25 @@ impl Flaw {
                 "ToolCallIdsUnique",
                 "ToolCallIdsUnique(minimum=1, across the trial)",
             ),
-            Self::BridgeDropsArguments | Self::UpstreamErrorReportedAsSuccess => witnessed(),
+            Self::BridgeDropsArguments => witnessed(),
+            Self::UpstreamErrorReportedAsSuccess => at(
+                "extension/mcp-fixture",
+                "upstream error",
+                "FixtureErrorReported",
+                "FixtureErrorReported(track_shipment)",
+            ),
+            Self::BuiltInDeclaredAsExtension => at(
+                "extension/mcp-fixture",
+                "through the fixture",
+                "ServedByFixture",
+                "ServedByFixture(track_shipment, times=1, with arguments, exact)",
+            ),
+            Self::CarrierBoundOnFirstStartOnly => at(
+                "extension/mcp-fixture",
+                "after a restart",
+                "ServedByFixture",
+                "ServedByFixture(track_shipment, times=1, with arguments, exact)",
+            ),
             Self::ResultNeverShown => at(
                 "extension/result-reaches-model",
                 "extension call",
@@ -600,13 +619,24 @@ impl Flaw {
                 "extension/result-reaches-model",
                 "extension/witnessed",
                 "extension/fresh-result",
+                MCP_FIXTURE,
             ]],
-            // The fresh-result probe shows and witnesses its calls too.
-            Self::BridgeDropsArguments | Self::UpstreamErrorReportedAsSuccess => {
-                &[&["extension/witnessed", "extension/fresh-result"]]
+            // The MCP fixture's probe repeats the call across turns and a
+            // restart, and sees every call arrive and its result shown.
+            Self::CallIdsRestartEveryTurn | Self::CallIdsFromProcessCounter => {
+                &[&["extension/repeated-and-fresh-conversation", MCP_FIXTURE]]
             }
-            Self::ResultNeverShown => {
-                &[&["extension/result-reaches-model", "extension/fresh-result"]]
+            // The fresh-result probe shows and witnesses its calls too.
+            Self::BridgeDropsArguments => {
+                &[&["extension/witnessed", "extension/fresh-result", MCP_FIXTURE]]
+            }
+            Self::ResultNeverShown => &[&[
+                "extension/result-reaches-model",
+                "extension/fresh-result",
+                MCP_FIXTURE,
+            ]],
+            Self::ResultServedFromCache | Self::PreviousResultShown => {
+                &[&["extension/fresh-result", MCP_FIXTURE]]
             }
             _ => return vec![self.expected_catch().scenario],
         };

@@ -231,6 +231,13 @@ flaws! {
     /// place of the one the call returned (the same result, as long as the
     /// calls ask the same).
     PreviousResultShown = "previous-result-shown" in ExtensionTool,
+    /// Tracking runs on the desk's own copy of the carrier's timetable,
+    /// while the desk declares the carrier server's tool as the shipping
+    /// extension's and says it binds that server.
+    BuiltInDeclaredAsExtension = "built-in-declared-as-extension" in ExtensionTool,
+    /// The carrier's server is bound on the desk's first start only; a
+    /// restarted desk trusts that binding and tracks on its own copy.
+    CarrierBoundOnFirstStartOnly = "carrier-bound-on-first-start-only" in ExtensionTool,
     /// Every attempt at an effect takes a fresh call id from a durable
     /// sequence as its idempotency key, so a retry after a crash is a new
     /// effect.

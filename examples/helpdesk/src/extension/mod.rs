@@ -10,6 +10,8 @@
 //! execution in the harness's ledger: what it received and how it ended, so
 //! a bridge that loses arguments or dresses up a failure disagrees with it.
 
+mod carrier;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
@@ -39,10 +41,13 @@ pub trait Extension {
 
 /// Parcel tracking through the shop's carriers.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ShippingExtension {
+pub struct ShippingExtension<'a> {
     /// Whether the manifest declares `detail` (`"summary"` by default,
     /// `"full"` adds the last scan): the `DefaultedToolArgument` variant's.
     pub defaulted_detail: bool,
+    /// The carrier's MCP server, when tracking runs there rather than on
+    /// the desk's own copy of the timetable.
+    pub carrier_server: Option<&'a str>,
 }
 
 /// The tool the shipping extension contributes.
@@ -62,7 +67,7 @@ const TRACKING_WITH_DETAIL: Declared = Declared {
 /// The first manifest's schema, before `include_eta` existed.
 const TRACKING_V1: &[&str] = &["order"];
 
-impl Extension for ShippingExtension {
+impl Extension for ShippingExtension<'_> {
     fn manifest(&self) -> Vec<Declared> {
         vec![self.tracking()]
     }
@@ -78,8 +83,16 @@ impl Extension for ShippingExtension {
         } else {
             self.tracking().arguments
         };
+        let body: Box<dyn Tool> = match self.carrier_server {
+            Some(url) => match carrier::CarrierServer::connect(url) {
+                Ok(server) => Box::new(carrier::RemoteTracking { server }),
+                // Declared, and unbound until the server answers.
+                Err(_) => return,
+            },
+            None => Box::new(TrackShipment { feed }),
+        };
         catalog.register(Box::new(Bridge {
-            body: TrackShipment { feed },
+            body,
             forwards,
             // Serves the timetable's estimate when the live feed fails.
             falls_back: flaw == Some(Flaw::UpstreamErrorReportedAsSuccess),
@@ -88,8 +101,8 @@ impl Extension for ShippingExtension {
     }
 }
 
-impl ShippingExtension {
-    fn tracking(self) -> Declared {
+impl ShippingExtension<'_> {
+    fn tracking(&self) -> Declared {
         if self.defaulted_detail {
             TRACKING_WITH_DETAIL
         } else {
@@ -197,7 +210,7 @@ impl Tool for TrackShipment {
 
 /// What stands between the desk's dispatcher and an extension's body.
 struct Bridge {
-    body: TrackShipment,
+    body: Box<dyn Tool>,
     forwards: &'static [&'static str],
     falls_back: bool,
     /// Results by the arguments that asked for them: the
