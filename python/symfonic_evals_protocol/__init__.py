@@ -25,6 +25,9 @@ write ``async def run_turn(...)`` with ``await turn.ledger_apply(key)`` and
 approved procedures exactly as the harness does, so a Python gate needs no
 second copy of the rules.
 
+:func:`mcp_server_params` locates the harness's MCP fixture (the server of
+the extension pack's tool) in the shapes common MCP clients take.
+
 :func:`now` is the time on the trial's clock, which the harness may move
 forward between a crash and the retry; read the time there (and declare the
 ``context-clock`` trait) when anything derives from it.
@@ -37,6 +40,7 @@ from . import predicates
 from ._async import AsyncDeployment, AsyncTurn, serve_async
 from ._clock import now
 from ._identity import canonical_json, procedure_identity
+from ._mcp import MCP_FIXTURE, MCP_URL_ENV, mcp_server_params, mcp_url
 from ._records import (
     Capabilities,
     Pause,
@@ -57,6 +61,10 @@ from ._wire import DURABLE_DIR_ENV, PROTOCOL_VERSION, durable_dir
 __version__ = "0.1.0"
 
 __all__ = [
+    "MCP_FIXTURE",
+    "MCP_URL_ENV",
+    "mcp_server_params",
+    "mcp_url",
     "PROTOCOL_VERSION",
     "DURABLE_DIR_ENV",
     "Role",

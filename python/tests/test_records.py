@@ -154,3 +154,23 @@ class LedgerApply(unittest.TestCase):
         for bad in ("", 7):
             with self.assertRaises(TypeError):
                 _wire.ledger_apply(3, "refund:9", bad)  # type: ignore[arg-type]
+
+
+class McpServerParamsTest(unittest.TestCase):
+    def test_the_fixture_url_in_each_clients_shape(self):
+        import os
+        from unittest import mock
+
+        from symfonic_evals_protocol import MCP_URL_ENV, mcp_server_params
+
+        with mock.patch.dict(os.environ, {MCP_URL_ENV: "http://127.0.0.1:9/mcp"}):
+            self.assertEqual(mcp_server_params(), {"url": "http://127.0.0.1:9/mcp"})
+            self.assertEqual(
+                mcp_server_params("langchain"),
+                {"url": "http://127.0.0.1:9/mcp", "transport": "streamable_http"},
+            )
+            self.assertEqual(mcp_server_params("openai-agents"), {"url": "http://127.0.0.1:9/mcp"})
+            with self.assertRaises(ValueError):
+                mcp_server_params("other")
+        with mock.patch.dict(os.environ, {}, clear=True):
+            self.assertIsNone(mcp_server_params())
