@@ -1,7 +1,9 @@
 //! What the MCP fixture costs: starting (and stopping) one trial's server,
 //! a client's connection to it (initialize and `tools/list`), and one
 //! `tools/call` round trip over Streamable HTTP on a kept session, as the
-//! official SDK's client makes them.
+//! official SDK's client makes them; and one round trip over stdio through
+//! the bridge a deployment launches (built beside this example:
+//! `cargo build --release -p symfonic-evals --bin symfonic-evals-mcp-stdio`).
 //!
 //! `cargo run --release -p symfonic-evals --example mcp_fixture`
 
@@ -82,6 +84,7 @@ fn main() {
         assert_ne!(result.is_error, Some(true));
     }
     assert_eq!(fixture.log().call_count(), CALLS);
+    let stdio = stdio_round_trips();
     println!("MCP fixture, Streamable HTTP on loopback (median):");
     println!(
         "  start and stop, per trial:     {:>8.1} µs ({STARTS} runs)",
@@ -95,4 +98,58 @@ fn main() {
         "  tools/call round trip:         {:>8.1} µs ({CALLS} calls)",
         median(calls).as_secs_f64() * 1e6
     );
+    match stdio {
+        Some(stdio) => println!(
+            "  tools/call over stdio (bridge): {:>8.1} µs ({CALLS} calls)",
+            median(stdio).as_secs_f64() * 1e6
+        ),
+        None => println!("  stdio: skipped (build the symfonic-evals-mcp-stdio binary first)"),
+    }
+}
+
+/// `tools/call` round trips through the stdio bridge, as raw JSON-RPC
+/// lines; `None` when the bridge is not built.
+fn stdio_round_trips() -> Option<Vec<Duration>> {
+    use std::io::{BufRead, BufReader, Write};
+    let bridge = symfonic_evals::mcp::stdio_bridge()?;
+    let fixture = McpFixture::start(tool()).expect("fixture starts");
+    let mut child = std::process::Command::new(bridge)
+        .arg(fixture.stdio_address().to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let mut stdout = BufReader::new(child.stdout.take()?);
+    let mut send = |line: serde_json::Value, answered: bool| {
+        writeln!(stdin, "{line}").expect("writes");
+        if answered {
+            let mut reply = String::new();
+            stdout.read_line(&mut reply).expect("reads");
+        }
+    };
+    send(
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "bench", "version": "1" } } }),
+        true,
+    );
+    send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        false,
+    );
+    let mut samples = Vec::with_capacity(CALLS);
+    for id in 1..=CALLS {
+        let began = Instant::now();
+        send(
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "track_shipment", "arguments": { "order": 7, "include_eta": true } } }),
+            true,
+        );
+        samples.push(began.elapsed());
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(fixture.log().call_count(), CALLS);
+    Some(samples)
 }

@@ -123,6 +123,8 @@ pub struct TargetContext {
     model_url: Option<String>,
     /// The trial's MCP server fixture, if the pack serves one.
     mcp_url: Option<String>,
+    /// The address of its stdio side.
+    mcp_stdio: Option<String>,
     /// The clock the deployment reads the time from.
     clock: Clock,
 }
@@ -147,6 +149,7 @@ impl TargetContext {
             trial,
             model_url: None,
             mcp_url: None,
+            mcp_stdio: None,
             clock: Clock::default(),
         }
     }
@@ -166,6 +169,7 @@ impl TargetContext {
             trial,
             model_url: None,
             mcp_url: None,
+            mcp_stdio: None,
             clock: Clock::default(),
         })
     }
@@ -204,6 +208,28 @@ impl TargetContext {
         self.mcp_url.as_deref()
     }
 
+    /// This context with the stdio side of the trial's MCP fixture at
+    /// `address` (`127.0.0.1:<port>`), which
+    /// [`mcp_command`](Self::mcp_command) connects to.
+    #[must_use]
+    pub fn with_mcp_stdio(mut self, address: impl Into<String>) -> Self {
+        self.mcp_stdio = Some(address.into());
+        self
+    }
+
+    /// The command that serves the trial's MCP fixture over stdio, for a
+    /// deployment that launches its MCP servers as commands: the crate's
+    /// bridge (`symfonic-evals-mcp-stdio`) with the fixture's address.
+    /// `None` outside an extension pack run, or when the bridge cannot be
+    /// found (see [`mcp::stdio_bridge`](crate::mcp::stdio_bridge)).
+    pub fn mcp_command(&self) -> Option<crate::mcp::McpCommand> {
+        let address = self.mcp_stdio.clone()?;
+        Some(crate::mcp::McpCommand {
+            program: crate::mcp::stdio_bridge()?,
+            args: vec![address],
+        })
+    }
+
     /// The variables a deployment in a child process finds this context's
     /// endpoints in: the model endpoint's, and the MCP fixture's.
     pub(crate) fn endpoint_env(&self) -> Vec<(&'static str, String)> {
@@ -213,6 +239,15 @@ impl TargetContext {
             .unwrap_or_default();
         if let Some(url) = self.mcp_url() {
             env.push((crate::mcp::MCP_URL_ENV, url.to_owned()));
+        }
+        if let Some(address) = &self.mcp_stdio {
+            env.push((crate::mcp::MCP_STDIO_ADDR_ENV, address.clone()));
+            if let Some(bridge) = crate::mcp::stdio_bridge() {
+                env.push((
+                    crate::mcp::MCP_STDIO_BIN_ENV,
+                    bridge.to_string_lossy().into_owned(),
+                ));
+            }
         }
         env
     }

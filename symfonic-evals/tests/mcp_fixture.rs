@@ -170,3 +170,74 @@ fn a_dropped_fixture_stops_serving_even_with_a_session_open() {
     let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
     assert!(TcpStream::connect(address).is_err(), "still listening");
 }
+
+/// The stdio bridge, launched as a deployment launches a stdio MCP server.
+fn bridge(fixture: &McpFixture) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_symfonic-evals-mcp-stdio"))
+        .arg(fixture.stdio_address().to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the bridge starts")
+}
+
+#[test]
+fn over_stdio_the_bridge_carries_a_session_to_the_fixture() {
+    use std::io::BufRead;
+    let fixture = fixture();
+    let mut child = bridge(&fixture);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut exchange = |line: Value, answered: bool| -> Option<Value> {
+        writeln!(stdin, "{line}").expect("writes");
+        stdin.flush().expect("flushes");
+        answered.then(|| {
+            let mut reply = String::new();
+            stdout.read_line(&mut reply).expect("reads");
+            serde_json::from_str(&reply).expect("a JSON-RPC line")
+        })
+    };
+    let init = exchange(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "desk", "version": "1" } } }),
+        true,
+    )
+    .expect("initialized");
+    assert!(init.get("result").is_some(), "{init}");
+    exchange(
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        false,
+    );
+    let listed = exchange(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {} }),
+        true,
+    )
+    .expect("listed");
+    assert_eq!(listed["result"]["tools"][0]["name"], "track", "{listed}");
+    let called = exchange(
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": { "name": "track", "arguments": { "order": 7 } } }),
+        true,
+    )
+    .expect("called");
+    let calls = fixture.log().calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, json!({ "order": 7 }));
+    assert_eq!(
+        called["result"]["structuredContent"]["nonce"],
+        json!(calls[0].nonce),
+        "{called}"
+    );
+    // Garbage ends the session, not the fixture.
+    exchange(json!("not a request"), false);
+    drop(stdin);
+    let _ = child.wait();
+    let runtime = runtime();
+    let client = connect(&runtime, fixture.url());
+    runtime
+        .block_on(client.call_tool(call(json!({ "order": 8 }))))
+        .expect("answered over HTTP");
+    assert_eq!(fixture.log().call_count(), 2);
+    assert_eq!(fixture.log().listings(), 1);
+}

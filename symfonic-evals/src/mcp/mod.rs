@@ -37,6 +37,55 @@ pub const MCP_FIXTURE: &str = "mcp-fixture";
 /// Streamable HTTP URL from.
 pub const MCP_URL_ENV: &str = "SYMFONIC_EVALS_MCP_URL";
 
+/// The variable a deployment in a child process reads the address of the
+/// fixture's stdio side from (the bridge's argument).
+pub const MCP_STDIO_ADDR_ENV: &str = "SYMFONIC_EVALS_MCP_STDIO_ADDR";
+
+/// The variable a deployment in a child process reads the stdio bridge's
+/// path from, when the harness found it; also where the harness looks
+/// first.
+pub const MCP_STDIO_BIN_ENV: &str = "SYMFONIC_EVALS_MCP_COMMAND";
+
+/// The bridge binary's name.
+pub const STDIO_BRIDGE: &str = "symfonic-evals-mcp-stdio";
+
+/// A command that speaks MCP over its stdin and stdout, as a deployment
+/// launches a stdio server: the crate's bridge, connected to the trial's
+/// fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpCommand {
+    /// The program to launch.
+    pub program: std::path::PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+/// Where the stdio bridge is: [`MCP_STDIO_BIN_ENV`] if set, else beside
+/// the running executable or its parent directory (where cargo puts a
+/// workspace's binaries next to its tests), else on `PATH`
+/// (`cargo install symfonic-evals --bin symfonic-evals-mcp-stdio`).
+pub fn stdio_bridge() -> Option<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os(MCP_STDIO_BIN_ENV) {
+        return Some(path.into());
+    }
+    let name = format!("{STDIO_BRIDGE}{}", std::env::consts::EXE_SUFFIX);
+    let exe = std::env::current_exe().ok();
+    let dir = exe.as_deref().and_then(std::path::Path::parent);
+    let beside: Vec<std::path::PathBuf> = [dir, dir.and_then(std::path::Path::parent)]
+        .into_iter()
+        .flatten()
+        .map(|dir| dir.join(&name))
+        .collect();
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join(&name));
+    beside
+        .into_iter()
+        .chain(on_path)
+        .find(|path| path.is_file())
+}
+
 /// The most calls one trial's fixture answers; past it, every call is
 /// refused with a protocol error and the flood is recorded.
 pub const CALL_LIMIT: usize = 256;

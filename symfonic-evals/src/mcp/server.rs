@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -87,10 +87,13 @@ impl ServerHandler for Handler {
 }
 
 /// The MCP server of one trial: serves [`FixtureTool`] over Streamable
-/// HTTP on `127.0.0.1`, records into its [`FixtureLog`], and stops when
+/// HTTP on `127.0.0.1`, and as line-delimited JSON-RPC on a second loopback
+/// port that the stdio bridge (`symfonic-evals-mcp-stdio`) connects a
+/// launched command to; records into its [`FixtureLog`], and stops when
 /// dropped (open sessions and connections included).
 pub struct McpFixture {
     url: String,
+    stdio_address: SocketAddr,
     log: FixtureLog,
     cancel: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -114,6 +117,9 @@ impl McpFixture {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
+        let lines = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        lines.set_nonblocking(true)?;
+        let stdio_address = lines.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -127,11 +133,16 @@ impl McpFixture {
         let thread = std::thread::Builder::new()
             .name("symfonic-evals-mcp".into())
             .spawn(move || {
-                runtime.block_on(serve(listener, handler, token));
+                runtime.block_on(async {
+                    let lines = tokio::spawn(serve_lines(lines, handler.clone(), token.clone()));
+                    serve(listener, handler, token).await;
+                    lines.abort();
+                });
                 runtime.shutdown_timeout(Duration::from_millis(200));
             })?;
         Ok(Self {
             url: url(address),
+            stdio_address,
             log,
             cancel,
             thread: Some(thread),
@@ -141,6 +152,12 @@ impl McpFixture {
     /// The Streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The loopback address the stdio bridge connects a launched command
+    /// to (see [`stdio_command`](super::stdio_command)).
+    pub fn stdio_address(&self) -> SocketAddr {
+        self.stdio_address
     }
 
     /// The trial's record, shared with the server.
@@ -160,6 +177,33 @@ impl Drop for McpFixture {
 
 fn url(address: SocketAddr) -> String {
     format!("http://{address}/mcp")
+}
+
+/// Serves each connection of the stdio bridge as one MCP session of
+/// line-delimited JSON-RPC, as a server launched over stdio speaks it.
+async fn serve_lines(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+    loop {
+        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let handler = handler.clone();
+        let cancel = cancel.child_token();
+        tokio::spawn(async move {
+            // A client that never initializes, or speaks garbage, ends
+            // only its own session.
+            if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
+                let _ = session.waiting().await;
+            }
+            drop(permit);
+        });
+    }
 }
 
 async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {

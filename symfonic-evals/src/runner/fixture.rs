@@ -47,7 +47,9 @@ impl TrialFixture {
     pub(crate) fn bind(&self, context: TargetContext) -> TargetContext {
         #[cfg(feature = "mcp")]
         {
-            context.with_mcp_url(self.server.url())
+            context
+                .with_mcp_url(self.server.url())
+                .with_mcp_stdio(self.server.stdio_address().to_string())
         }
         #[cfg(not(feature = "mcp"))]
         {

@@ -214,6 +214,9 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
     if let Ok(url) = std::env::var(crate::mcp::MCP_URL_ENV) {
         context = context.with_mcp_url(url);
     }
+    if let Ok(address) = std::env::var(crate::mcp::MCP_STDIO_ADDR_ENV) {
+        context = context.with_mcp_stdio(address);
+    }
     let mut target = match catch_unwind(AssertUnwindSafe(|| factory(&context))) {
         Ok(Ok(target)) => target,
         Ok(Err(error)) => return send(&writer, &ChildMessage::TurnError { id: 0, error }),
