@@ -360,3 +360,46 @@ fn a_pause_does_not_reset_the_tool_budget() {
         "{after:?}"
     );
 }
+
+#[test]
+fn the_report_shows_what_the_mcp_fixture_received_beside_the_desks_record() {
+    let run = symfonic_evals::run_pack(
+        "helpdesk_packs::extension_over_mcp",
+        &helpdesk::packs::definition(Pack::ExtensionTool),
+        &helpdesk::packs::run_options(),
+        Helpdesk::open,
+    );
+    run.assert_passed();
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.report_path().expect("a report")).expect("readable"),
+    )
+    .expect("JSON");
+    assert_eq!(report["extension_evidence"], "mcp-fixture");
+    let fixture = report["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .find(|s| s["name"] == "extension/mcp-fixture")
+        .expect("the fixture's probe ran");
+    let steps = fixture["trials"][0]["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 5);
+    for step in steps {
+        let calls = step["fixture_calls"].as_array().expect("fixture calls");
+        assert_eq!(calls.len(), 1, "{step}");
+        assert_eq!(calls[0]["tool"], "track_shipment");
+        assert_eq!(
+            calls[0]["failed"],
+            json!(step["label"] == "upstream error"),
+            "{step}"
+        );
+        for digest in ["arguments_digest", "nonce_digest"] {
+            assert!(calls[0][digest].as_str().is_some_and(|d| !d.is_empty()));
+        }
+    }
+    // Nonces appear by digest only, never in clear.
+    let text = serde_json::to_string(&report).expect("text");
+    assert!(!text.contains("mcp-nonce-"), "a nonce in clear");
+    let page = std::fs::read_to_string(run.viewer_path().expect("a page")).expect("page");
+    assert!(page.contains("MCP fixture received"));
+    assert!(page.contains("judged by what the harness's MCP fixture"));
+}

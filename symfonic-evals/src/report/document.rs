@@ -95,6 +95,19 @@ pub(crate) fn document(run: &PackRun) -> Value {
         "probes_not_run": run.probes_not_run(),
         "machine": machine(),
     });
+    if run.kind() == crate::PackKind::ExtensionTool {
+        // Which evidence judged the calls: the harness's MCP fixture, or
+        // only what the deployment reported.
+        let fixture = run
+            .scenarios()
+            .iter()
+            .any(|s| s.name == "extension/mcp-fixture");
+        report["extension_evidence"] = json!(if fixture {
+            "mcp-fixture"
+        } else {
+            "self-reported"
+        });
+    }
     match run.verdict() {
         Verdict::NotApplicable(missing) => report["missing"] = json!(missing),
         Verdict::InvalidArguments(errors) => report["errors"] = json!(errors),

@@ -329,6 +329,17 @@ pub(crate) fn run_page(document: &Value) -> String {
         number(document, "schema_version"),
     );
     verdict_detail(&mut out, document);
+    match document.get("extension_evidence").and_then(Value::as_str) {
+        Some("mcp-fixture") => out.push_str(
+            "<p class=\"meta\">extension calls judged by what the harness's MCP fixture \
+             received, beside the deployment's own record</p>",
+        ),
+        Some(_) => out.push_str(
+            "<p class=\"meta\">extension calls judged by the deployment's own record (it binds \
+             no MCP fixture)</p>",
+        ),
+        None => {}
+    }
     first_failure_box(&mut out, document);
     grid(&mut out, document);
     probes_not_run(&mut out, document);
@@ -649,7 +660,7 @@ fn step_section(
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             let kind = text(assertion, "kind");
-            let badge = if kind.contains("Witness") || kind.contains("Mcp") {
+            let badge = if kind.contains("Witness") || kind.contains("Fixture") {
                 " <span class=\"badge\">witness</span>"
             } else {
                 ""
@@ -686,7 +697,36 @@ fn step_section(
         }
         out.push_str("</table>");
     }
+    fixture_calls(out, array(step, "fixture_calls"));
     out.push_str("</div>");
+}
+
+/// The calls the harness's MCP fixture received during a step, by digest.
+fn fixture_calls(out: &mut String, calls: &[Value]) {
+    if calls.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<table class=\"assertions\"><tr><th></th><th>MCP fixture received</th>\
+         <th>arguments as received</th><th>result nonce</th></tr>",
+    );
+    for call in calls {
+        let failed = call.get("failed").and_then(Value::as_bool) == Some(true);
+        let _ = write!(
+            out,
+            "<tr><td><span class=\"badge\">witness</span></td><td><code>{}</code>{}</td>\
+             <td><code>{}</code></td><td><code>{}</code></td></tr>",
+            esc(text(call, "tool")),
+            if failed {
+                " (answered with a tool error)"
+            } else {
+                ""
+            },
+            esc(text(call, "arguments_digest")),
+            esc(text(call, "nonce_digest")),
+        );
+    }
+    out.push_str("</table>");
 }
 
 /// One run as the index lists it.
