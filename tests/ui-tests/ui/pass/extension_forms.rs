@@ -19,6 +19,8 @@ fn minimal(_: &TargetContext) -> Deployment {
     argument_match = "subset",
     witnessed = true,
     skip_probes = ["extension/result-reaches-model"],
+    tool_schema = { type: "object", properties: { city: { type: "string" } } },
+    fixture_result = { forecast: "rain" },
     conversation = "weather",
 )]
 fn full(_: &TargetContext) -> Deployment {
