@@ -71,6 +71,7 @@ fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
     witnessed = true,
     second_prompt = "what is the weather in Oslo",
     second_arguments = { "city": "Oslo" },
+    fixture_result = { "city": "Lisbon", "forecast": "sunny, 21 C" },
     effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_weather(ctx: &TargetContext) -> ProcessTarget {

@@ -50,6 +50,7 @@ from symfonic_evals_protocol import (  # noqa: E402
     Turn,
     TurnFailure,
     TurnRecord,
+    mcp_url,
     now,
     serve,
 )
@@ -111,6 +112,28 @@ TWINS = {
     "result-served-from-cache": "the bridge answers a call it saw before, by its arguments, from a cache without running the tool",
 }
 
+MCP_TWINS = {
+    # Twins of a desk that binds the forecast service's MCP server (the
+    # ``mcp`` package installed, the harness's fixture in the context):
+    # without both they bind nothing, so only the tests that install the
+    # package run them.
+    "built-in-declared-as-extension": "weather_lookup runs on the desk's own forecasts while the desk declares the forecast server's tool",
+    "server-bound-on-first-start-only": "the forecast server is bound on the desk's first start only; a restarted desk forecasts on its own",
+}
+
+
+def forecast_server() -> Optional[str]:
+    """The forecast service's MCP server: the harness's fixture under the
+    extension pack, when the ``mcp`` package is installed to reach it."""
+    url = mcp_url()
+    if url is None:
+        return None
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return None
+    return url
+
 
 class ToolError(Exception):
     """A tool body (or the service behind it) failed; the text is the error."""
@@ -162,8 +185,19 @@ class HelpDesk(Deployment):
             "issue_refund": self._issue_refund,
             "escalate_ticket": self._escalate_ticket,
         }
+        # The forecast runs on the service's MCP server when there is one.
+        self._declares_server = forecast_server() is not None
+        self._server = forecast_server()
+        if self.has("built-in-declared-as-extension"):
+            self._server = None
+        if self.has("server-bound-on-first-start-only"):
+            marker = os.path.join(durable_dir, "forecast-server-bound")
+            if os.path.exists(marker):
+                self._server = None
+            open(marker, "w").close()
         if not self.has("extension-unbound"):
-            self._bodies["weather_lookup"] = self._weather_lookup
+            remote = self._server is not None
+            self._bodies["weather_lookup"] = self._weather_remote if remote else self._weather_lookup
         if self.is_variant("looks-up-before-acting"):
             self._bodies["lookup_ticket"] = self._lookup_ticket
 
@@ -180,7 +214,7 @@ class HelpDesk(Deployment):
         return [SYSTEM, TONE] if self.is_variant("extra-system-message") else [SYSTEM]
 
     def capabilities(self) -> Capabilities:
-        return (
+        capabilities = (
             Capabilities()
             .capability("tools")
             .capability("human")
@@ -193,6 +227,7 @@ class HelpDesk(Deployment):
             .with_trait("context-clock")
             .contributes("extensions", CONTRIBUTED[0])
         )
+        return capabilities.with_trait("mcp-fixture") if self._declares_server else capabilities
 
     def close(self) -> None:
         self.store.close()
@@ -494,6 +529,30 @@ class HelpDesk(Deployment):
 
         return self._witnessed("weather_lookup", arguments, turn, run)
 
+    def _weather_remote(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        """The forecast, asked of the service's MCP server with the official
+        SDK's client (the server witnesses its own executions)."""
+        import asyncio
+
+        from mcp import Client
+
+        async def call() -> Any:
+            async with Client(self._server) as client:
+                await client.list_tools()
+                return await client.call_tool("weather_lookup", arguments)
+
+        try:
+            result = asyncio.run(call())
+        except Exception as error:  # the service unreachable
+            raise ToolError(f"forecast service unreachable: {type(error).__name__}") from None
+        text = "".join(getattr(block, "text", "") or "" for block in result.content)
+        if getattr(result, "is_error", None) or getattr(result, "isError", None):
+            raise ToolError(text or "forecast service failed")
+        structured = getattr(result, "structured_content", None)
+        if structured is None:
+            structured = getattr(result, "structuredContent", None)
+        return structured if structured is not None else json.loads(text)
+
     # -- pausing for a person ----------------------------------------------------
 
     def _ask(
@@ -669,7 +728,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Serves the protocol; ``--twin`` picks a broken variant, ``--list-twins``
     prints their names."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--twin", choices=sorted(TWINS))
+    parser.add_argument("--twin", choices=sorted({**TWINS, **MCP_TWINS}))
     parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--list-variants", action="store_true")
     # ``--model openai``: plans and replies by a model through the official

@@ -179,6 +179,9 @@ pub fn extension() -> PackDefinition {
         witnessed: true,
         second_prompt: Some("what is the weather in Oslo".into()),
         second_arguments: Some(json!({"city": "Oslo"})),
+        // What the forecast server answers, when the desk binds the
+        // harness's MCP fixture as that server.
+        fixture_result: Some(json!({"city": "Lisbon", "forecast": "sunny, 21 C"})),
         ..ExtensionToolPack::default()
     })
 }
