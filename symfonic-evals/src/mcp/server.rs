@@ -155,7 +155,7 @@ impl McpFixture {
     }
 
     /// The loopback address the stdio bridge connects a launched command
-    /// to (see [`stdio_command`](super::stdio_command)).
+    /// to (see [`TargetContext::mcp_command`](crate::TargetContext::mcp_command)).
     pub fn stdio_address(&self) -> SocketAddr {
         self.stdio_address
     }
