@@ -12,6 +12,12 @@ from typing import Any, Dict, Optional
 MCP_URL_ENV = "SYMFONIC_EVALS_MCP_URL"
 """The variable the harness puts the fixture's Streamable HTTP URL in."""
 
+MCP_STDIO_ADDR_ENV = "SYMFONIC_EVALS_MCP_STDIO_ADDR"
+"""The variable the address of the fixture's stdio side is in."""
+
+MCP_COMMAND_ENV = "SYMFONIC_EVALS_MCP_COMMAND"
+"""The variable the path of the stdio bridge is in, when the harness found it."""
+
 MCP_FIXTURE = "mcp-fixture"
 """The trait a deployment that binds the fixture declares."""
 
@@ -31,7 +37,17 @@ def mcp_server_params(shape: str = "mcp") -> Optional[Dict[str, Any]]:
     - ``"langchain"``: one server entry of ``langchain-mcp-adapters``'
       ``MultiServerMCPClient`` (``{"url": ..., "transport": "streamable_http"}``);
     - ``"openai-agents"``: the ``params`` of the OpenAI Agents SDK's
-      ``MCPServerStreamableHttp`` (``{"url": ...}``)."""
+      ``MCPServerStreamableHttp`` (``{"url": ...}``);
+    - ``"stdio"``: a stdio server's ``command`` and ``args`` (the ``mcp``
+      package's ``StdioServerParameters``, the Agents SDK's
+      ``MCPServerStdio`` params): the harness's bridge to the same fixture,
+      ``None`` when the bridge was not found."""
+    if shape == "stdio":
+        command = os.environ.get(MCP_COMMAND_ENV)
+        address = os.environ.get(MCP_STDIO_ADDR_ENV)
+        if not command or not address:
+            return None
+        return {"command": command, "args": [address]}
     url = mcp_url()
     if url is None:
         return None
@@ -39,4 +55,4 @@ def mcp_server_params(shape: str = "mcp") -> Optional[Dict[str, Any]]:
         return {"url": url}
     if shape == "langchain":
         return {"url": url, "transport": "streamable_http"}
-    raise ValueError(f"unknown MCP client shape {shape!r}: mcp, langchain or openai-agents")
+    raise ValueError(f"unknown MCP client shape {shape!r}: mcp, langchain, openai-agents or stdio")

@@ -172,5 +172,14 @@ class McpServerParamsTest(unittest.TestCase):
             self.assertEqual(mcp_server_params("openai-agents"), {"url": "http://127.0.0.1:9/mcp"})
             with self.assertRaises(ValueError):
                 mcp_server_params("other")
+            self.assertIsNone(mcp_server_params("stdio"))
+        stdio = {
+            "SYMFONIC_EVALS_MCP_COMMAND": "/bin/bridge",
+            "SYMFONIC_EVALS_MCP_STDIO_ADDR": "127.0.0.1:7",
+        }
+        with mock.patch.dict(os.environ, stdio, clear=True):
+            self.assertEqual(
+                mcp_server_params("stdio"), {"command": "/bin/bridge", "args": ["127.0.0.1:7"]}
+            )
         with mock.patch.dict(os.environ, {}, clear=True):
             self.assertIsNone(mcp_server_params())
