@@ -7,9 +7,11 @@
 //! caught (scenario, step, assertion), or that it escaped. A twin runs only
 //! as far as that takes: the seed and the scenario it must be caught in
 //! (the workspace tests prove it passes every other one). Every run is a
-//! job; the jobs run side by side, two per core (`SYMFONIC_EVALS_JOBS`
-//! sets how many), each printing a progress line to stderr as it ends, and
-//! the results are printed in a fixed order once all are in.
+//! job; the jobs run side by side, four per core and the longest first
+//! (`SYMFONIC_EVALS_JOBS` sets how many), each printing a progress line to
+//! stderr as it ends, and the results are printed in a fixed order once all
+//! are in. Run it optimised (`cargo run --release -p helpdesk`): in a debug
+//! build the harness's own work, not the deployments', dominates.
 //! A deployment that could not be built and a pack whose arguments are
 //! invalid are reported as such, never as a pass or an escape. Exits
 //! non-zero unless every reference passes and every twin is caught where it
@@ -185,6 +187,28 @@ impl Job {
         jobs
     }
 
+    /// A rough cost, for starting the longest jobs first: a full run (a
+    /// reference, an honest variant) runs every probe, a twin two
+    /// scenarios; the Python desk's turns cross a process boundary, and
+    /// the procedural pack has the most scenarios.
+    fn weight(self) -> u32 {
+        let (full, python, pack) = match self {
+            Self::Reference { pack, python } | Self::Honest { pack, python, .. } => {
+                (true, python, pack)
+            }
+            Self::RustTwin(flaw) => (false, false, flaw.pack()),
+            Self::PythonTwin(twin) => (false, true, twin.pack),
+        };
+        let mut weight = if full { 8 } else { 1 };
+        if python {
+            weight *= 2;
+        }
+        if pack == Pack::Procedural {
+            weight += weight / 2;
+        }
+        weight
+    }
+
     fn label(self) -> String {
         match self {
             Self::Reference { pack, python } => {
@@ -254,24 +278,27 @@ impl Job {
     }
 }
 
-/// How many jobs run at once: `SYMFONIC_EVALS_JOBS`, or two per core. A
+/// How many jobs run at once: `SYMFONIC_EVALS_JOBS`, or four per core. A
 /// job's thread mostly waits on the children its trials run in (a
 /// re-executed desk, a Python interpreter), so one job per core leaves the
-/// cores idle between turns: on two cores, 2 jobs took 76.5 s, 4 took
-/// 65.7 s and 6 took 64.7 s in one session.
+/// cores idle between turns: on two cores, in a release build, 4 jobs took
+/// 66.3 s, 8 took 49.8 s, 12 took 48.0 s and 16 took 48.1 s in one session.
 fn workers() -> usize {
     std::env::var("SYMFONIC_EVALS_JOBS")
         .ok()
         .and_then(|n| n.parse().ok())
         .filter(|n| *n > 0)
-        .unwrap_or_else(|| 2 * std::thread::available_parallelism().map_or(1, usize::from))
+        .unwrap_or_else(|| 4 * std::thread::available_parallelism().map_or(1, usize::from))
 }
 
-/// Runs every job, `workers` at a time, and returns the runs in the jobs'
-/// order. Each job prints a progress line to stderr as it ends. In a child
-/// re-executed to serve one isolated run, every other job returns at once
-/// and the served one ends the process.
+/// Runs every job, `workers` at a time, longest first (so no long run
+/// starts last and leaves the other workers idle), and returns the runs in
+/// the jobs' order. Each job prints a progress line to stderr as it ends.
+/// In a child re-executed to serve one isolated run, every other job
+/// returns at once and the served one ends the process.
 fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].weight()));
     // A served child passes through the other jobs silently.
     let quiet = std::env::var_os(symfonic_evals::process::SERVE_RUN_ENV).is_some();
     let next = AtomicUsize::new(0);
@@ -281,10 +308,10 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
     std::thread::scope(|scope| {
         for _ in 0..workers.min(jobs.len()) {
             scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&job) = jobs.get(index) else {
+                let Some(&index) = order.get(next.fetch_add(1, Ordering::SeqCst)) else {
                     break;
                 };
+                let job = jobs[index];
                 let began = Instant::now();
                 let run = job.run();
                 let done = 1 + finished.fetch_add(1, Ordering::SeqCst);
