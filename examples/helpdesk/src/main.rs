@@ -307,25 +307,24 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..workers.min(jobs.len()) {
-            scope.spawn(|| loop {
-                let Some(&index) = order.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                    break;
-                };
-                let job = jobs[index];
-                let began = Instant::now();
-                let run = job.run();
-                let done = 1 + finished.fetch_add(1, Ordering::SeqCst);
-                if !quiet {
-                    eprintln!(
-                        "[{done:>3}/{}] {:<56} {:<14} {:>5.1} s (at {:.0} s)",
-                        jobs.len(),
-                        job.label(),
-                        verdict_word(run.verdict()),
-                        began.elapsed().as_secs_f64(),
-                        started.elapsed().as_secs_f64()
-                    );
+            scope.spawn(|| {
+                while let Some(&index) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    let job = jobs[index];
+                    let began = Instant::now();
+                    let run = job.run();
+                    let done = 1 + finished.fetch_add(1, Ordering::SeqCst);
+                    if !quiet {
+                        eprintln!(
+                            "[{done:>3}/{}] {:<56} {:<14} {:>5.1} s (at {:.0} s)",
+                            jobs.len(),
+                            job.label(),
+                            verdict_word(run.verdict()),
+                            began.elapsed().as_secs_f64(),
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
+                    runs.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(run);
                 }
-                runs.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(run);
             });
         }
     });
