@@ -186,8 +186,8 @@ class HelpDesk(Deployment):
             "escalate_ticket": self._escalate_ticket,
         }
         # The forecast runs on the service's MCP server when there is one.
-        self._declares_server = forecast_server() is not None
         self._server = forecast_server()
+        self._declares_server = self._server is not None
         if self.has("built-in-declared-as-extension"):
             self._server = None
         if self.has("server-bound-on-first-start-only"):

@@ -42,9 +42,10 @@ pub struct FixtureEvidence {
     /// The nonces of the trial's earlier calls, each with the conversation
     /// of the step that made it.
     pub earlier: Vec<(String, String)>,
-    /// Whether the instance that ran the step listed the fixture's tools
-    /// since it was last built (so it bound the tool, not a copy).
-    pub listed_since_start: bool,
+    /// Whether the deployment listed the fixture's tools at least once in
+    /// the trial. A client may keep the list it got (across a restart,
+    /// too) and call by name; what shows a binding is the call arriving.
+    pub listed: bool,
     /// Requests it refused during the step.
     pub refusals: Vec<crate::mcp::FixtureRefusal>,
 }

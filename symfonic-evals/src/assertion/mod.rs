@@ -313,8 +313,8 @@ pub enum Assertion {
         tool: String,
     },
     /// The harness's MCP server fixture received exactly `times` calls of
-    /// `tool` during the step, from an instance that listed its tools since
-    /// it started, each with the arguments (compared by `matching`, when
+    /// `tool` during the step, from a deployment that listed its tools in
+    /// the trial, each with the arguments (compared by `matching`, when
     /// named) and with the arguments the deployment reports the model's
     /// call carried; no request was refused. A built-in copy of the tool,
     /// a cache, a bridge that drops arguments and a binding made only on

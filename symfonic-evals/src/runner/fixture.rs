@@ -10,8 +10,9 @@ use crate::target::TargetContext;
 pub(crate) struct TrialFixture {
     #[cfg(feature = "mcp")]
     server: crate::mcp::McpFixture,
+    /// Without the server, no fixture is ever running.
     #[cfg(not(feature = "mcp"))]
-    log: FixtureLog,
+    never: std::convert::Infallible,
 }
 
 impl TrialFixture {
@@ -38,9 +39,7 @@ impl TrialFixture {
             self.server.log()
         }
         #[cfg(not(feature = "mcp"))]
-        {
-            &self.log
-        }
+        match self.never {}
     }
 
     /// `context` pointed at this fixture.
@@ -53,7 +52,8 @@ impl TrialFixture {
         }
         #[cfg(not(feature = "mcp"))]
         {
-            context
+            let _ = context;
+            match self.never {}
         }
     }
 }

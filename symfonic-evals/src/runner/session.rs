@@ -47,9 +47,6 @@ pub struct Session<'a> {
     /// The nonces of the fixture's calls in earlier steps, each with its
     /// step's conversation.
     fixture_nonces: Vec<(String, String)>,
-    /// How many times the fixture's tools had been listed when an instance
-    /// was last built.
-    listings_at_build: u64,
     pauses: BTreeMap<String, RetainedPause>,
     call_ids: HashSet<String>,
     /// Per tool, digests of the results it returned in the trial so far.
@@ -87,7 +84,6 @@ impl<'a> Session<'a> {
             endpoint: None,
             fixture: None,
             fixture_nonces: Vec::new(),
-            listings_at_build: 0,
             pauses: BTreeMap::new(),
             call_ids: HashSet::new(),
             results: HashMap::new(),
@@ -107,14 +103,6 @@ impl<'a> Session<'a> {
     pub(super) fn with_fixture(mut self, fixture: Option<&'a TrialFixture>) -> Self {
         self.fixture = fixture;
         self
-    }
-
-    /// Notes that an instance is about to be built: the fixture's tools
-    /// must be listed again from here on for its calls to count as bound.
-    fn building(&mut self) {
-        if let Some(fixture) = self.fixture {
-            self.listings_at_build = fixture.log().listings();
-        }
     }
 
     /// The trial's fixtures.
@@ -187,7 +175,6 @@ impl<'a> Session<'a> {
         self.attributes.clear();
         self.fixture_nonces.clear();
         self.last_record = None;
-        self.building();
         match build(self.factory, &self.context) {
             Ok(target) => {
                 self.target = Some(target);
@@ -207,7 +194,6 @@ impl<'a> Session<'a> {
         if !self.scenario.steps.iter().any(|step| step.instance > 0) {
             return true;
         }
-        self.building();
         match build(self.factory, &self.context) {
             Ok(replica) => {
                 self.replica = Some(replica);
@@ -306,7 +292,7 @@ impl<'a> Session<'a> {
         let fixture = self.fixture.map(|fixture| FixtureEvidence {
             calls: fixture.log().calls().split_off(calls_from),
             earlier: self.fixture_nonces.clone(),
-            listed_since_start: fixture.log().listings() > self.listings_at_build,
+            listed: fixture.log().listings() > 0,
             refusals: fixture.log().refusals().split_off(refusals_from),
         });
         if let Some(seen) = &fixture {
@@ -533,7 +519,6 @@ impl<'a> Session<'a> {
             }
             drop(target);
         }
-        self.building();
         let rebuilt = build(self.factory, &self.context)?;
         *self.slot(instance) = Some(rebuilt);
         Ok(())

@@ -26,16 +26,12 @@ fn fixture_calls<'a>(seen: &'a FixtureEvidence, tool: &'a str) -> Vec<&'a Fixtur
     seen.calls.iter().filter(|call| call.tool == tool).collect()
 }
 
-fn reported<'a>(record: &'a TurnRecord, tool: &str) -> Vec<&'a ToolCall> {
-    record
-        .tool_calls()
-        .iter()
-        .filter(|call| call.name == tool)
-        .collect()
+fn reported<'a>(record: &'a TurnRecord, tool: &'a str) -> Vec<&'a ToolCall> {
+    super::tools::calls_of(record, tool).collect()
 }
 
-/// Exactly `times` calls of `tool` reached the fixture, bound since the
-/// instance started, each with the arguments named and with the arguments
+/// Exactly `times` calls of `tool` reached the fixture, whose tools the
+/// deployment listed in the trial, each with the arguments named and with the arguments
 /// the deployment reports for the model's call, none refused.
 pub(super) fn served(
     evidence: &Evidence<'_>,
@@ -48,13 +44,13 @@ pub(super) fn served(
     let expected = match arguments {
         Some(args) => format!(
             "{times} call(s) of {tool} received by the MCP fixture with arguments {args} ({}), \
-             as the model's call(s) carried them, from an instance that listed the fixture's \
-             tools since it started",
+             as the model's call(s) carried them, from a deployment that listed the fixture's \
+             tools in the trial",
             matching.as_str()
         ),
         None => format!(
             "{times} call(s) of {tool} received by the MCP fixture with the arguments of the \
-             model's call(s), from an instance that listed the fixture's tools since it started"
+             model's call(s), from a deployment that listed the fixture's tools in the trial"
         ),
     };
     let seen = match seen(evidence, &expected) {
@@ -77,8 +73,7 @@ pub(super) fn served(
     let refusals: Vec<String> = seen.refusals.iter().map(ToString::to_string).collect();
     let observed = format!(
         "{} call(s) received ({named} with the named arguments, {as_called} as the model's \
-         call(s) carried them; received {}); {} reported; tools listed since the instance \
-         started: {}{}",
+         call(s) carried them; received {}); {} reported; tools listed in the trial: {}{}",
         received.len(),
         received
             .iter()
@@ -86,7 +81,7 @@ pub(super) fn served(
             .collect::<Vec<_>>()
             .join(", "),
         reported.len(),
-        if seen.listed_since_start { "yes" } else { "no" },
+        if seen.listed { "yes" } else { "no" },
         if refusals.is_empty() {
             String::new()
         } else {
@@ -98,7 +93,7 @@ pub(super) fn served(
             && named == times
             && reported.len() == times
             && as_called == times
-            && seen.listed_since_start
+            && seen.listed
             && refusals.is_empty(),
         expected,
         observed,
@@ -218,7 +213,7 @@ mod tests {
             .build();
         let seen = FixtureEvidence {
             calls: vec![call(1, args.clone(), "mcp-nonce-1", false)],
-            listed_since_start: true,
+            listed: true,
             ..FixtureEvidence::default()
         };
         assert!(check(&record, &seen, &served(args.clone())).passed);
@@ -234,9 +229,9 @@ mod tests {
             ..seen.clone()
         };
         assert!(!check(&record, &none, &served(args.clone())).passed);
-        // Not bound since this instance started.
+        // Never listed: no client session bound the tool.
         let stale = FixtureEvidence {
-            listed_since_start: false,
+            listed: false,
             ..seen.clone()
         };
         assert!(!check(&record, &stale, &served(args.clone())).passed);
@@ -259,7 +254,7 @@ mod tests {
                 ("mcp-nonce-one".into(), "c".into()),
                 ("mcp-nonce-other".into(), "d".into()),
             ],
-            listed_since_start: true,
+            listed: true,
             ..FixtureEvidence::default()
         };
         let input = |text: &str| TurnRecord::builder().model_input(text).build();
@@ -278,7 +273,7 @@ mod tests {
         };
         let seen = FixtureEvidence {
             calls: vec![call(1, json!({}), "mcp-nonce-1", true)],
-            listed_since_start: true,
+            listed: true,
             ..FixtureEvidence::default()
         };
         let failed = TurnRecord::builder()

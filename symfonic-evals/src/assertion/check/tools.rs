@@ -11,7 +11,10 @@ use crate::assertion::{ArgumentMatch, Evidence};
 use crate::evidence::{ToolCall, ToolOutcome, TurnRecord};
 use crate::redact::{sensitive, shape, PublicValues};
 
-fn calls_of<'a>(record: &'a TurnRecord, tool: &'a str) -> impl Iterator<Item = &'a ToolCall> {
+pub(super) fn calls_of<'a>(
+    record: &'a TurnRecord,
+    tool: &'a str,
+) -> impl Iterator<Item = &'a ToolCall> {
     record
         .tool_calls()
         .iter()
