@@ -38,5 +38,8 @@ fn main() {
     assert_eq!(definition.prompt, "weather in Oslo?");
     assert_eq!(definition.tool_name, "weather_lookup");
     assert_eq!(definition.policy.trials, 2);
-    assert_eq!(definition.arguments, Some(serde_json::json!({ "city": "Oslo" })));
+    assert_eq!(
+        definition.arguments,
+        Some(serde_json::json!({ "city": "Oslo" }))
+    );
 }

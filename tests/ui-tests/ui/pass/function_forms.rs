@@ -2,6 +2,8 @@
 //! docs, `#[ignore]`, `#[cfg]`, `impl Target`, any spelling of the context,
 //! a raw identifier for a name.
 #![deny(warnings)]
+// `cfg(all())` and `cfg(any())` are the shortest always and never: on purpose.
+#![allow(clippy::non_minimal_cfg)]
 
 use symfonic_evals::{extension_tool_pack, Target};
 
