@@ -29,11 +29,13 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
         PEAK.fetch_max(now, Ordering::Relaxed);
-        System.alloc(layout)
+        // SAFETY: the caller's contract for `alloc`, passed on unchanged.
+        unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        System.dealloc(ptr, layout);
+        // SAFETY: the caller's contract for `dealloc`, passed on unchanged.
+        unsafe { System.dealloc(ptr, layout) };
     }
 }
 

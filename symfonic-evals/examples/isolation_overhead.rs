@@ -96,6 +96,8 @@ fn main() {
         "isolated / thread per step: {:.1}x",
         isolated_step.as_secs_f64() / thread_step.as_secs_f64().max(1e-9)
     );
-    println!("5 trials waiting 200 ms a step: side by side {parallel:?}, one after another {serial:?} ({:.1}x)",
-        serial.as_secs_f64() / parallel.as_secs_f64());
+    println!(
+        "5 trials waiting 200 ms a step: side by side {parallel:?}, one after another {serial:?} ({:.1}x)",
+        serial.as_secs_f64() / parallel.as_secs_f64()
+    );
 }

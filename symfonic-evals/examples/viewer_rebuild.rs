@@ -50,7 +50,8 @@ impl Target for Desk {
 
 fn main() {
     let dir = tempfile::tempdir().expect("a directory");
-    std::env::set_var(REPORT_DIR_ENV, dir.path());
+    // SAFETY: single-threaded: no run has started yet.
+    unsafe { std::env::set_var(REPORT_DIR_ENV, dir.path()) };
     let pack = ExtensionToolPack {
         prompt: "weather in Oslo?".into(),
         tool_name: "weather_lookup".into(),

@@ -15,9 +15,12 @@ use symfonic_evals::{ProcessTarget, PromptRequest, Target, TargetContext};
 
 #[test]
 fn a_child_sees_none_of_the_harness_variables_it_was_not_given() {
-    std::env::set_var("SYMFONIC_EVALS_TRIALS", "3");
-    std::env::set_var("SYMFONIC_EVALS_UPSTREAM_KEY", "sk-never-for-the-deployment");
-    std::env::set_var("symfonic_evals_lower_case", "1");
+    // SAFETY: the only test of this binary, before it starts any thread.
+    unsafe {
+        std::env::set_var("SYMFONIC_EVALS_TRIALS", "3");
+        std::env::set_var("SYMFONIC_EVALS_UPSTREAM_KEY", "sk-never-for-the-deployment");
+        std::env::set_var("symfonic_evals_lower_case", "1");
+    }
     let children = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/process_children");
     for (script, forked) in [("misbehave.py", false), ("misbehave_forkable.py", true)] {
         let spec = ProcessSpec::new("python3")

@@ -81,7 +81,7 @@ impl Leaky {
                 Leak::Kind => {
                     return Err(
                         TurnError::new(SECRET, "declined").with_code(format!("card:{SECRET}"))
-                    )
+                    );
                 }
                 Leak::Echo => {}
             }

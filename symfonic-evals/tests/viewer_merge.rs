@@ -11,8 +11,12 @@ use common::extension::{ExtensionFlaw, WeatherDesk};
 use symfonic_evals::{run_pack, Isolation, RunOptions, PARTITION_ENV, REPORT_DIR_ENV};
 
 fn run_into(dir: &Path, partition: &str, flaw: Option<ExtensionFlaw>) {
-    std::env::set_var(REPORT_DIR_ENV, dir);
-    std::env::set_var(PARTITION_ENV, partition);
+    // SAFETY: the only test of this binary sets these between runs, with
+    // no run in flight.
+    unsafe {
+        std::env::set_var(REPORT_DIR_ENV, dir);
+        std::env::set_var(PARTITION_ENV, partition);
+    }
     let thread = RunOptions {
         isolation: Isolation::Thread,
         ..RunOptions::default()

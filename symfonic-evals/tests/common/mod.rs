@@ -128,7 +128,10 @@ pub fn private_report_dir(binary: &str) -> &'static std::path::Path {
             .join(format!("{binary}-reports-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a report directory");
-        std::env::set_var(symfonic_evals::REPORT_DIR_ENV, &dir);
+        // SAFETY: every test of a binary that calls this calls it first (see
+        // above) and the lock holds the others until it returns, so no thread
+        // of the binary reads the environment while it is set.
+        unsafe { std::env::set_var(symfonic_evals::REPORT_DIR_ENV, &dir) };
         dir
     })
 }

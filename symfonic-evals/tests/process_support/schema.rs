@@ -130,7 +130,7 @@ impl Schema {
                     Some(property) => self.check(property, member, &path)?,
                     None => match keywords.get("additionalProperties") {
                         Some(Value::Bool(false)) => {
-                            return fail(format!("additional property {name}"))
+                            return fail(format!("additional property {name}"));
                         }
                         Some(extra @ Value::Object(_)) => self.check(extra, member, &path)?,
                         _ => {}
