@@ -500,6 +500,11 @@ mod socket {
         /// `limit` passes.
         pub(super) fn accept(self, child: &mut Proc, limit: Duration) -> io::Result<UnixStream> {
             let deadline = Instant::now() + limit;
+            // A child connects within a millisecond or two when the machine
+            // is idle, but can take seconds on a loaded one: the pause
+            // between polls grows, so waiting does not burn the cores the
+            // child needs to start.
+            let mut pause = Duration::from_micros(100);
             loop {
                 match self.listener.accept() {
                     Ok((stream, _)) => {
@@ -520,7 +525,8 @@ mod socket {
                         "the child did not connect in time",
                     ));
                 }
-                std::thread::sleep(Duration::from_micros(200));
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(1));
             }
         }
     }
