@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use schema::Schema;
 use serde_json::{json, Value};
 use symfonic_evals::process::protocol::{decode, encode, ChildMessage, HarnessMessage};
-use symfonic_evals::process::ProcessSpec;
+use symfonic_evals::process::{python_interpreter, ProcessSpec};
 use symfonic_evals::{
     run_pack, ApprovalResumePack, CapabilityEvidence, ExtensionToolPack, PackDefinition, Pause,
     ProcessTarget, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role,
@@ -307,10 +307,11 @@ fn live_traffic_with_the_python_companion_validates_in_both_directions() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("traffic.log");
-    let spec = ProcessSpec::new("python3")
+    let spec = ProcessSpec::new(python_interpreter("python3"))
         .arg(root.join("tests/process_children/tee.py"))
         .arg(&log)
-        .args(["--", "python3"])
+        .arg("--")
+        .arg(python_interpreter("python3"))
         .arg(root.join("../examples/helpdesk-py/helpdesk.py"));
     let approval = PackDefinition::ApprovalResume(ApprovalResumePack {
         pause_prompt: "escalate ticket 7 to a supervisor".into(),

@@ -7,6 +7,7 @@
 
 mod child;
 mod conformance;
+mod interpreter;
 mod pipes;
 pub mod protocol;
 mod spec;
@@ -18,6 +19,7 @@ pub use child::{DURABLE_DIR_ENV, DURABLE_DIR_FLAG};
 pub use conformance::{
     conformance, CheckVerdict, ConformanceCheck, ConformanceInputs, ConformanceReport,
 };
+pub use interpreter::python_interpreter;
 pub(crate) use protocol::{PANICKED_CODE, TOO_DEEP_CODE};
 pub use spec::{
     ProcessSpec, CHANNEL_ENV, DEFAULT_MAX_LINE_BYTES, SERVE_HISTORY_ENV, SERVE_RUN_ENV,
