@@ -10,31 +10,33 @@ use helpdesk::honest::{complaints, run_python, run_rust};
 use helpdesk::{Helpdesk, Variant};
 use serde_json::{json, Value};
 use symfonic_evals::{PromptRequest, ResumeRequest, Target, TargetContext, TurnRecord};
+use symfonic_evals_e2e::side_by_side;
 
 #[test]
 fn every_rust_variant_passes_every_pack_it_is_meant_for() {
-    let mut failed = Vec::new();
-    for &variant in Variant::ALL {
-        for &pack in variant.packs() {
-            failed.extend(complaints("helpdesk", variant, &run_rust(variant, pack)));
-        }
-    }
+    let runs = Variant::ALL
+        .iter()
+        .flat_map(|&variant| variant.packs().iter().map(move |&pack| (variant, pack)));
+    let failed: Vec<String> = side_by_side(runs, |(variant, pack)| {
+        complaints("helpdesk", variant, &run_rust(variant, pack))
+    })
+    .concat();
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 #[cfg(unix)]
 #[test]
 fn every_python_variant_passes_every_pack_it_is_meant_for_over_the_protocol() {
-    let mut failed = Vec::new();
-    for &variant in Variant::ALL {
-        for &pack in variant.python_packs() {
-            failed.extend(complaints(
-                "helpdesk-py",
-                variant,
-                &run_python(variant, pack),
-            ));
-        }
-    }
+    let runs = Variant::ALL.iter().flat_map(|&variant| {
+        variant
+            .python_packs()
+            .iter()
+            .map(move |&pack| (variant, pack))
+    });
+    let failed: Vec<String> = side_by_side(runs, |(variant, pack)| {
+        complaints("helpdesk-py", variant, &run_python(variant, pack))
+    })
+    .concat();
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 

@@ -14,6 +14,7 @@ use serde_json::json;
 use symfonic_evals::{
     run_pack, PackRun, PromptRequest, ResumeRequest, Target, TargetContext, Verdict,
 };
+use symfonic_evals_e2e::side_by_side;
 
 fn run_twin(flaw: Flaw) -> PackRun {
     run_pack(
@@ -289,39 +290,44 @@ const PROCEDURAL_SEED: &str = "procedural-review-and-enforcement";
 
 #[test]
 fn exactly_once_twins_pass_every_other_pack() {
-    let twins = Flaw::ALL
+    let runs = Flaw::ALL
         .iter()
         .copied()
-        .filter(|f| f.pack() == helpdesk::Pack::ExactlyOnce);
-    for flaw in twins {
-        for pack in [
-            helpdesk::Pack::Procedural,
-            helpdesk::Pack::ApprovalResume,
-            helpdesk::Pack::ExtensionTool,
-        ] {
-            let run = run_pack(
-                &format!("helpdesk_twins::{}-vs-{pack:?}", flaw.name()),
-                &definition(pack),
-                &run_options(),
-                move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
-            );
-            let failed = run.failed_scenarios();
-            match (flaw, pack) {
-                // Keys that restart with the process collide across any
-                // restart between distinct requests, and the procedural
-                // seed restarts between its refunds.
-                (Flaw::KeyFromProcessCounter, helpdesk::Pack::Procedural) => {
-                    assert_eq!(failed.first().copied(), Some(PROCEDURAL_SEED), "{failed:?}");
-                }
-                // No other pack moves the clock.
-                (Flaw::KeyFromProcessCounter | Flaw::KeyFromClockHour, _) => {
-                    assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render());
-                }
-                (_, helpdesk::Pack::ApprovalResume) => {
-                    assert_eq!(failed, ["approval/crash-inside-resume"], "{flaw:?}");
-                }
-                _ => assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render()),
+        .filter(|f| f.pack() == helpdesk::Pack::ExactlyOnce)
+        .flat_map(|flaw| {
+            [
+                helpdesk::Pack::Procedural,
+                helpdesk::Pack::ApprovalResume,
+                helpdesk::Pack::ExtensionTool,
+            ]
+            .map(|pack| (flaw, pack))
+        });
+    let runs = side_by_side(runs, |(flaw, pack)| {
+        let run = run_pack(
+            &format!("helpdesk_twins::{}-vs-{pack:?}", flaw.name()),
+            &definition(pack),
+            &run_options(),
+            move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
+        );
+        (flaw, pack, run)
+    });
+    for (flaw, pack, run) in runs {
+        let failed = run.failed_scenarios();
+        match (flaw, pack) {
+            // Keys that restart with the process collide across any
+            // restart between distinct requests, and the procedural
+            // seed restarts between its refunds.
+            (Flaw::KeyFromProcessCounter, helpdesk::Pack::Procedural) => {
+                assert_eq!(failed.first().copied(), Some(PROCEDURAL_SEED), "{failed:?}");
             }
+            // No other pack moves the clock.
+            (Flaw::KeyFromProcessCounter | Flaw::KeyFromClockHour, _) => {
+                assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render());
+            }
+            (_, helpdesk::Pack::ApprovalResume) => {
+                assert_eq!(failed, ["approval/crash-inside-resume"], "{flaw:?}");
+            }
+            _ => assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render()),
         }
     }
 }

@@ -16,7 +16,7 @@ use serde_json::json;
 use symfonic_evals::{
     procedure_identity, registered_packs, run_pack, PackRun, ProcessTarget, TargetContext,
 };
-use symfonic_evals_e2e::venv_python;
+use symfonic_evals_e2e::{side_by_side, venv_python};
 
 // The faithful deployment, through the attribute macros exactly as an adopter
 // writes them: the annotated function returns the process target. Every
@@ -322,35 +322,38 @@ fn the_asyncio_desk_passes_the_extension_pack() {
 /// pack crashes inside its resume, and that probe alone catches them.
 #[test]
 fn exactly_once_twins_pass_every_other_pack() {
-    for twin in all_twins().filter(|t| t.pack == Pack::ExactlyOnce) {
-        for pack in [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool] {
-            let spec = spec(Some(twin.name));
-            let run = run_pack(
-                &format!("python.twin.{}-vs-{pack:?}", twin.name),
-                &python::definition(pack),
-                &python::run_options(),
-                move |ctx| start(ctx, &spec),
+    let runs = all_twins()
+        .filter(|t| t.pack == Pack::ExactlyOnce)
+        .flat_map(|twin| {
+            [Pack::Procedural, Pack::ApprovalResume, Pack::ExtensionTool].map(|pack| (twin, pack))
+        });
+    side_by_side(runs, |(twin, pack)| {
+        let spec = spec(Some(twin.name));
+        let run = run_pack(
+            &format!("python.twin.{}-vs-{pack:?}", twin.name),
+            &python::definition(pack),
+            &python::run_options(),
+            move |ctx| start(ctx, &spec),
+        );
+        // No other pack moves the clock, so a key from the clock's
+        // hour passes them all.
+        if pack == Pack::ApprovalResume && twin.name != "key-from-clock-hour" {
+            assert_eq!(
+                run.failed_scenarios(),
+                ["approval/crash-inside-resume"],
+                "{}:\n{}",
+                twin.name,
+                run.render()
             );
-            // No other pack moves the clock, so a key from the clock's
-            // hour passes them all.
-            if pack == Pack::ApprovalResume && twin.name != "key-from-clock-hour" {
-                assert_eq!(
-                    run.failed_scenarios(),
-                    ["approval/crash-inside-resume"],
-                    "{}:\n{}",
-                    twin.name,
-                    run.render()
-                );
-            } else {
-                assert!(
-                    run.passed(),
-                    "{} under {pack:?}:\n{}",
-                    twin.name,
-                    run.render()
-                );
-            }
+        } else {
+            assert!(
+                run.passed(),
+                "{} under {pack:?}:\n{}",
+                twin.name,
+                run.render()
+            );
         }
-    }
+    });
 }
 
 /// Every scenario the Python desk runs (seed and each probe) is where some
@@ -389,12 +392,13 @@ fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
     let script = python::desk_dir().join("helpdesk.py");
     let talkative = symfonic_evals::process::ProcessSpec::new("sh")
         .arg("-c")
-        .arg("echo 'desk starting' >&2; exec python3 \"$0\" \"$@\"")
+        .arg("echo 'desk starting' >&2; exec \"$0\" \"$@\"")
+        .arg(python::interpreter())
         .arg(script)
         .include_stderr_tail(true);
     let forked = python::spec(None).include_stderr_tail(true);
     assert!(forked.forks());
-    for (spec, how, (pack, crashes)) in [talkative, forked]
+    let runs = [talkative, forked]
         .into_iter()
         .zip(["spawned", "forked"])
         .flat_map(|(spec, how)| {
@@ -403,8 +407,8 @@ fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
                 (Pack::ExactlyOnce, "exactly-once-effects"),
             ]
             .map(|pair| (spec.clone(), how, pair))
-        })
-    {
+        });
+    side_by_side(runs, |(spec, how, (pack, crashes))| {
         let run = run_pack(
             &format!("python.stderr-tail.{how}.{pack:?}"),
             &python::definition(pack),
@@ -422,5 +426,5 @@ fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
             .filter(|label| label.contains("killed") || label.contains("crash at"))
             .collect();
         assert!(!labels.is_empty(), "{crashes} crashed:\n{}", run.render());
-    }
+    });
 }

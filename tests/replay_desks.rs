@@ -18,8 +18,10 @@ use std::path::{Path, PathBuf};
 
 use helpdesk::{packs, python, upstream, Helpdesk, Pack};
 use symfonic_evals::replay::{accept_pending, Cassette, ReplayConfig, ReplayMode, RECORD_ENV};
-use symfonic_evals::{run_pack, Isolation, PackDefinition, RunOptions, TargetContext, TrialPolicy};
-use symfonic_evals_e2e::venv_python;
+use symfonic_evals::{
+    run_pack, Isolation, PackDefinition, PackRun, RunOptions, TargetContext, TrialPolicy,
+};
+use symfonic_evals_e2e::{side_by_side, venv_python};
 
 /// The OpenAI SDK the Python desk's model client runs on, pinned so a new
 /// release cannot change the requests the committed cassettes replay.
@@ -66,27 +68,27 @@ fn with_trials(definition: PackDefinition, trials: u32) -> PackDefinition {
 #[test]
 fn committed_cassettes_replay_every_rust_desk_pack() {
     let upstream = recording().then(|| upstream::rust_desk().expect("a scripted upstream"));
-    for pack in PACKS {
+    let runs = side_by_side(PACKS, |pack| {
         let config = ReplayConfig {
             cassette: Some(examples().join(format!("helpdesk/cassettes/{}.jsonl", name(pack)))),
             upstream_url: upstream.as_ref().map(|u| u.url().to_owned()),
             ..ReplayConfig::default()
         };
-        let run = run_pack(
+        run_pack(
             &format!("helpdesk-http::{}", name(pack)),
             &packs::definition(pack),
             &options(config),
             Helpdesk::open_over_http,
-        );
-        run.assert_passed();
-    }
+        )
+    });
+    runs.iter().for_each(PackRun::assert_passed);
 }
 
 #[test]
 fn committed_cassettes_replay_every_python_desk_pack_through_the_openai_sdk() {
     let python = venv_python(&[OPENAI_SDK]);
     let upstream = recording().then(|| upstream::python_desk().expect("a scripted upstream"));
-    for pack in PACKS {
+    side_by_side(PACKS, |pack| {
         let config = ReplayConfig {
             cassette: Some(examples().join(format!("helpdesk-py/cassettes/{}.jsonl", name(pack)))),
             upstream_url: upstream.as_ref().map(|u| u.url().to_owned()),
@@ -100,7 +102,7 @@ fn committed_cassettes_replay_every_python_desk_pack_through_the_openai_sdk() {
             python_factory(&python),
         );
         run.assert_passed();
-    }
+    });
 }
 
 /// Records every pack against `start`ed upstream into `dir`, accepts the
@@ -111,7 +113,7 @@ fn committed_cassettes_replay_every_python_desk_pack_through_the_openai_sdk() {
 fn record_stop_replay<T, F>(
     dir: &Path,
     label: &str,
-    definition: impl Fn(Pack) -> PackDefinition,
+    definition: impl Fn(Pack) -> PackDefinition + Sync,
     start: impl Fn() -> std::io::Result<symfonic_evals::replay::ScriptedUpstream>,
     factory: F,
 ) where
@@ -120,7 +122,7 @@ fn record_stop_replay<T, F>(
 {
     let cassette = |pack: Pack| dir.join(format!("{}.jsonl", name(pack)));
     let upstream = start().expect("a scripted upstream");
-    for pack in PACKS {
+    side_by_side(PACKS, |pack| {
         let config = ReplayConfig::mode(ReplayMode::RecordAll)
             .with_cassette(cassette(pack))
             .with_upstream(upstream.url())
@@ -135,7 +137,7 @@ fn record_stop_replay<T, F>(
         assert!(!cassette(pack).exists(), "nothing is accepted silently");
         let accepted = accept_pending(&cassette(pack), &[]).expect("pending exchanges");
         assert!(accepted.added > 0, "{} made no model calls", name(pack));
-    }
+    });
     let forwarded = upstream.received().len();
     drop(upstream);
     let recorded: usize = PACKS
@@ -143,7 +145,7 @@ fn record_stop_replay<T, F>(
         .map(|p| Cassette::load(&cassette(*p), &[]).unwrap().len())
         .sum();
     assert_eq!(recorded, forwarded, "every forwarded exchange was recorded");
-    for pack in PACKS {
+    side_by_side(PACKS, |pack| {
         let config = ReplayConfig::mode(ReplayMode::Replay).with_cassette(cassette(pack));
         let run = run_pack(
             &format!("{label}::replay::{}", name(pack)),
@@ -152,7 +154,7 @@ fn record_stop_replay<T, F>(
             factory.clone(),
         );
         run.assert_passed();
-    }
+    });
 }
 
 #[test]
