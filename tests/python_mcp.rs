@@ -18,6 +18,8 @@ fn run(twin: Option<&str>) -> PackRun {
     let python = venv_python(&[MCP_SDK]);
     let mut spec = ProcessSpec::new(python.as_os_str())
         .arg(python::desk_dir().join("helpdesk.py"))
+        // The SDK is imported once, by the fork server, not at every start.
+        .preload("mcp")
         .fork_server(true);
     if let Some(twin) = twin {
         spec = spec.args(["--twin", twin]);

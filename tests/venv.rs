@@ -51,16 +51,29 @@ pub fn venv_python(requirements: &[&str]) -> PathBuf {
         return python;
     }
     let _ = fs::remove_dir_all(&dir);
-    run(Command::new("python3").args(["-m", "venv"]).arg(&dir));
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(&resolved));
+    // A virtualenv without its own pip is made in a fifth of a second, one
+    // with it in six: the interpreter's pip installs into it instead
+    // (`--python`, pip 22.3 and later), and one made with pip is the
+    // fallback where that pip is older or absent.
+    run(Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&dir));
+    let install = ["install", "--quiet", "--disable-pip-version-check"];
+    let outside = Command::new("python3")
+        .args(["-m", "pip", "--python"])
+        .arg(&python)
+        .args(install)
+        .args(&resolved)
+        .output();
+    if !outside.is_ok_and(|output| output.status.success()) {
+        let _ = fs::remove_dir_all(&dir);
+        run(Command::new("python3").args(["-m", "venv"]).arg(&dir));
+        run(Command::new(&python)
+            .arg("-m")
+            .arg("pip")
+            .args(install)
+            .args(&resolved));
+    }
     File::create(&done).expect("the virtualenv can be marked finished");
     python
 }
