@@ -1,0 +1,104 @@
+"""A help desk on LangGraph, served to the symfonic-evals harness by the
+companion package's LangGraph adapter (``symfonic_evals_protocol.adapters.langgraph``;
+``pip install './python[langgraph]'`` into the desk's virtualenv).
+
+The model is LangChain's ``ChatOpenAI``, unmodified: the OpenAI SDK under it
+reads ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``, which the harness points
+at its model endpoint (replaying the pack's cassette), as ``openai_desk.py``
+in ``examples/helpdesk-py`` does. ``escalate_ticket`` asks a supervisor with
+``interrupt()`` before it escalates; ``weather_lookup`` is the tool the
+``extensions`` capability contributes, witnessed from its body. The rest
+(a thread per conversation, the SQLite checkpointer, pause tokens, replay
+refusal, retries, the evidence) is the adapter's.
+
+``--twin NAME`` (or ``--variant NAME``) starts a broken twin, a defect real
+LangGraph deployments have (``TWINS``); every line that exists for a twin
+says ``twin``.
+"""
+
+import argparse
+import sys
+import uuid
+
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import interrupt
+
+from symfonic_evals_protocol import serve
+from symfonic_evals_protocol.adapters import effects, require_approval
+from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment, default_capabilities
+
+TWINS = {  # twin: broken variants, each a defect real LangGraph desks have
+    "notice-before-interrupt": "a notice (a new message each send) goes out before interrupt(); "
+    "LangGraph runs the tool again from its start on resume, so it goes out twice",
+    "trusts-framework-replay": "LangGraph is trusted to refuse a second resume (it does not): "
+    "the adapter's spent-mark and staleness checks are skipped",
+    "checkpoint-in-memory": "compiled with InMemorySaver, as LangGraph's quickstart does: a restart loses the pause",
+}
+TWIN = None  # twin: the one this process runs, if any
+SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
+FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+
+
+@tool
+def escalate_ticket(ticket: int) -> dict:
+    """Escalate a ticket to a supervisor; a supervisor approves it first."""
+    if TWIN == "notice-before-interrupt":  # twin
+        effects.apply(f"notice:{uuid.uuid4()}", tool="notify_requester")  # twin
+    answer = interrupt({"question": f"may I escalate ticket {ticket}?"})
+    if not answer["approved"]:
+        return {"escalated": False}
+    effects.apply(f"escalate:{ticket}", tool="escalate_ticket")  # keyed by the request, never the attempt
+    return {"escalated": ticket}
+
+
+@tool
+@effects.witnessed
+def weather_lookup(city: str) -> dict:
+    """Look up the weather in a city."""
+    return {"city": city, "forecast": FORECASTS[city]}
+
+
+TOOLS = [escalate_ticket, weather_lookup]
+
+
+def build_graph():
+    model = ChatOpenAI(model="langgraph-desk", temperature=0, timeout=30).bind_tools(TOOLS)
+
+    def agent(state: MessagesState) -> dict:
+        return {"messages": [model.invoke([("system", SYSTEM), *state["messages"]])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(TOOLS, handle_tool_errors=True))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    in_memory = TWIN == "checkpoint-in-memory"  # twin
+    return builder.compile(checkpointer=InMemorySaver() if in_memory else None)  # twin: None, the adapter's SQLite
+
+
+class TrustsFramework(LangGraphDeployment):  # twin
+    def admit(self, pause, snapshot):  # twin
+        pass  # twin: LangGraph is trusted to refuse a replayed resume
+
+
+def desk(durable_dir):
+    kind = TrustsFramework if TWIN == "trusts-framework-replay" else LangGraphDeployment  # twin: LangGraphDeployment
+    capabilities = default_capabilities().contributes("extensions", "weather_lookup")
+    return kind(durable_dir, build_graph(), capabilities=capabilities, validate_answer=require_approval)
+
+
+def main(argv=None):
+    global TWIN  # twin
+    parser = argparse.ArgumentParser(description="A help desk on LangGraph.")  # twin
+    parser.add_argument("--twin", "--variant", dest="twin", choices=sorted(TWINS))  # twin
+    TWIN = parser.parse_known_args(argv)[0].twin  # twin
+    return serve(desk, argv=argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,531 @@
+"""Serve a compiled LangGraph graph (LangGraph 1.x) as a deployment.
+
+::
+
+    from symfonic_evals_protocol import serve
+    from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
+
+    serve(lambda durable_dir: LangGraphDeployment(durable_dir, builder.compile()))
+
+What the adapter does with the graph:
+
+- **Threads.** The protocol's conversation is the ``thread_id``. A graph
+  compiled without a checkpointer gets a ``SqliteSaver``
+  (``langgraph-checkpoint-sqlite``) on a file under the trial's durable
+  directory, so its checkpoints survive a restart; one compiled with its
+  own checkpointer keeps it (an in-memory one is warned about on stderr).
+- **Prompts.** A prompt runs the graph with ``{"messages": [HumanMessage(prompt)]}``
+  (``make_input`` changes that). A client's retry of the same prompt after
+  the process died mid-turn (or after the turn raised) continues from the
+  thread's checkpoint with ``invoke(None)`` instead of sending the message
+  again.
+- **Evidence.** Tool calls are read off the messages the turn added
+  (``AIMessage.tool_calls``, and the ``ToolMessage`` answering each:
+  ``status="success"`` is a success with the content, parsed as JSON when
+  it is JSON, ``"error"`` a failure). Call ids are the model's, made unique
+  across the trial when a replayed model repeats one. The model input is
+  every prompt the graph's chat models received in the turn, recorded by a
+  callback handler and rendered one message a line.
+- **Pauses.** A run that stops on ``interrupt()`` pauses: the adapter mints
+  a random token, keeps it in its own durable table bound to the
+  conversation, the question id (``q-<interrupt id>``) and the interrupt,
+  and reports the interrupt's value as the question. The calls of the last
+  model message still without an answer are reported pending (an
+  ``interrupt()`` inside a tool, or in a review node before the tool node,
+  parks them); the pause's interaction is the first such call's tool, or
+  else the interrupted node.
+- **Resumes.** A resume is refused, before the graph runs, when the token
+  is unknown, of another conversation, presented with another question
+  id, already redeemed, or stale (the thread no longer waits on that
+  interrupt), with the reference desk's kinds and codes
+  (``PauseTokenReplayedError``/``pause.replayed``, ...;
+  ``StalePauseToken``/``pause.stale``), and when ``validate_answer``
+  rejects the answer. LangGraph alone accepts a second
+  ``Command(resume=...)`` for an answered interrupt without complaint.
+  Then ``Command(resume={interrupt_id: answer})``; the parked calls are
+  reported ``resolved`` from their ``ToolMessage``. The token is spent once
+  the continuation is done: a retry after a crash inside it continues from
+  the checkpoint, and a replay after it is refused.
+- **Effects.** Tool bodies apply effects through the harness's ledger with
+  :data:`~symfonic_evals_protocol.adapters.effects` (``effects.apply(key,
+  tool=...)``, ``effects.witness(...)``, ``@effects.witnessed``), bound to
+  the running turn. LangGraph runs a node again from its start when it
+  resumes, so an effect before ``interrupt()`` in the same node happens
+  twice unless its key names the request.
+
+Attributes: ``langgraph_checkpoint_id`` (the thread's checkpoint after the
+turn; the protocol has no field of its own for it), and on a resume
+``resume_outcome``, ``resume_name``, ``resume_checkpoint`` (the pause's
+checkpoint is in the checkpointer) and ``resume_continued`` (the thread
+went on from it), which the approval pack reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+
+try:
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.errors import GraphBubbleUp
+    from langgraph.graph import StateGraph
+    from langgraph.types import Command, StateSnapshot
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "the LangGraph adapter needs LangGraph: pip install 'symfonic-evals-protocol[langgraph]'"
+    ) from missing
+
+from .._records import (
+    Capabilities,
+    Pause,
+    PromptRequest,
+    ResolvedCall,
+    ResumeRequest,
+    ToolCall,
+    TurnFailure,
+    TurnRecord,
+)
+from .._sync import Deployment, Turn
+from ._common import (
+    AdapterStore,
+    PauseRow,
+    RunLease,
+    bound_turn,
+    effects,
+    json_safe,
+    replayed,
+    request_digest,
+    stale,
+)
+
+__all__ = [
+    "CHECKPOINT_FILE",
+    "LangGraphDeployment",
+    "ModelInputRecorder",
+    "default_capabilities",
+    "render_messages",
+]
+
+CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
+"""The SQLite checkpointer's file in the durable directory."""
+
+NOT_RUN_STAGE = "human-review"
+"""The stage a parked call is reported refused by when the graph went on
+without running it (a review node that routed away from the tool)."""
+
+effects.pass_through(GraphBubbleUp)
+
+
+def default_capabilities() -> Capabilities:
+    """What the adapter itself gives a graph: ``tools``, ``human`` with the
+    ``resume`` operation, and ``idempotent-effects`` (effects go through the
+    ledger by key). Add what the graph contributes, e.g.
+    ``.contributes("extensions", "weather_lookup")``."""
+    return (
+        Capabilities()
+        .capability("tools")
+        .capability("human")
+        .operation("resume")
+        .with_trait("idempotent-effects")
+    )
+
+
+# -- model input -----------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            else:
+                parts.append(json.dumps(json_safe(block), ensure_ascii=False))
+        return "".join(parts)
+    return json.dumps(json_safe(content), ensure_ascii=False)
+
+
+def render_messages(messages: Sequence[BaseMessage]) -> str:
+    """Messages as a model receives them, one a line: ``role: content``,
+    a model message's tool calls after its text, a tool message with its
+    tool's name and call id."""
+    lines = []
+    for message in messages:
+        text = _text(message.content)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = [{"id": c.get("id"), "name": c["name"], "args": c["args"]} for c in message.tool_calls]
+            text = f"{text} tool_calls: {json.dumps(json_safe(calls), ensure_ascii=False)}".strip()
+        if isinstance(message, ToolMessage):
+            lines.append(f"tool {message.name or ''} [{message.tool_call_id}]: {text}")
+        else:
+            lines.append(f"{message.type}: {text}")
+    return "\n".join(lines)
+
+
+class ModelInputRecorder(BaseCallbackHandler):
+    """Records every prompt the graph's models receive during a turn: the
+    chat models' messages (``on_chat_model_start``) and plain LLMs' prompts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: List[str] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: List[List[BaseMessage]], **kwargs: Any) -> None:
+        for batch in messages:
+            self.calls.append(render_messages(batch))
+
+    def on_llm_start(self, serialized: Any, prompts: List[str], **kwargs: Any) -> None:
+        self.calls.extend(prompts)
+
+    def text(self) -> str:
+        """Every model call of the turn, in order, a blank line between."""
+        return "\n\n".join(self.calls)
+
+
+# -- reading the thread -----------------------------------------------------------
+
+
+def _messages(snapshot: StateSnapshot) -> List[BaseMessage]:
+    values = snapshot.values
+    found = values.get("messages") if isinstance(values, Mapping) else None
+    return [m for m in found or [] if isinstance(m, BaseMessage)]
+
+
+def _checkpoint_id(snapshot: StateSnapshot) -> Optional[str]:
+    configurable = (snapshot.config or {}).get("configurable", {})
+    return configurable.get("checkpoint_id")
+
+
+def _baseline(snapshot: StateSnapshot) -> Dict[str, Any]:
+    """What the thread held before a turn: its checkpoint and message ids."""
+    return {"checkpoint_id": _checkpoint_id(snapshot), "messages": [m.id for m in _messages(snapshot) if m.id]}
+
+
+def _outcome(message: ToolMessage) -> "tuple[str, Any]":
+    text = _text(message.content)
+    if message.status == "error":
+        return "failed", text
+    try:
+        return "succeeded", json.loads(text)
+    except ValueError:
+        return "succeeded", text
+
+
+def _unanswered(messages: Sequence[BaseMessage]) -> List[Dict[str, Any]]:
+    """The calls of the last model message that asked for tools and that no
+    tool message answers yet, each with the message's id."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            return [
+                {"message": message.id or "", "call": call}
+                for call in message.tool_calls
+                if call.get("id") not in answered
+            ]
+    return []
+
+
+class LangGraphDeployment(Deployment):
+    """A compiled LangGraph graph (or a ``StateGraph`` to compile) as a
+    deployment.
+
+    ``capabilities`` defaults to :func:`default_capabilities`.
+    ``validate_answer(answer)`` raises :class:`TurnFailure` for an answer a
+    resume must refuse before spending its token (e.g.
+    :func:`~symfonic_evals_protocol.adapters.require_approval`).
+    ``make_input(request)`` is the graph input for a prompt (default: the
+    prompt as a human message). ``config`` is merged into every run's
+    config (``recursion_limit``, more ``configurable`` keys).
+    ``answer_of(values, new_messages)`` words the turn's answer (default:
+    the text of the turn's last model message). ``durability`` is passed to
+    every ``invoke``: ``"sync"`` (the default here; LangGraph's own is
+    ``"async"``) writes each step's checkpoint before the next step starts,
+    so a process killed mid-step loses no finished step; ``None`` leaves
+    LangGraph's default.
+    """
+
+    def __init__(
+        self,
+        durable_dir: str,
+        graph: Any,
+        *,
+        capabilities: Optional[Capabilities] = None,
+        validate_answer: Optional[Callable[[Any], None]] = None,
+        make_input: Optional[Callable[[PromptRequest], Any]] = None,
+        config: Optional[Dict[str, Any]] = None,
+        answer_of: Optional[Callable[[Any, List[BaseMessage]], str]] = None,
+        durability: Optional[str] = "sync",
+    ) -> None:
+        super().__init__(durable_dir)
+        self.store = AdapterStore(durable_dir)
+        self.run = RunLease(durable_dir)
+        self._connection: Optional[sqlite3.Connection] = None
+        self.graph = self._attach(graph)
+        self._capabilities = capabilities
+        self._validate_answer = validate_answer
+        self._make_input = make_input
+        self._config = dict(config or {})
+        self._answer_of = answer_of
+        self._durability = durability
+
+    # -- set-up ------------------------------------------------------------------
+
+    def _saver(self) -> SqliteSaver:
+        path = os.path.join(self.durable_dir, CHECKPOINT_FILE)
+        self._connection = sqlite3.connect(path, check_same_thread=False)
+        return SqliteSaver(self._connection)
+
+    def _attach(self, graph: Any) -> Any:
+        """The graph with a durable checkpointer."""
+        if isinstance(graph, StateGraph):
+            return graph.compile(checkpointer=self._saver())
+        existing = getattr(graph, "checkpointer", None)
+        if existing is None:
+            return graph.copy(update={"checkpointer": self._saver()})
+        if isinstance(existing, InMemorySaver):
+            print(
+                "langgraph adapter: the graph keeps its checkpoints in memory; "
+                "a restart loses every paused turn",
+                file=sys.stderr,
+            )
+        if not isinstance(existing, BaseCheckpointSaver):
+            raise ValueError("the graph must be compiled without a checkpointer or with a checkpoint saver")
+        return graph
+
+    def capabilities(self) -> Capabilities:
+        return self._capabilities if self._capabilities is not None else default_capabilities()
+
+    def close(self) -> None:
+        self.store.close()
+        self.run.close()
+        if self._connection is not None:
+            self._connection.close()
+
+    # -- running the graph ---------------------------------------------------------
+
+    def thread_config(self, conversation: str, **extra: Any) -> Dict[str, Any]:
+        """The run config of ``conversation``'s thread."""
+        config: Dict[str, Any] = {**self._config, **extra}
+        if "callbacks" in extra and self._config.get("callbacks"):
+            config["callbacks"] = [*self._config["callbacks"], *extra["callbacks"]]
+        config["configurable"] = {**self._config.get("configurable", {}), "thread_id": conversation}
+        return config
+
+    def make_input(self, request: PromptRequest) -> Any:
+        """The graph input for a prompt."""
+        if self._make_input is not None:
+            return self._make_input(request)
+        return {"messages": [HumanMessage(content=request.prompt)]}
+
+    def validate_answer(self, answer: Any) -> None:
+        """Raises :class:`TurnFailure` for an answer the resume refuses."""
+        if self._validate_answer is not None:
+            self._validate_answer(answer)
+
+    def _invoke(self, graph_input: Any, config: Dict[str, Any]) -> None:
+        if self._durability is None:
+            self.graph.invoke(graph_input, config)
+        else:
+            self.graph.invoke(graph_input, config, durability=self._durability)
+
+    def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+        if request.is_operator:
+            raise TurnFailure(
+                "OperatorTurnUnsupported", "this graph has no operator door", code="operator.unsupported"
+            )
+        conversation = request.conversation
+        config = self.thread_config(conversation)
+        begun = self.store.turns.begin(
+            conversation, request_digest(request), self.run, lambda: _baseline(self.graph.get_state(config))
+        )
+        recorder = ModelInputRecorder()
+        try:
+            with bound_turn(turn, request):
+                run = self.thread_config(conversation, callbacks=[recorder])
+                snapshot = self.graph.get_state(config)
+                if not begun.retry or _checkpoint_id(snapshot) == begun.baseline["checkpoint_id"]:
+                    self._invoke(self.make_input(request), run)
+                elif snapshot.tasks and not snapshot.interrupts:
+                    # The earlier attempt died mid-run: go on from its checkpoint.
+                    self._invoke(None, run)
+                record = self._record(conversation, begun.baseline, recorder)
+        except BaseException:
+            self.store.turns.release(conversation, self.run)
+            raise
+        self.store.turns.finish(conversation, self.run)
+        return record
+
+    def admit(self, pause: PauseRow, snapshot: StateSnapshot) -> None:
+        """Refuses a redemption that is a replay or stale, then claims the
+        pause for this run (raising :func:`replayed` if another got it).
+
+        A pause is stale when the thread no longer waits on its interrupt
+        and no earlier redemption of it died mid-continuation (then the
+        thread went past the interrupt, and the retry carries on from the
+        checkpoint). LangGraph itself accepts a second ``Command(resume=...)``
+        for an answered interrupt without complaint: this is the check."""
+        self.store.pauses.refuse_replay(pause, self.run)
+        waiting = {interrupt.id for interrupt in snapshot.interrupts}
+        if pause.handle.get("interrupt_id") not in waiting and pause.claimed_by is None:
+            raise stale()
+        if not self.store.pauses.claim(pause.token, self.run):
+            raise replayed()
+
+    def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
+        pause = self.store.pauses.lookup(request)
+        self.validate_answer(request.answer)
+        config = self.thread_config(request.conversation)
+        snapshot = self.graph.get_state(config)
+        self.admit(pause, snapshot)
+        interrupt_id = pause.handle.get("interrupt_id")
+        recorder = ModelInputRecorder()
+        try:
+            with bound_turn(turn, request):
+                run = self.thread_config(request.conversation, callbacks=[recorder])
+                waiting = {interrupt.id for interrupt in snapshot.interrupts}
+                if interrupt_id not in waiting and pause.claimed_by is not None:
+                    # A redemption that died past the interrupt: go on from
+                    # the checkpoint, if anything is left to run.
+                    if snapshot.tasks and not snapshot.interrupts:
+                        self._invoke(None, run)
+                else:
+                    self._invoke(Command(resume={interrupt_id: request.answer}), run)
+                record = self._record(request.conversation, pause.baseline, recorder, parked=pause.calls)
+                after = self.graph.get_state(config)
+                record.attributes.update(
+                    resume_outcome="resumed",
+                    resume_name=pause.interaction,
+                    resume_checkpoint=self._has_checkpoint(request.conversation, pause.handle.get("checkpoint_id")),
+                    # The thread went on from the pause: past its checkpoint,
+                    # or at least past its interrupt (a second interrupt() in
+                    # the same node waits on the same checkpoint).
+                    resume_continued=_checkpoint_id(after) != pause.handle.get("checkpoint_id")
+                    or interrupt_id not in {interrupt.id for interrupt in after.interrupts},
+                )
+        except BaseException:
+            self.store.pauses.release(pause.token, self.run)
+            raise
+        self.store.pauses.finish(pause.token)
+        return record
+
+    def _has_checkpoint(self, conversation: str, checkpoint_id: Optional[str]) -> bool:
+        """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``."""
+        if not checkpoint_id or self.graph.checkpointer is None:
+            return False
+        config = {"configurable": {"thread_id": conversation, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+        return self.graph.checkpointer.get_tuple(config) is not None
+
+    # -- the evidence ------------------------------------------------------------
+
+    def answer_of(self, values: Any, new: List[BaseMessage]) -> str:
+        """The turn's answer: the text of its last model message with text."""
+        if self._answer_of is not None:
+            return self._answer_of(values, new)
+        for message in reversed(new):
+            if isinstance(message, AIMessage) and _text(message.content):
+                return _text(message.content)
+        return ""
+
+    def _record(
+        self,
+        conversation: str,
+        baseline: Dict[str, Any],
+        recorder: ModelInputRecorder,
+        parked: Sequence[Dict[str, Any]] = (),
+    ) -> TurnRecord:
+        snapshot = self.graph.get_state(self.thread_config(conversation))
+        messages = _messages(snapshot)
+        before: Set[str] = set(baseline.get("messages") or [])
+        new = [m for m in messages if m.id not in before]
+        results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+        parked_ids = {call["framework_id"] for call in parked}
+        waiting = list(snapshot.interrupts)
+        pending = _unanswered(messages) if waiting else []
+        pending_ids = {entry["call"].get("id") for entry in pending}
+
+        record = TurnRecord(model_input=recorder.text(), answer=self.answer_of(snapshot.values, new))
+        reported: Set[str] = set()
+
+        def report(message_id: str, call: Dict[str, Any]) -> None:
+            framework_id = call.get("id") or ""
+            call_id = self.store.calls.report_id(conversation, message_id, framework_id)
+            if call_id in reported:
+                return
+            reported.add(call_id)
+            name, arguments = call["name"], json_safe(call.get("args", {}))
+            if framework_id in results:
+                status, detail = _outcome(results[framework_id])
+                made = ToolCall.succeeded if status == "succeeded" else ToolCall.failed
+                record.tool_calls.append(made(call_id, name, arguments, detail))
+            elif framework_id in pending_ids:
+                record.tool_calls.append(ToolCall.pending(call_id, name, arguments))
+            else:
+                record.tool_calls.append(ToolCall.failed(call_id, name, arguments, "the graph never ran this call"))
+
+        for message in new:
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    if call.get("id") not in parked_ids:
+                        report(message.id or "", call)
+        for entry in pending:
+            if entry["call"].get("id") not in parked_ids:
+                report(entry["message"], entry["call"])
+
+        for call in parked:
+            answer = results.get(call["framework_id"])
+            if answer is not None:
+                status, detail = _outcome(answer)
+                made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
+                record.resolved.append(made(call["id"], detail))
+            elif call["framework_id"] not in pending_ids:
+                record.resolved.append(ResolvedCall.refused(call["id"], NOT_RUN_STAGE))
+
+        if waiting:
+            record.pause = self._pause(conversation, snapshot, pending)
+            # A parked call the resume left waiting is pending again.
+            for entry in pending:
+                if entry["call"].get("id") in parked_ids:
+                    report(entry["message"], entry["call"])
+        record.attributes["langgraph_checkpoint_id"] = _checkpoint_id(snapshot)
+        return record
+
+    def _pause(self, conversation: str, snapshot: StateSnapshot, pending: List[Dict[str, Any]]) -> Pause:
+        """Mints (or, for an attempt that died after pausing, finds) the
+        token of the thread's first waiting interrupt."""
+        interrupt = snapshot.interrupts[0]
+        if pending:
+            interaction = pending[0]["call"]["name"]
+        else:
+            tasks = [t.name for t in snapshot.tasks if any(i.id == interrupt.id for i in t.interrupts)]
+            interaction = tasks[0] if tasks else "interrupt"
+        calls = [
+            {
+                "id": self.store.calls.report_id(conversation, entry["message"], entry["call"].get("id") or ""),
+                "name": entry["call"]["name"],
+                "framework_id": entry["call"].get("id") or "",
+            }
+            for entry in pending
+        ]
+        question_id = f"q-{interrupt.id}"
+        checkpoint_id = _checkpoint_id(snapshot)
+        token = self.store.pauses.mint(
+            conversation,
+            question_id,
+            interaction,
+            calls,
+            {"interrupt_id": interrupt.id, "checkpoint_id": checkpoint_id},
+            _baseline(snapshot),
+        )
+        resumable = self._has_checkpoint(conversation, checkpoint_id)
+        return Pause(interaction, resumable, token, question=json_safe(interrupt.value), question_id=question_id)

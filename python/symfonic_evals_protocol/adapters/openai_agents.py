@@ -1,0 +1,677 @@
+"""Serve an OpenAI Agents SDK agent (``agents.Agent``) as a symfonic-evals
+deployment.
+
+    from agents import Agent, function_tool
+    from symfonic_evals_protocol import serve
+    from symfonic_evals_protocol.adapters import effects
+    from symfonic_evals_protocol.adapters.openai_agents import OpenAIAgentsDeployment
+
+    @function_tool(needs_approval=True)
+    async def escalate_ticket(ticket: int) -> dict:
+        if await effects.apply_async(f"escalate:{ticket}", tool="escalate_ticket"):
+            ...  # perform the escalation, exactly once
+        return {"escalated": ticket}
+
+    agent = Agent(name="desk", instructions="...", tools=[escalate_ticket])
+    serve(lambda durable_dir: OpenAIAgentsDeployment(durable_dir, agent))
+
+What the adapter reports and keeps:
+
+- **Tool calls** from the run's items: a ``ToolCallItem`` and its
+  ``ToolCallOutputItem`` make a succeeded call; a tool that raised (the
+  SDK's default failure policy turns it into a message to the model) or an
+  MCP tool that answered ``isError`` a failed one; a rejected approval a
+  refused one; a call awaiting approval (``needs_approval``) a pending one.
+  Ids are the model's call ids, made unique across the trial.
+- **The pause**: a run interrupted for approval ends the turn paused, with
+  a token the adapter mints (never the SDK's data), bound to the
+  conversation and a question id, the ``RunState`` serialized beside it in
+  the durable directory. A resume checks the token (unknown, foreign,
+  question id, spent or claimed by a live run, stale), validates the answer
+  strictly (``{"approved": true|false}``), claims the token, approves or
+  rejects the interruptions and runs the saved state; the parked calls come
+  back in ``resolved``. The token is spent for good only when the
+  continuation finished (a crash leaves it to the client's retry) and a
+  saved state is never run again after that: the SDK itself would run it
+  again, approved tool included.
+- **A client's retry after a crash** continues the request: the model
+  responses of every attempt are journaled, and the retry replays them
+  instead of asking the model again; the tools run again, so their ledger
+  keys come back as duplicates.
+- **The model input** as the SDK handed it to the model (``on_llm_start``:
+  instructions and input items after any ``call_model_input_filter``),
+  every model call of the turn, as text.
+- **Effects**: tool bodies reach the turn's ledger and witness through
+  :data:`symfonic_evals_protocol.adapters.effects` (``await
+  effects.apply_async(key, tool=...)``, ``await effects.witness_async(...)``;
+  the blocking ``effects.apply`` works in a plain ``def`` tool, which the SDK
+  runs on a worker thread).
+
+What it cannot see: a tool with its own ``failure_error_function`` reports
+its failures as results (the SDK never says the string is an error); a
+streamed run (``Runner.run_streamed``) is not what the adapter drives;
+handoff targets' model calls are not journaled (only the starting agent's
+model is), hosted tools (web search, code interpreter) have no output item
+and are not reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import inspect
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+try:
+    from agents import Agent, RunConfig, RunHooks, Runner, RunState
+    from agents.exceptions import AgentsException
+    from agents.items import ModelResponse, ToolCallItem, ToolCallOutputItem
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseOutputItem
+    from pydantic import TypeAdapter
+except ImportError as missing:  # pragma: no cover - exercised without the SDK
+    raise ImportError(
+        "the OpenAI Agents SDK adapter needs the SDK: pip install 'symfonic-evals-protocol[openai-agents]'"
+    ) from missing
+
+from .._async import AsyncDeployment, AsyncTurn
+from .._mcp import MCP_FIXTURE, mcp_url
+from .._records import (
+    Capabilities,
+    Pause,
+    PromptRequest,
+    ResolvedCall,
+    ResumeRequest,
+    ToolCall,
+    TurnFailure,
+    TurnRecord,
+)
+from ._common import (
+    AdapterStore,
+    PauseRow,
+    RunLease,
+    bound_turn,
+    effects,
+    json_safe,
+    replayed,
+    request_digest,
+    require_approval,
+    stale,
+)
+from ._openai_agents_state import AgentsJournal
+
+__all__ = [
+    "APPROVAL_STAGE",
+    "OpenAIAgentsDeployment",
+    "deployment",
+    "effects",
+    "render_model_input",
+]
+
+APPROVAL_STAGE = "human-approval"
+"""The stage a call is reported refused by when a person rejected it."""
+
+ADAPTER_STORE_FILE = "openai-agents-adapter.sqlite3"
+"""The shared adapter store's file name for this adapter, in the durable
+directory (the tables of :mod:`._common`)."""
+
+_OUTPUT_ITEM: "TypeAdapter[Any]" = TypeAdapter(ResponseOutputItem)
+
+
+# -- what one turn saw ---------------------------------------------------------
+
+
+@dataclass
+class _Scope:
+    """What the SDK told the adapter while one run went on."""
+
+    model_inputs: List[str] = field(default_factory=list)
+    errors: Dict[str, str] = field(default_factory=dict)
+    """Call ids whose tool failed, with the error as text."""
+    rejected: Set[str] = field(default_factory=set)
+    """Call ids whose approval a person rejected."""
+
+
+_SCOPE: "contextvars.ContextVar[Optional[_Scope]]" = contextvars.ContextVar("symfonic_evals_openai_agents", default=None)
+
+
+def _text(content: Any) -> str:
+    """The text of a message's content (a string, or a list of parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        for key in ("text", "refusal"):
+            if isinstance(content.get(key), str):
+                return str(content[key])
+        return json.dumps(json_safe(content), ensure_ascii=False)
+    if isinstance(content, (list, tuple)):
+        return "".join(_text(part) for part in content)
+    return _text(json_safe(content))
+
+
+def render_model_input(system_prompt: Optional[str], items: Any) -> str:
+    """One model call's input as text: the instructions, then each input
+    item as the model receives it (a message as ``role: text``, a tool call
+    as ``call name arguments``, a tool's output as ``tool call_id -> output``,
+    with the output's text as it is, not re-escaped)."""
+    lines = [f"system: {system_prompt}"] if system_prompt else []
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for raw in items or []:
+        item = raw if isinstance(raw, dict) else json_safe(raw)
+        if not isinstance(item, dict):
+            lines.append(str(item))
+            continue
+        kind = item.get("type")
+        if item.get("role") is not None and kind in (None, "message"):
+            lines.append(f"{item['role']}: {_text(item.get('content'))}")
+        elif kind == "function_call":
+            lines.append(f"call {item.get('name')} {item.get('arguments')}")
+        elif kind == "function_call_output":
+            lines.append(f"tool {item.get('call_id')} -> {_text(item.get('output'))}")
+        else:
+            lines.append(json.dumps(item, ensure_ascii=False, default=str))
+    return "\n".join(lines)
+
+
+def _result(output: Any) -> Any:
+    """A tool's output as the result to report: text that holds a JSON
+    object or array is that JSON (an MCP tool answers in text), anything
+    else as JSON can carry it."""
+    if isinstance(output, dict) and isinstance(output.get("text"), str) and output.get("type") in ("text", "input_text"):
+        output = output["text"]
+    elif isinstance(output, list) and output and all(
+        isinstance(part, dict) and isinstance(part.get("text"), str) for part in output
+    ):
+        output = "".join(part["text"] for part in output)
+    if isinstance(output, str):
+        stripped = output.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.loads(stripped)
+            except ValueError:
+                pass
+        return output
+    return json_safe(output)
+
+
+def _arguments(raw: Any) -> Any:
+    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
+    if isinstance(text, str):
+        try:
+            return json.loads(text) if text.strip() else {}
+        except ValueError:
+            return text
+    return json_safe(text) if text is not None else {}
+
+
+def _failure(error: BaseException) -> Optional[TurnFailure]:
+    """The typed error a failed run answers with, or ``None`` to let it
+    answer ``UnhandledException``. Messages name no turn content."""
+    if isinstance(error, TurnFailure):
+        return error
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - the SDK depends on it
+        openai = None  # type: ignore[assignment]
+    if openai is not None and isinstance(error, openai.APIStatusError):
+        return TurnFailure("ModelRequestFailed", f"HTTP {error.status_code}")
+    if openai is not None and isinstance(error, openai.APIConnectionError):
+        return TurnFailure("ModelUnreachable", "the model endpoint could not be reached")
+    if isinstance(error, AgentsException):
+        return TurnFailure(type(error).__name__, "the agent run failed")
+    return None
+
+
+# -- the SDK's seams -------------------------------------------------------------
+
+
+def _dump_response(response: ModelResponse) -> str:
+    output = [
+        item.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(item, "model_dump") else item
+        for item in response.output
+    ]
+    return json.dumps({"output": output, "response_id": response.response_id})
+
+
+def _load_response(text: str) -> ModelResponse:
+    data = json.loads(text)
+    output = [_OUTPUT_ITEM.validate_python(item) for item in data["output"]]
+    return ModelResponse(output=output, usage=Usage(), response_id=data.get("response_id"))
+
+
+class _JournaledModel(Model):
+    """The agent's model, its responses kept per attempt: a retry gets the
+    responses the crashed attempt got, in order, and asks the model only
+    past them."""
+
+    def __init__(self, inner: Model, journal: AgentsJournal, attempt: str) -> None:
+        self._inner = inner
+        self._journal = journal
+        self._attempt = attempt
+        self._seq = 0
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        seq, self._seq = self._seq, self._seq + 1
+        kept = self._journal.response(self._attempt, seq)
+        if kept is not None:
+            return _load_response(kept)
+        response = await self._inner.get_response(*args, **kwargs)
+        self._journal.keep(self._attempt, seq, _dump_response(response))
+        return response
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        return self._inner.stream_response(*args, **kwargs)
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        await self._inner._cleanup_on_run_end(owner)
+
+    def get_retry_advice(self, request: Any) -> Any:
+        return self._inner.get_retry_advice(request)
+
+
+class _Hooks(RunHooks):  # type: ignore[type-arg]
+    """Records each model call's input; forwards everything to the
+    adopter's hooks, if any."""
+
+    def __init__(self, inner: Optional[RunHooks]) -> None:  # type: ignore[type-arg]
+        self._inner = inner
+
+    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+        scope = _SCOPE.get()
+        if scope is not None:
+            scope.model_inputs.append(render_model_input(system_prompt, input_items))
+        if self._inner is not None:
+            await self._inner.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_llm_end(self, *args: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_llm_end(*args)
+
+    async def on_agent_start(self, *args: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_agent_start(*args)
+
+    async def on_agent_end(self, *args: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_agent_end(*args)
+
+    async def on_handoff(self, *args: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_handoff(*args)
+
+    async def on_tool_start(self, *args: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_tool_start(*args)
+
+    async def on_tool_end(self, *args: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_tool_end(*args)
+
+
+def _watch_mcp_server(server: Any) -> None:
+    """Has an MCP server tell the adapter which calls its tool answered
+    with ``isError`` (the SDK hands the error text to the model as output,
+    not as a failure), keeping the adopter's own custom-data extractor."""
+    if getattr(server, "_symfonic_watched", False):
+        return
+    inner = getattr(server, "custom_data_extractor", None)
+
+    async def extractor(context: Any) -> Any:
+        scope = _SCOPE.get()
+        if scope is not None and getattr(context, "is_error", False):
+            call_id = getattr(getattr(context, "run_context", None), "tool_call_id", None)
+            if isinstance(call_id, str):
+                scope.errors[call_id] = _text(_result(context.tool_output)) or "the MCP tool answered with an error"
+        if inner is None:
+            return None
+        value = inner(context)
+        return await value if inspect.isawaitable(value) else value
+
+    server.custom_data_extractor = extractor
+    server._symfonic_watched = True
+
+
+# -- the deployment ----------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    name: str
+    arguments: Any
+    output: Any = None
+    ran: bool = False
+
+
+class OpenAIAgentsDeployment(AsyncDeployment):
+    """An ``agents.Agent`` served over the protocol.
+
+    ``run_config`` (default: tracing off), ``hooks`` and ``max_turns`` are
+    handed to every ``Runner.run``; the adapter adds its own
+    ``tool_error_formatter`` in front of the config's and its own hooks in
+    front of ``hooks``. ``capabilities`` replaces the declared evidence;
+    otherwise it is derived: ``tools`` for an agent with tools, ``human``
+    and the ``resume`` operation when a tool needs approval, each of
+    ``extension_tools`` contributed by ``extensions``, the ``mcp-fixture``
+    trait when one of the agent's MCP servers is the harness's fixture, and
+    ``traits`` (``idempotent-effects`` when the tools key their effects on
+    the request, ``replicas``...).
+
+    The seams a subclass may override: :meth:`input_for` (what the agent is
+    run on), :meth:`read_answer` (the person's answer as approve/reject),
+    :meth:`load_state` (the saved ``RunState``), :meth:`check_spent`,
+    :meth:`spend` and :meth:`finish` (the token's spent mark).
+    """
+
+    def __init__(
+        self,
+        durable_dir: str,
+        agent: Agent[Any],
+        *,
+        run_config: Optional[RunConfig] = None,
+        hooks: Optional[RunHooks] = None,  # type: ignore[type-arg]
+        max_turns: Optional[int] = None,
+        capabilities: Optional[Capabilities] = None,
+        traits: Iterable[str] = (),
+        extension_tools: Iterable[str] = (),
+    ) -> None:
+        super().__init__(durable_dir)
+        self.agent = agent
+        config = run_config if run_config is not None else RunConfig(tracing_disabled=True)
+        self._adopter_formatter = config.tool_error_formatter
+        self.run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
+        self._hooks = _Hooks(hooks)
+        self.max_turns = max_turns
+        self._capabilities = capabilities
+        self._traits = tuple(traits)
+        self._extension_tools = tuple(extension_tools)
+        self.lease = RunLease(durable_dir)
+        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE)
+        self.journal = AgentsJournal(durable_dir)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def capabilities(self) -> Capabilities:
+        if self._capabilities is not None:
+            return self._capabilities
+        capabilities = Capabilities()
+        tools = list(getattr(self.agent, "tools", []) or [])
+        servers = list(getattr(self.agent, "mcp_servers", []) or [])
+        if tools or servers:
+            capabilities.capability("tools")
+        if any(getattr(tool, "needs_approval", False) is not False for tool in tools):
+            capabilities.capability("human").operation("resume")
+        for name in self._extension_tools:
+            capabilities.contributes("extensions", name)
+        url = mcp_url()
+        if url is not None and any(
+            isinstance(getattr(server, "params", None), dict) and server.params.get("url") == url for server in servers
+        ):
+            capabilities.with_trait(MCP_FIXTURE)
+        for trait in self._traits:
+            capabilities.with_trait(trait)
+        return capabilities
+
+    async def start(self) -> None:
+        """Connects the agent's MCP servers, watching their tool errors."""
+        for server in getattr(self.agent, "mcp_servers", []) or []:
+            _watch_mcp_server(server)
+            await server.connect()
+
+    async def close(self) -> None:
+        for server in getattr(self.agent, "mcp_servers", []) or []:
+            try:
+                await server.cleanup()
+            except Exception:  # a server gone at shutdown is no error of the turn's
+                pass
+        self.journal.close()
+        self.store.close()
+        self.lease.close()
+
+    # -- seams -----------------------------------------------------------------
+
+    def input_for(self, request: PromptRequest) -> Union[str, List[Any]]:
+        """What the agent runs on for a prompt (the prompt's ``state`` is
+        the run's context, which tools read as ``ctx.context``)."""
+        return request.prompt
+
+    def read_answer(self, answer: Any) -> bool:
+        """Whether the person approved: exactly ``{"approved": true|false}``,
+        else ``InvalidAnswer`` (the token stays redeemable)."""
+        require_approval(answer)
+        return bool(answer["approved"])
+
+    async def load_state(self, pause: PauseRow, agent: Agent[Any]) -> Any:
+        """The ``RunState`` the pause saved, read from the durable store."""
+        return await RunState.from_string(agent, pause.handle["state"])
+
+    def check_spent(self, pause: PauseRow) -> None:
+        """Refuses a replay: the token's continuation finished, or a live
+        run holds it (a dead run's claim is a client's retry)."""
+        self.store.pauses.refuse_replay(pause, self.lease)
+
+    def spend(self, pause: PauseRow) -> bool:
+        """Claims the token for this run's continuation (atomic across
+        processes); ``False`` when another redemption won."""
+        return self.store.pauses.claim(pause.token, self.lease)
+
+    def finish(self, pause: PauseRow) -> None:
+        """Spends the token for good, once its continuation finished."""
+        self.store.pauses.finish(pause.token)
+
+    # -- turns -----------------------------------------------------------------
+
+    async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
+        if request.is_operator:
+            raise TurnFailure("OperatorTurnUnsupported", "this agent has no operator door", code="operator.unsupported")
+        digest = request_digest(request)
+        begun = self.store.turns.begin(request.conversation, digest, self.lease, lambda: None)
+        attempt = f"prompt:{request.conversation}:{digest}"
+        if not begun.retry:
+            self.journal.forget(attempt)
+        serial = self.journal.next_serial("prompt")
+        self.journal.prompt_started(request.conversation, serial)
+        try:
+            agent, config = self._journaled(attempt)
+            result, scope = await self._run(agent, config, self.input_for(request), turn, request, request.state)
+            record = self._record(result, scope, request.conversation, f"prompt-{serial}", serial, seen=())
+        except BaseException:
+            self.store.turns.release(request.conversation, self.lease)
+            raise
+        self.store.turns.finish(request.conversation, self.lease)
+        return record
+
+    async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
+        pause = self.store.pauses.lookup(request)
+        self.check_spent(pause)
+        approved = self.read_answer(request.answer)
+        handle = pause.handle
+        if self.journal.latest_prompt(pause.conversation) > int(handle["serial"]):
+            raise stale()
+        attempt = f"resume:{pause.question_id}"
+        agent, config = self._journaled(attempt)
+        state = await self.load_state(pause, agent)
+        interruptions = state.get_interruptions()
+        if not interruptions:
+            # The state holds no pending approval: it was run already.
+            raise replayed()
+        if not self.spend(pause):
+            raise replayed()
+        try:
+            for item in interruptions:
+                if approved:
+                    state.approve(item)
+                else:
+                    state.reject(item)
+            result, scope = await self._run(agent, config, state, turn, request, None)
+            record = self._record(
+                result, scope, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"]),
+                seen=handle.get("seen", ()),
+            )
+            record.resolved = self._resolved(pause, result, scope, approved)
+            record.attributes.update(
+                resume_outcome="resumed",
+                resume_name=pause.interaction,
+                resume_checkpoint=True,
+                resume_continued=True,
+            )
+        except BaseException:
+            self.store.pauses.release(pause.token, self.lease)
+            raise
+        self.finish(pause)
+        return record
+
+    # -- running the agent ---------------------------------------------------------
+
+    def _journaled(self, attempt: str) -> Tuple[Agent[Any], RunConfig]:
+        """The agent and config of one attempt, the starting agent's model
+        journaled under ``attempt``."""
+        config = self.run_config
+        if config.model is not None:
+            inner = config.model if isinstance(config.model, Model) else config.model_provider.get_model(config.model)
+            return self.agent, dataclasses.replace(config, model=_JournaledModel(inner, self.journal, attempt))
+        model = self.agent.model
+        inner = model if isinstance(model, Model) else config.model_provider.get_model(model)
+        return self.agent.clone(model=_JournaledModel(inner, self.journal, attempt)), config
+
+    async def _run(
+        self,
+        agent: Agent[Any],
+        config: RunConfig,
+        start: Any,
+        turn: AsyncTurn,
+        request: Union[PromptRequest, ResumeRequest],
+        context: Any,
+    ) -> Tuple[Any, _Scope]:
+        scope = _Scope()
+        token = _SCOPE.set(scope)
+        options: Dict[str, Any] = {"run_config": config, "hooks": self._hooks}
+        if self.max_turns is not None:
+            options["max_turns"] = self.max_turns
+        if not isinstance(start, RunState):
+            options["context"] = context
+        try:
+            with bound_turn(turn, request, asyncio.get_running_loop()):
+                result = await Runner.run(agent, start, **options)
+        except Exception as error:
+            failure = _failure(error)
+            if failure is None or failure is error:
+                raise
+            raise failure from None
+        finally:
+            _SCOPE.reset(token)
+        return result, scope
+
+    async def _format_tool_error(self, args: Any) -> Optional[str]:
+        """Notes a failed or rejected call, then formats its message as the
+        adopter's formatter (or the SDK) would."""
+        scope = _SCOPE.get()
+        if scope is not None:
+            if args.kind == "approval_rejected":
+                scope.rejected.add(args.call_id)
+            elif args.kind == "tool_not_found":
+                scope.errors[args.call_id] = "no such tool"
+            else:
+                error = args.error
+                scope.errors[args.call_id] = (str(error) or type(error).__name__) if error is not None else "tool error"
+        if self._adopter_formatter is None:
+            return None
+        value = self._adopter_formatter(args)
+        return await value if inspect.isawaitable(value) else value
+
+    # -- evidence ----------------------------------------------------------------
+
+    def _record(
+        self,
+        result: Any,
+        scope: _Scope,
+        conversation: str,
+        call_scope: str,
+        serial: int,
+        *,
+        seen: Sequence[str],
+    ) -> TurnRecord:
+        """The turn's evidence from the run's items; pauses again (minting a
+        token) when the run was interrupted for approval. ``seen`` are the
+        call ids an earlier turn of the same run reported already."""
+        skip = set(seen)
+        calls: Dict[str, _Call] = {}
+        for item in result.new_items:
+            call_id = getattr(item, "call_id", None)
+            if not isinstance(call_id, str) or call_id in skip:
+                continue
+            if isinstance(item, ToolCallItem):
+                name = item.tool_name or getattr(item.raw_item, "type", "tool")
+                calls.setdefault(call_id, _Call(str(name), _arguments(item.raw_item)))
+            elif isinstance(item, ToolCallOutputItem) and call_id in calls:
+                calls[call_id].output, calls[call_id].ran = item.output, True
+        pending = {item.call_id: item for item in result.interruptions or [] if isinstance(item.call_id, str)}
+        record = TurnRecord(model_input="\n\n".join(scope.model_inputs))
+        parked: List[Dict[str, Any]] = []
+        for call_id, call in calls.items():
+            reported = self.store.calls.report_id(conversation, call_scope, call_id)
+            if call_id in pending:
+                record.tool_calls.append(ToolCall.pending(reported, call.name, call.arguments))
+                parked.append({"id": reported, "call_id": call_id, "name": call.name, "arguments": call.arguments})
+            elif call_id in scope.rejected:
+                record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, APPROVAL_STAGE))
+            elif call_id in scope.errors:
+                record.tool_calls.append(ToolCall.failed(reported, call.name, call.arguments, scope.errors[call_id]))
+            elif call.ran:
+                record.tool_calls.append(ToolCall.succeeded(reported, call.name, call.arguments, _result(call.output)))
+            # A call with no output item (a hosted tool) is not reported.
+        if parked:
+            record.pause = self._pause(result, conversation, serial, parked, [*skip, *calls])
+        else:
+            output = result.final_output
+            record.answer = output if isinstance(output, str) else json.dumps(json_safe(output), ensure_ascii=False)
+        return record
+
+    def _pause(
+        self, result: Any, conversation: str, serial: int, parked: List[Dict[str, Any]], seen: List[str]
+    ) -> Pause:
+        """Mints the pause of an interrupted run: the token, its question
+        and the saved ``RunState``, in the durable store."""
+        if len(parked) == 1:
+            question: Any = {"tool": parked[0]["name"], "arguments": parked[0]["arguments"]}
+        else:
+            question = {"calls": [{"tool": call["name"], "arguments": call["arguments"]} for call in parked]}
+        question_id = f"q-{secrets.token_hex(8)}"
+        handle = {"state": result.to_state().to_string(), "serial": serial, "seen": sorted(set(seen))}
+        interaction = str(parked[0]["name"])
+        token = self.store.pauses.mint(conversation, question_id, interaction, parked, handle)
+        return Pause(interaction, True, token, question=question, question_id=question_id)
+
+    def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approved: bool) -> List[ResolvedCall]:
+        """How the resumed run settled the calls the pause parked."""
+        outputs = {
+            item.call_id: item.output for item in result.new_items if isinstance(item, ToolCallOutputItem)
+        }
+        resolved = []
+        for call in pause.calls:
+            call_id, reported = call["call_id"], call["id"]
+            if not approved or call_id in scope.rejected:
+                resolved.append(ResolvedCall.refused(reported, APPROVAL_STAGE))
+            elif call_id in scope.errors:
+                resolved.append(ResolvedCall.failed(reported, scope.errors[call_id]))
+            elif call_id in outputs:
+                resolved.append(ResolvedCall.succeeded(reported, _result(outputs[call_id])))
+            else:
+                resolved.append(ResolvedCall.failed(reported, "the approved call did not run"))
+        return resolved
+
+
+def deployment(
+    make_agent: Callable[[], Agent[Any]], **options: Any
+) -> Callable[[str], OpenAIAgentsDeployment]:
+    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
+    agent in the process that serves it (after the fork server forked), with
+    ``options`` as :class:`OpenAIAgentsDeployment` takes them."""
+    return lambda durable_dir: OpenAIAgentsDeployment(durable_dir, make_agent(), **options)
