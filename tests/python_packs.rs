@@ -392,8 +392,7 @@ fn every_crash_probe_runs_with_the_stderr_tail_quoted() {
     let script = python::desk_dir().join("helpdesk.py");
     let talkative = symfonic_evals::process::ProcessSpec::new("sh")
         .arg("-c")
-        .arg("echo 'desk starting' >&2; exec \"$0\" \"$@\"")
-        .arg(python::interpreter())
+        .arg("echo 'desk starting' >&2; exec python3 \"$0\" \"$@\"")
         .arg(script)
         .include_stderr_tail(true);
     let forked = python::spec(None).include_stderr_tail(true);

@@ -23,17 +23,10 @@ pub fn desk_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../helpdesk-py")
 }
 
-/// The interpreter `python3` names, by its own path: the desk starts
-/// thousands of times over the test suite, and a version manager's shim
-/// would add a dozen shell processes to each start.
-pub fn interpreter() -> std::path::PathBuf {
-    symfonic_evals::process::python_interpreter("python3")
-}
-
 /// The command that starts the Python desk, or one of its twins, forked
 /// from an interpreter that imported the desk once.
 pub fn spec(twin: Option<&str>) -> ProcessSpec {
-    let spec = ProcessSpec::new(interpreter())
+    let spec = ProcessSpec::new("python3")
         .arg(desk_dir().join("helpdesk.py"))
         .fork_server(true);
     match twin {
@@ -45,7 +38,7 @@ pub fn spec(twin: Option<&str>) -> ProcessSpec {
 /// The command that starts the Python desk in the honest configuration
 /// named `variant` (see [`crate::Variant`]).
 pub fn variant_spec(variant: &str) -> ProcessSpec {
-    ProcessSpec::new(interpreter())
+    ProcessSpec::new("python3")
         .arg(desk_dir().join("helpdesk.py"))
         .args(["--variant", variant])
         .fork_server(true)

@@ -12,7 +12,10 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 /// a few hundred milliseconds before Python itself begins; a pack starts a
 /// deployment a dozen times or more, and a suite thousands. Give the path
 /// this returns to [`ProcessSpec::new`](super::ProcessSpec::new) to pay
-/// that once. When the interpreter cannot be asked (not installed, not
+/// that once, where the deployment is started: not in code that every
+/// process of the program runs, since a test binary re-executed for an
+/// isolated run would ask again in each child. When the interpreter cannot
+/// be asked (not installed, not
 /// Python), `program` comes back unchanged, so starting it fails as it
 /// would have.
 ///
