@@ -15,9 +15,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 /// that once, where the deployment is started: not in code that every
 /// process of the program runs, since a test binary re-executed for an
 /// isolated run would ask again in each child. When the interpreter cannot
-/// be asked (not installed, not
-/// Python), `program` comes back unchanged, so starting it fails as it
-/// would have.
+/// be asked (not installed, not Python), `program` comes back unchanged, so
+/// starting it fails as it would have.
 ///
 /// ```no_run
 /// use symfonic_evals::process::{python_interpreter, ProcessSpec};
