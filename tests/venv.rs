@@ -35,7 +35,11 @@ pub fn venv_python(requirements: &[&str]) -> PathBuf {
     let mut hasher = DefaultHasher::new();
     for requirement in &resolved {
         requirement.hash(&mut hasher);
-        hash_tree(Path::new(requirement), &mut hasher);
+        // A local path may name extras: `./python[langgraph]`.
+        let path = requirement
+            .split_once('[')
+            .map_or(requirement.as_str(), |(p, _)| p);
+        hash_tree(Path::new(path), &mut hasher);
     }
     let parent = target_dir().join("python-venvs");
     fs::create_dir_all(&parent).expect("the target directory is writable");

@@ -13,31 +13,33 @@ refusal, retries, the evidence) is the adapter's.
 
 ``--twin NAME`` (or ``--variant NAME``) starts a broken twin, a defect real
 LangGraph deployments have (``TWINS``); every line that exists for a twin
-says ``twin``.
+says ``twin``, and a line an adopter writes otherwise says ``adopter:`` and
+how. The workspace tests count the rest: the adopter's part, under 40
+lines.
 """
 
-import argparse
+import argparse  # twin
 import sys
-import uuid
+import uuid  # twin
 
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.memory import InMemorySaver  # twin
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
 from symfonic_evals_protocol import serve
 from symfonic_evals_protocol.adapters import effects, require_approval
-from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment, default_capabilities
+from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
 
 TWINS = {  # twin: broken variants, each a defect real LangGraph desks have
-    "notice-before-interrupt": "a notice (a new message each send) goes out before interrupt(); "
-    "LangGraph runs the tool again from its start on resume, so it goes out twice",
-    "trusts-framework-replay": "LangGraph is trusted to refuse a second resume (it does not): "
-    "the adapter's spent-mark and staleness checks are skipped",
-    "checkpoint-in-memory": "compiled with InMemorySaver, as LangGraph's quickstart does: a restart loses the pause",
-}
+    "notice-before-interrupt": "a notice (a new message each send) goes out before interrupt(); "  # twin
+    "LangGraph runs the tool again from its start on resume, so it goes out twice",  # twin
+    "trusts-framework-replay": "LangGraph is trusted to refuse a second resume (it does not): "  # twin
+    "the adapter's spent-mark and staleness checks are skipped",  # twin
+    "checkpoint-in-memory": "compiled with InMemorySaver, as LangGraph's quickstart does: a restart loses the pause",  # twin
+}  # twin
 TWIN = None  # twin: the one this process runs, if any
 SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
@@ -78,7 +80,7 @@ def build_graph():
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
     in_memory = TWIN == "checkpoint-in-memory"  # twin
-    return builder.compile(checkpointer=InMemorySaver() if in_memory else None)  # twin: None, the adapter's SQLite
+    return builder.compile(checkpointer=InMemorySaver() if in_memory else None)  # adopter: builder.compile()
 
 
 class TrustsFramework(LangGraphDeployment):  # twin
@@ -87,18 +89,16 @@ class TrustsFramework(LangGraphDeployment):  # twin
 
 
 def desk(durable_dir):
-    kind = TrustsFramework if TWIN == "trusts-framework-replay" else LangGraphDeployment  # twin: LangGraphDeployment
-    capabilities = default_capabilities().contributes("extensions", "weather_lookup")
-    return kind(durable_dir, build_graph(), capabilities=capabilities, validate_answer=require_approval)
+    kind = TrustsFramework if TWIN == "trusts-framework-replay" else LangGraphDeployment  # twin: an adopter returns LangGraphDeployment(...)
+    return kind(durable_dir, build_graph(), extension_tools=["weather_lookup"], validate_answer=require_approval)
 
 
-def main(argv=None):
-    global TWIN  # twin
+def twin_of(argv=None):  # twin
     parser = argparse.ArgumentParser(description="A help desk on LangGraph.")  # twin
     parser.add_argument("--twin", "--variant", dest="twin", choices=sorted(TWINS))  # twin
-    TWIN = parser.parse_known_args(argv)[0].twin  # twin
-    return serve(desk, argv=argv)
+    return parser.parse_known_args(argv)[0].twin  # twin
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    TWIN = twin_of()  # twin
+    sys.exit(serve(desk))

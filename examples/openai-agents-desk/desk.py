@@ -1,7 +1,7 @@
 """A help desk on the OpenAI Agents SDK, judged by symfonic-evals through the
 companion package's adapter (``symfonic_evals_protocol.adapters.openai_agents``).
 
-The part above the twins is all an adopter writes: the tools, the agent and
+The part above the twins (and ``main``'s last line) is all an adopter writes: the tools, the agent and
 the factory ``serve`` takes. ``escalate_ticket`` needs a person's approval
 (``needs_approval=True``): the run is interrupted, the adapter pauses the turn
 with a token of its own and keeps the ``RunState`` in the trial's durable
@@ -16,26 +16,27 @@ reads ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` from the environment as in
 production: the harness points them at its model endpoint, which replays the
 pack's cassette. Tracing is off (nothing leaves the machine).
 
-``--variant NAME`` starts a deliberately broken twin (``TWINS``), each the
+``--twin NAME`` starts a deliberately broken twin (``TWINS``), each the
 smallest change an adopter could make that one of the packs must catch.
+Every line that exists only for the twins says ``twin`` or sits between the
+``-- twins`` and ``-- end of twins`` markers; a line an adopter writes
+otherwise says ``adopter:`` and how. The workspace tests count the rest: the
+adopter's part, under 40 lines.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
+import argparse  # twin
 import sys
 from typing import Any, Dict, Optional
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+from agents.mcp import MCPServerStreamableHttp
+from openai import AsyncOpenAI
 
-from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled  # noqa: E402
-from agents.mcp import MCPServerStreamableHttp  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
-
-from symfonic_evals_protocol import mcp_server_params, serve  # noqa: E402
-from symfonic_evals_protocol.adapters import effects  # noqa: E402
-from symfonic_evals_protocol.adapters.openai_agents import OpenAIAgentsDeployment  # noqa: E402
+from symfonic_evals_protocol import mcp_server_params, serve
+from symfonic_evals_protocol.adapters import effects
+from symfonic_evals_protocol.adapters.openai_agents import OpenAIAgentsDeployment
 
 MODEL = "openai-agents-desk"
 INSTRUCTIONS = "You are the help desk agent. Call the tools the request needs, then answer briefly."
@@ -76,7 +77,7 @@ def build_agent(model: Optional[Any] = None) -> Agent[Any]:
 
 def desk(durable_dir: str, model: Optional[Any] = None, variant: Optional[str] = None) -> OpenAIAgentsDeployment:
     """The factory ``serve`` takes (``variant`` picks a twin)."""
-    kind = TWINS.get(variant or "", (OpenAIAgentsDeployment, ""))[0]
+    kind = TWINS.get(variant or "", (OpenAIAgentsDeployment, ""))[0]  # twin: an adopter returns OpenAIAgentsDeployment(...)
     return kind(durable_dir, build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"])
 
 
@@ -120,15 +121,18 @@ TWINS = {
 }
 
 
+# -- end of twins
+
+
 def main(argv: Optional[list] = None) -> int:
-    """Serves the protocol; ``--variant`` picks a twin, ``--list-variants`` lists them."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--variant", choices=sorted(TWINS))
-    parser.add_argument("--list-variants", action="store_true")
-    known, _ = parser.parse_known_args(argv)
-    if known.list_variants:
-        print("\n".join(f"{name}: {catch}" for name, (_, catch) in sorted(TWINS.items())))
-        return 0
+    """Serves the protocol; ``--twin`` picks a twin, ``--list-variants`` lists them."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])  # twin
+    parser.add_argument("--twin", "--variant", dest="variant", choices=sorted(TWINS))  # twin
+    parser.add_argument("--list-variants", action="store_true")  # twin
+    known, _ = parser.parse_known_args(argv)  # twin
+    if known.list_variants:  # twin
+        print("\n".join(f"{name}: {catch}" for name, (_, catch) in sorted(TWINS.items())))  # twin
+        return 0  # twin
     return serve(lambda durable_dir: desk(durable_dir, variant=known.variant), argv=argv)
 
 

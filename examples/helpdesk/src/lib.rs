@@ -20,6 +20,8 @@
 //! - [`packs`]: the pack arguments this desk is evaluated with, and its run
 //!   options;
 //! - [`python`]: the same desk in Python, judged over the process protocol;
+//! - [`frameworks`]: the desk on LangGraph and the OpenAI Agents SDK,
+//!   through the companion's adapters;
 //! - [`openai`] and [`upstream`]: the model over HTTP (an OpenAI-compatible
 //!   client for the harness's replay endpoint) and the scripted upstreams
 //!   cassettes are recorded against.
@@ -27,6 +29,7 @@
 
 pub mod deployment;
 pub mod extension;
+pub mod frameworks;
 pub mod gate;
 pub mod honest;
 pub mod interaction;

@@ -10,6 +10,9 @@
 //!   official OpenAI SDK), answered as `model.py`'s `ScriptedModel` would:
 //!   the plan as tool calls, then the streamed answer from the calls'
 //!   outcomes (tool messages) or from a resume's model input.
+//! - [`framework_desk`]: the LangGraph and OpenAI Agents SDK desks, whose
+//!   frameworks send the conversation as messages: the request's tool call,
+//!   then an answer quoting the tool's result.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -346,6 +349,61 @@ pub fn python_desk() -> std::io::Result<ScriptedUpstream> {
     let samples = Arc::new(AtomicU64::new(0));
     ScriptedUpstream::start(move |request| {
         python_desk_reply(request, samples.fetch_add(1, Ordering::Relaxed))
+    })
+}
+
+/// The text of a message's `content`: a string, or the text parts of a
+/// list of parts.
+fn text_of(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// What the framework desks' model (`examples/langgraph-desk`,
+/// `examples/openai-agents-desk`) answers to `request`, as sample `sample`:
+/// a user's request becomes the tool call it names, as [`python_plan`]
+/// reads it (the approval is the framework's, so no `ask_user`); after a
+/// tool's result, the answer quotes it, as a model that read it would.
+pub fn framework_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamReply {
+    let model = request.body.get("model").cloned().unwrap_or(Value::Null);
+    let Some(last) = last_message(request) else {
+        return bad_request("expected messages");
+    };
+    let answer = if last.get("role").and_then(Value::as_str) == Some("tool") {
+        format!("the tool answered: {}", text_of(last))
+    } else {
+        let calls: Vec<_> = python_plan(&text_of(last))
+            .into_iter()
+            .filter(|(tool, _)| !matches!(*tool, "ask_user" | "record_lesson"))
+            .collect();
+        if !calls.is_empty() {
+            let message = tool_calls(sample, &calls);
+            return UpstreamReply::json(completion(sample, &model, message, "tool_calls"));
+        }
+        python_reply(&[])
+    };
+    if request.body.get("stream") == Some(&Value::Bool(true)) {
+        streamed_words(sample, &model, &answer)
+    } else {
+        message_reply(sample, &model, ModelStep::Answer(answer))
+    }
+}
+
+/// Starts the framework desks' scripted upstream.
+///
+/// # Errors
+///
+/// When no loopback port can be opened.
+pub fn framework_desk() -> std::io::Result<ScriptedUpstream> {
+    let samples = Arc::new(AtomicU64::new(0));
+    ScriptedUpstream::start(move |request| {
+        framework_desk_reply(request, samples.fetch_add(1, Ordering::Relaxed))
     })
 }
 

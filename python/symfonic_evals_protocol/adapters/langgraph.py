@@ -66,7 +66,7 @@ import json
 import os
 import sqlite3
 import sys
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 try:
     from langchain_core.callbacks import BaseCallbackHandler
@@ -240,8 +240,9 @@ class LangGraphDeployment(Deployment):
     """A compiled LangGraph graph (or a ``StateGraph`` to compile) as a
     deployment.
 
-    ``capabilities`` defaults to :func:`default_capabilities`.
-    ``validate_answer(answer)`` raises :class:`TurnFailure` for an answer a
+    ``capabilities`` defaults to :func:`default_capabilities`, with each
+    of ``extension_tools`` contributed by ``extensions`` (as the Agents SDK
+    adapter takes them). ``validate_answer(answer)`` raises :class:`TurnFailure` for an answer a
     resume must refuse before spending its token (e.g.
     :func:`~symfonic_evals_protocol.adapters.require_approval`).
     ``make_input(request)`` is the graph input for a prompt (default: the
@@ -266,6 +267,7 @@ class LangGraphDeployment(Deployment):
         config: Optional[Dict[str, Any]] = None,
         answer_of: Optional[Callable[[Any, List[BaseMessage]], str]] = None,
         durability: Optional[str] = "sync",
+        extension_tools: Iterable[str] = (),
     ) -> None:
         super().__init__(durable_dir)
         self.store = AdapterStore(durable_dir)
@@ -273,6 +275,7 @@ class LangGraphDeployment(Deployment):
         self._connection: Optional[sqlite3.Connection] = None
         self.graph = self._attach(graph)
         self._capabilities = capabilities
+        self._extension_tools = tuple(extension_tools)
         self._validate_answer = validate_answer
         self._make_input = make_input
         self._config = dict(config or {})
@@ -304,7 +307,12 @@ class LangGraphDeployment(Deployment):
         return graph
 
     def capabilities(self) -> Capabilities:
-        return self._capabilities if self._capabilities is not None else default_capabilities()
+        if self._capabilities is not None:
+            return self._capabilities
+        capabilities = default_capabilities()
+        for name in self._extension_tools:
+            capabilities = capabilities.contributes("extensions", name)
+        return capabilities
 
     def close(self) -> None:
         self.store.close()

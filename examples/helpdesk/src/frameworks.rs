@@ -1,0 +1,260 @@
+//! The help desk on two agent frameworks, served through the companion's
+//! adapters: LangGraph (`examples/langgraph-desk/`) and the OpenAI Agents
+//! SDK (`examples/openai-agents-desk/`). Both talk to the harness's model
+//! endpoint as they would to OpenAI, and replay the cassettes committed
+//! beside them. Here: how they are started, the packs they are judged with,
+//! and their twins with where each must be caught. `tests/framework_desks.rs`
+//! runs them; [`crate::upstream::framework_desk`] is the scripted model their
+//! cassettes were recorded from.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use serde_json::json;
+use symfonic_evals::process::ProcessSpec;
+use symfonic_evals::{ApprovalResumePack, ExactlyOncePack, PackDefinition};
+
+use crate::python;
+use crate::twins::{Catch, Pack};
+
+/// A framework the help desk is written on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Framework {
+    /// LangGraph 1.x: `interrupt()` in the tool, a SQLite checkpointer.
+    LangGraph,
+    /// The OpenAI Agents SDK: `needs_approval`, a saved `RunState`.
+    OpenAiAgents,
+}
+
+impl Framework {
+    /// Both frameworks.
+    pub const ALL: [Framework; 2] = [Framework::LangGraph, Framework::OpenAiAgents];
+
+    /// The example's directory name, which names its runs too.
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::LangGraph => "langgraph-desk",
+            Framework::OpenAiAgents => "openai-agents-desk",
+        }
+    }
+
+    /// The example's directory.
+    pub fn dir(self) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(self.name())
+    }
+
+    /// The packs the desk is meant for.
+    pub fn packs(self) -> [Pack; 3] {
+        [Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce]
+    }
+
+    /// The committed cassette `pack` replays.
+    pub fn cassette(self, pack: Pack) -> PathBuf {
+        let name = definition(pack).kind().name();
+        self.dir().join("cassettes").join(format!("{name}.jsonl"))
+    }
+
+    /// The command that starts the desk, or its twin `twin`, under
+    /// `python` (an interpreter with the framework and the companion
+    /// installed), forked from an interpreter that imported it once.
+    pub fn spec(self, python: impl Into<OsString>, twin: Option<&str>) -> ProcessSpec {
+        let spec = ProcessSpec::new(python)
+            .arg(self.dir().join("desk.py"))
+            .fork_server(true);
+        match twin {
+            Some(twin) => spec.args(["--twin", twin]),
+            None => spec,
+        }
+    }
+}
+
+/// The approval pack for the framework desks. The approval sits on the
+/// gated call itself (LangGraph's `interrupt()` inside `escalate_ticket`,
+/// the Agents SDK's `needs_approval`), so the pause's interaction is the
+/// gated tool: approval runs it once, a denial resolves it unrun.
+pub fn approval() -> PackDefinition {
+    PackDefinition::ApprovalResume(ApprovalResumePack {
+        pause_prompt: "escalate ticket 7 to a supervisor".into(),
+        answer: json!({"approved": true}),
+        interaction_tool: "escalate_ticket".into(),
+        resumable: true,
+        replay_error: vec!["PauseTokenReplayedError".into(), "pause.replayed".into()],
+        gated_tool: Some("escalate_ticket".into()),
+        deny_answer: Some(json!({"approved": false})),
+        unfit_answer: Some(json!({"approved": "maybe"})),
+        ..ApprovalResumePack::default()
+    })
+}
+
+/// The exactly-once pack: the approved escalation, killed at every effect
+/// boundary and retried.
+pub fn exactly_once() -> PackDefinition {
+    PackDefinition::ExactlyOnce(ExactlyOncePack {
+        prompt: "escalate ticket 7 to a supervisor".into(),
+        answer: Some(json!({"approved": true})),
+        ..ExactlyOncePack::default()
+    })
+}
+
+/// The definition of `pack` for the framework desks (the extension pack is
+/// the Python desk's: the same tool, arguments and forecasts).
+pub fn definition(pack: Pack) -> PackDefinition {
+    match pack {
+        Pack::ApprovalResume => approval(),
+        Pack::ExactlyOnce => exactly_once(),
+        Pack::ExtensionTool | Pack::Procedural => python::definition(pack),
+    }
+}
+
+/// A broken twin of a framework desk, a defect real adopters of the
+/// framework hit, selected with `--twin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameworkTwin {
+    /// The desk.
+    pub framework: Framework,
+    /// The `--twin` name.
+    pub name: &'static str,
+    /// The pack that must catch it.
+    pub pack: Pack,
+    /// Where: the first failure of the run.
+    pub catch: Catch,
+    /// The other scenarios that fail with it; every other one passes.
+    pub also_fails: &'static [&'static str],
+}
+
+const fn twin(
+    framework: Framework,
+    name: &'static str,
+    pack: Pack,
+    (scenario, step, assertion, detail): (&'static str, &'static str, &'static str, &'static str),
+    also_fails: &'static [&'static str],
+) -> FrameworkTwin {
+    FrameworkTwin {
+        framework,
+        name,
+        pack,
+        catch: Catch {
+            scenario,
+            step,
+            assertion,
+            detail,
+        },
+        also_fails,
+    }
+}
+
+/// The approval probes after the seed that replay a redeemed token: a
+/// desk that never refuses a replay fails each of them.
+const REPLAYING_PROBES: &[&str] = &[
+    "approval/restart-between-pause-and-resume",
+    "approval/restart-before-replay",
+    "approval/crash-inside-resume",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/deny-answer",
+    "approval/unfit-answer",
+];
+
+/// A crash inside the resume's effect: a retry must apply it under the
+/// same key, which a notice keyed by the attempt cannot.
+const CRASH_RETRIED: (&str, &str, &str, &str) = (
+    "approval/crash-inside-resume",
+    "resume killed at its first effect",
+    "CrashedEffectRetried",
+    "retried under its idempotency key",
+);
+
+/// Every framework twin, and where its pack catches it by default.
+pub const TWINS: [FrameworkTwin; 7] = [
+    // LangGraph re-runs a node from its start on resume: the notice before
+    // `interrupt()` goes out again under a new key.
+    twin(
+        Framework::LangGraph,
+        "notice-before-interrupt",
+        Pack::ExactlyOnce,
+        (
+            "exactly-once-effects",
+            "crash at effect 1",
+            "CrashedEffectRetried",
+            "retried under its idempotency key",
+        ),
+        &[],
+    ),
+    twin(
+        Framework::LangGraph,
+        "notice-before-interrupt",
+        Pack::ApprovalResume,
+        CRASH_RETRIED,
+        &[],
+    ),
+    // LangGraph accepts a second `Command(resume=...)`.
+    twin(
+        Framework::LangGraph,
+        "trusts-framework-replay",
+        Pack::ApprovalResume,
+        (
+            "approval-pause-resume-and-replay-refusal",
+            "replay",
+            "ExpectedError",
+            "PauseTokenReplayedError",
+        ),
+        REPLAYING_PROBES,
+    ),
+    // The quickstart's in-memory checkpointer: a restart loses the pause.
+    twin(
+        Framework::LangGraph,
+        "checkpoint-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "UnexpectedError",
+            "the turn succeeds",
+        ),
+        &["approval/crash-inside-resume"],
+    ),
+    // A saved RunState runs again, approved tool included.
+    twin(
+        Framework::OpenAiAgents,
+        "saved-state-run-twice",
+        Pack::ApprovalResume,
+        (
+            "approval-pause-resume-and-replay-refusal",
+            "replay",
+            "ExpectedError",
+            "PauseTokenReplayedError",
+        ),
+        REPLAYING_PROBES,
+    ),
+    // Refused only by the process that resumed: a restart forgets.
+    twin(
+        Framework::OpenAiAgents,
+        "trusts-sdk-to-refuse",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-before-replay",
+            "replay",
+            "ExpectedError",
+            "PauseTokenReplayedError",
+        ),
+        &[],
+    ),
+    // The answer read by truthiness: `{"approved": "maybe"}` approves.
+    twin(
+        Framework::OpenAiAgents,
+        "lax-answer",
+        Pack::ApprovalResume,
+        (
+            "approval/unfit-answer",
+            "unfit answer",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &["approval/type-confused-answer"],
+    ),
+];

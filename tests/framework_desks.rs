@@ -1,0 +1,185 @@
+//! The help desk on LangGraph and on the OpenAI Agents SDK, each an
+//! adopter's graph or agent served by the companion's adapter, judged by
+//! the approval, extension and exactly-once packs with every probe. The
+//! frameworks talk to the harness's model endpoint as they would to
+//! OpenAI; it replays the cassettes committed under each example, with no
+//! upstream running. Then every twin, each caught where it must be.
+//!
+//! The frameworks are installed into a virtual environment: the one
+//! `SYMFONIC_EVALS_FRAMEWORK_VENV` names (CI makes it before the tests),
+//! or else one made under the target directory from `./python` with its
+//! `langgraph` and `openai-agents` extras.
+//!
+//! To re-record the cassettes (one command), then review and accept:
+//!
+//! ```sh
+//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test framework_desks committed
+//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes
+//! ```
+#![cfg(unix)]
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+use helpdesk::frameworks::{self, Framework, FrameworkTwin, TWINS};
+use helpdesk::{python, upstream};
+use symfonic_evals::replay::{ReplayConfig, RECORD_ENV};
+use symfonic_evals::{run_pack, PackRun, RunOptions};
+use symfonic_evals_e2e::{side_by_side, venv_python};
+
+/// Names the virtual environment that has both frameworks installed.
+const VENV_ENV: &str = "SYMFONIC_EVALS_FRAMEWORK_VENV";
+
+fn framework_python() -> PathBuf {
+    match std::env::var_os(VENV_ENV) {
+        Some(venv) => PathBuf::from(venv).join("bin").join("python"),
+        None => venv_python(&["./python[langgraph,openai-agents]"]),
+    }
+}
+
+/// Whether this run re-records the committed cassettes.
+fn recording() -> bool {
+    std::env::var(RECORD_ENV).is_ok_and(|v| !v.is_empty())
+}
+
+fn options(framework: Framework, pack: helpdesk::Pack, upstream: Option<&str>) -> RunOptions {
+    RunOptions {
+        replay: ReplayConfig {
+            cassette: Some(framework.cassette(pack)),
+            upstream_url: upstream.map(str::to_owned),
+            ..ReplayConfig::default()
+        },
+        ..RunOptions::default()
+    }
+}
+
+fn run(
+    framework: Framework,
+    pack: helpdesk::Pack,
+    twin: Option<&str>,
+    upstream: Option<&str>,
+) -> PackRun {
+    let spec = framework.spec(framework_python(), twin);
+    let kind = frameworks::definition(pack).kind().name();
+    run_pack(
+        &format!("{}::{}::{kind}", framework.name(), twin.unwrap_or("desk")),
+        &frameworks::definition(pack),
+        &options(framework, pack, upstream),
+        move |ctx| python::start(ctx, &spec),
+    )
+}
+
+#[test]
+fn committed_cassettes_replay_every_pack_of_both_framework_desks() {
+    let upstream = recording().then(|| upstream::framework_desk().expect("a scripted upstream"));
+    let url = upstream.as_ref().map(|u| u.url().to_owned());
+    let runs: Vec<_> = Framework::ALL
+        .into_iter()
+        .flat_map(|f| f.packs().map(move |p| (f, p)))
+        .collect();
+    let runs = side_by_side(runs, |(framework, pack)| {
+        run(framework, pack, None, url.as_deref())
+    });
+    runs.iter().for_each(PackRun::assert_passed);
+}
+
+fn assert_caught(twin: &FrameworkTwin) {
+    let run = run(twin.framework, twin.pack, Some(twin.name), None);
+    let failure = symfonic_evals_e2e::fails_at(&run, twin.catch.step, twin.catch.assertion);
+    assert!(
+        twin.catch.matches(&failure),
+        "{}: first failure {failure:?}, expected {:?}\n{}",
+        twin.name,
+        twin.catch,
+        run.render()
+    );
+    let failing: BTreeSet<&str> = run.failed_scenarios().into_iter().collect();
+    let expected: BTreeSet<&str> = std::iter::once(twin.catch.scenario)
+        .chain(twin.also_fails.iter().copied())
+        .collect();
+    assert_eq!(
+        failing,
+        expected,
+        "{}: failing scenarios\n{}",
+        twin.name,
+        run.render()
+    );
+}
+
+#[test]
+fn every_framework_twin_is_caught_where_it_must_be() {
+    side_by_side(TWINS, |twin| assert_caught(&twin));
+}
+
+/// The twins each desk offers, as its `TWINS` table lists them.
+fn offered(framework: Framework) -> BTreeSet<String> {
+    let output = Command::new(framework_python())
+        .current_dir(framework.dir())
+        .args(["-c", "import desk; print('\\n'.join(desk.TWINS))"])
+        .output()
+        .expect("the framework's interpreter runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_twin_a_framework_desk_offers_is_tested() {
+    for framework in Framework::ALL {
+        let tested: BTreeSet<String> = TWINS
+            .iter()
+            .filter(|t| t.framework == framework)
+            .map(|t| t.name.to_owned())
+            .collect();
+        assert_eq!(offered(framework), tested, "{}", framework.name());
+    }
+}
+
+/// The lines an adopter writes: code lines (no blank lines, comments or
+/// docstrings) that exist for no twin, i.e. not marked `# twin` and not
+/// between the `# -- twins` and `# -- end of twins` markers. A line marked
+/// `# adopter:` (one an adopter writes in another shape) counts.
+fn adopter_lines(source: &str) -> usize {
+    let (mut in_docstring, mut in_twins, mut count) = (false, false, 0);
+    for line in source.lines() {
+        let code = line.trim();
+        if in_docstring {
+            in_docstring = !code.contains(r#"""""#);
+        } else if let Some(rest) = code.strip_prefix(r#"""""#) {
+            in_docstring = !rest.contains(r#"""""#);
+        } else if code.starts_with("# -- twins") {
+            in_twins = true;
+        } else if code.starts_with("# -- end of twins") {
+            in_twins = false;
+        } else if !(in_twins || code.is_empty() || code.starts_with('#') || line.contains("# twin"))
+        {
+            count += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn each_framework_desk_is_under_forty_adopter_lines() {
+    for framework in Framework::ALL {
+        let source = std::fs::read_to_string(framework.dir().join("desk.py")).unwrap();
+        let lines = adopter_lines(&source);
+        eprintln!("{}: {lines} adopter lines", framework.name());
+        // Above 20: the count sees the tools, the graph or agent, and the
+        // factory, not only the imports.
+        assert!((20..40).contains(&lines), "{}: {lines}", framework.name());
+    }
+}
+
+#[test]
+fn adopter_lines_skip_docstrings_comments_and_twins() {
+    let source = "\"\"\"A module.\n\nMore.\n\"\"\"\nimport a\n# a comment\n\ndef f():\n    \"\"\"One line.\"\"\"\n    return 1  # twin: 2\n    return 3  # adopter: return 2\n    return 2\n# -- twins\nclass T: pass\n# -- end of twins\nmain()\n";
+    assert_eq!(adopter_lines(source), 5);
+}
