@@ -69,3 +69,32 @@ fn a_script_that_starts_a_thread_at_import_is_started_fresh() {
     );
     assert_eq!(attributes["built"], 1, "{attributes}");
 }
+
+#[test]
+fn a_child_finds_in_memory_what_an_earlier_child_imported_while_building() {
+    let spec = probe(&[("FORK_PROBE_MARKER", "learning")]);
+    let (first, _) = report(&spec);
+    let (second, _) = report(&spec);
+    assert_eq!(first["lazy_preloaded"], false, "{first}");
+    assert_eq!(second["lazy_preloaded"], true, "{second}");
+    // Still a fresh child of the same zygote, with one deployment built.
+    assert_eq!(second["built"], 1, "{second}");
+    assert_eq!(first["ppid"], second["ppid"]);
+}
+
+#[test]
+fn a_learned_import_that_starts_a_thread_stops_the_forking() {
+    let modules = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/process_modules");
+    let spec = probe(&[("FORK_PROBE_LAZY_THREAD", "1"), ("PYTHONPATH", modules)]);
+    let ours = serde_json::json!(std::process::id());
+    let (first, _) = report(&spec);
+    assert_ne!(first["ppid"], ours, "forked: {first}");
+    // The zygote imported the module the first child did, a thread
+    // started, and it refuses to fork: the harness starts the deployment
+    // itself, from now on.
+    for _ in 0..2 {
+        let (next, _) = report(&spec);
+        assert_eq!(next["ppid"], ours, "started by this process: {next}");
+        assert_eq!(next["built"], 1, "{next}");
+    }
+}

@@ -141,20 +141,28 @@ fn start(
             }
             let mut argv = vec![spec.args[0].clone()];
             argv.extend(args.iter().skip(1).cloned());
-            let forked = zygote.fork(
+            match zygote.fork(
                 &argv,
                 &full,
                 spec.current_dir.as_deref(),
                 pipes.child,
                 spec.handshake_timeout,
-            )?;
-            let ends = Ends {
-                stdin: (!stdin_null)
-                    .then(|| Box::new(pipes.stdin) as Box<dyn std::io::Write + Send>),
-                stdout: Box::new(pipes.stdout),
-                stderr: Box::new(pipes.stderr),
-            };
-            return Ok((Proc::Forked(forked), ends));
+            ) {
+                Ok(forked) => {
+                    let ends = Ends {
+                        stdin: (!stdin_null)
+                            .then(|| Box::new(pipes.stdin) as Box<dyn std::io::Write + Send>),
+                        stdout: Box::new(pipes.stdout),
+                        stderr: Box::new(pipes.stderr),
+                    };
+                    return Ok((Proc::Forked(forked), ends));
+                }
+                // Refused: forking is no longer safe there; spawn instead.
+                Err(error) if error.kind() == std::io::ErrorKind::Unsupported => {
+                    super::zygote::give_up(spec, &error);
+                }
+                Err(error) => return Err(error),
+            }
         }
     }
     let mut command = Command::new(&spec.program);

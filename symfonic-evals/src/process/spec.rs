@@ -195,9 +195,13 @@ impl ProcessSpec {
     /// pipes, process group, arguments and environment (the durable
     /// directory included) and nothing of an earlier child; crashes,
     /// timeouts, stderr tails and the kill of its process group work as
-    /// for a spawned child. When forking is unsafe (importing the script
-    /// started a thread, or failed) every start is a fresh interpreter, and
-    /// that is said once on stderr.
+    /// for a spawned child. What a child imports while it builds the
+    /// deployment (an installed package's submodules, never a module of the
+    /// script's own directory) the server imports after that child ends,
+    /// so later children find it in memory. When forking is unsafe
+    /// (importing the script, or a module learned so, started a thread, or
+    /// the import failed) every start is a fresh interpreter, and that is
+    /// said once on stderr.
     ///
     /// ```
     /// use symfonic_evals::process::ProcessSpec;

@@ -21,6 +21,16 @@ nothing of an earlier child in it: it takes the descriptors, the
 environment and the arguments, and runs ``SCRIPT`` as ``__main__``, the
 imports already in memory.
 
+A deployment often imports more while it is built (a client's transport,
+a framework's submodules) than its script imports at the top. Each child,
+as it ends, names the modules it imported that the zygote had not (those
+of installed packages and the standard library, never the deployment's
+own directory's), and the zygote imports them before the next fork, so
+only the first children pay for them. Nothing a child built or ran is
+carried over: only imports. When such an import starts a thread, forking
+is no longer safe, and every later fork request is refused, which the
+harness answers by starting fresh interpreters.
+
 Replies, one JSON object per packet:
 
 - ``{"ready": true}`` once the script is imported, or ``{"ready": false,
@@ -47,9 +57,11 @@ import socket
 import sys
 import threading
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 _PACKET = 1 << 20
+_LEARNED = 1 << 16
+"""The most a child reports of the modules it imported, in bytes."""
 
 
 def _send(channel: socket.socket, message: Dict[str, Any]) -> None:
@@ -78,9 +90,32 @@ def _preload(script: str, modules: List[str]) -> Optional[str]:
     return None
 
 
-def _run_child(channel: socket.socket, request: Dict[str, Any], fds: List[int]) -> None:
+def _learnable(script_dir: str, baseline: Set[str]) -> bytes:
+    """The modules this child imported that the zygote had not, one name a
+    line, at most one datagram's worth: those of an installed package or
+    the standard library only (a module of the deployment's own directory
+    may read the child's environment when imported)."""
+    names = []
+    size = 0
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if name in baseline or name.startswith("__") or not path:
+            continue
+        if os.path.abspath(path).startswith(script_dir + os.sep):
+            continue
+        size += len(name) + 1
+        if size > _LEARNED:
+            break
+        names.append(name)
+    return "\n".join(names).encode("utf-8")
+
+
+def _run_child(
+    channel: socket.socket, request: Dict[str, Any], fds: List[int], learn: Tuple[socket.socket, Set[str]]
+) -> None:
     """In the forked child: become the deployment. Never returns."""
     code = 1
+    script_dir = os.path.dirname(os.path.abspath(request["argv"][0]))
     try:
         channel.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -116,16 +151,28 @@ def _run_child(channel: socket.socket, request: Dict[str, Any], fds: List[int]) 
                 stream.flush()
             except Exception:  # noqa: BLE001 - the pipe may be gone
                 pass
+        try:
+            learn[0].send(_learnable(script_dir, learn[1]))
+        except Exception:  # noqa: BLE001 - learning is an optimisation
+            pass
         os._exit(code)
 
 
-def _fork(channel: socket.socket, request: Dict[str, Any], fds: List[int], wakeup: Tuple[int, int]) -> int:
+def _fork(
+    channel: socket.socket,
+    request: Dict[str, Any],
+    fds: List[int],
+    wakeup: Tuple[int, int],
+    learning: Tuple[socket.socket, socket.socket],
+) -> int:
+    baseline = set(sys.modules)
     pid = os.fork()
     if pid == 0:
         signal.set_wakeup_fd(-1)
         for fd in wakeup:
             os.close(fd)
-        _run_child(channel, request, fds)
+        learning[0].close()
+        _run_child(channel, request, fds, (learning[1], baseline))
     try:
         # Also set here, so the group exists before the harness can signal it.
         os.setpgid(pid, pid)
@@ -147,10 +194,29 @@ def _exited(pid: int) -> Optional[Dict[str, Any]]:
     return {"exited": pid, "signal": info.si_status}
 
 
+def _learn(names: List[str]) -> Optional[str]:
+    """Imports what a child imported after the fork (``names``), so the next
+    children find it in memory; why forking is no longer safe, or ``None``.
+    A module that fails to import here is left to the children."""
+    for name in names:
+        if name and name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - the child imports it itself
+                pass
+    if threading.active_count() > 1:
+        return "a module a child imported started a thread in the fork server"
+    return None
+
+
 def serve(channel: socket.socket) -> None:
     """Serves fork and release requests until the harness hangs up. A
-    child's end wakes the loop through ``SIGCHLD``'s wakeup descriptor."""
+    child's end wakes the loop through ``SIGCHLD``'s wakeup descriptor; the
+    modules it imported arrive on the learning socket."""
     running: List[int] = []
+    learning = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    learning[0].setblocking(False)
+    unsafe: Optional[str] = None
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
     os.set_blocking(wake_write, False)
@@ -158,7 +224,16 @@ def serve(channel: socket.socket) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     wakeup = (wake_read, wake_write)
     while True:
-        ready, _, _ = select.select([channel, wake_read], [], [])
+        ready, _, _ = select.select([channel, wake_read, learning[0]], [], [])
+        if learning[0] in ready:
+            names: List[str] = []
+            try:
+                while True:
+                    names.extend(learning[0].recv(_LEARNED).decode("utf-8", "replace").split("\n"))
+            except BlockingIOError:
+                pass
+            if unsafe is None:
+                unsafe = _learn(names)
         if wake_read in ready:
             try:
                 while os.read(wake_read, 512):
@@ -196,8 +271,13 @@ def serve(channel: socket.socket) -> None:
             _send(channel, {"error": "a fork request needs argv and three descriptors", "id": request.get("id")})
             continue
         ident = request.get("id")
+        if unsafe is not None:
+            for fd in fds:
+                os.close(fd)
+            _send(channel, {"error": unsafe, "id": ident})
+            continue
         try:
-            pid = _fork(channel, request, fds, wakeup)
+            pid = _fork(channel, request, fds, wakeup, learning)
         except OSError as error:
             _send(channel, {"error": f"fork failed: {error.strerror}", "id": ident})
             continue

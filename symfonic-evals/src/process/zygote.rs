@@ -79,14 +79,7 @@ fn registry() -> &'static Registry {
 /// The zygote for `spec`, started on first use; `None` when the spec's
 /// deployment cannot be forked (said once on stderr), so the caller spawns.
 pub(crate) fn for_spec(spec: &ProcessSpec) -> Option<Arc<Zygote>> {
-    let script = spec.args.first()?.clone();
-    let key = Key {
-        program: spec.program.clone(),
-        script,
-        preload: spec.preload.clone(),
-        env: spec.env.clone(),
-        cwd: spec.current_dir.clone(),
-    };
+    let key = key_of(spec)?;
     let mut zygotes = registry().lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(known) = zygotes.get(&key) {
         return known.clone();
@@ -101,6 +94,30 @@ pub(crate) fn for_spec(spec: &ProcessSpec) -> Option<Arc<Zygote>> {
     let zygote = started.ok().map(Arc::new);
     zygotes.insert(key, zygote.clone());
     zygote
+}
+
+/// Stops forking `spec`'s deployment after its fork server refused a fork
+/// (an import it learned started a thread, or `fork` failed): every later
+/// start is a fresh interpreter, said once on stderr.
+pub(crate) fn give_up(spec: &ProcessSpec, why: &io::Error) {
+    let Some(key) = key_of(spec) else { return };
+    let mut zygotes = registry().lock().unwrap_or_else(PoisonError::into_inner);
+    if zygotes.insert(key.clone(), None).flatten().is_some() {
+        eprintln!(
+            "symfonic-evals: the fork server for {} stopped forking: {why}; every start from now on is a fresh interpreter",
+            std::path::Path::new(&key.script).display()
+        );
+    }
+}
+
+fn key_of(spec: &ProcessSpec) -> Option<Key> {
+    Some(Key {
+        program: spec.program.clone(),
+        script: spec.args.first()?.clone(),
+        preload: spec.preload.clone(),
+        env: spec.env.clone(),
+        cwd: spec.current_dir.clone(),
+    })
 }
 
 impl Zygote {
@@ -198,7 +215,10 @@ impl Zygote {
                     })
                 }
                 Ok((_, Err(why))) => {
-                    return Err(io::Error::other(format!("the fork server refused: {why}")))
+                    return Err(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        format!("the fork server refused: {why}"),
+                    ))
                 }
                 Err(_) => {
                     return Err(io::Error::new(
