@@ -13,7 +13,7 @@
 //! To re-record the cassettes (one command), then review and accept:
 //!
 //! ```sh
-//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test framework_desks committed
+//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed
 //! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes
 //! ```
 #![cfg(unix)]

@@ -9,7 +9,7 @@
 //! and accept:
 //!
 //! ```sh
-//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test replay_desks committed
+//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e replay_desks::committed
 //! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/helpdesk/cassettes examples/helpdesk-py/cassettes
 //! ```
 #![cfg(unix)]

@@ -543,7 +543,7 @@ fn recording_under_ci_is_refused() {
     let output = std::process::Command::new(exe)
         .args([
             "--exact",
-            "ci_refusal_probe",
+            "replay_endpoint::ci_refusal_probe",
             "--nocapture",
             "--test-threads=1",
         ])
