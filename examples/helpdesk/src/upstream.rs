@@ -500,6 +500,49 @@ mod tests {
     }
 
     #[test]
+    fn the_framework_desks_model_calls_the_named_tool_then_quotes_its_result() {
+        let request = |messages: Value| UpstreamRequest {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: json!({"model": "m", "messages": messages}),
+        };
+        let ask = request(json!([
+            {"role": "system", "content": "You are the help desk agent."},
+            {"role": "user", "content": "escalate ticket 7 to a supervisor"},
+        ]));
+        let UpstreamReply::Json { body, .. } = framework_desk_reply(&ask, 2) else {
+            panic!("expected JSON");
+        };
+        let calls = &body["choices"][0]["message"]["tool_calls"];
+        assert_eq!(
+            calls.as_array().map(Vec::len),
+            Some(1),
+            "no ask_user: {calls}"
+        );
+        assert_eq!(calls[0]["function"]["name"], "escalate_ticket");
+        assert_eq!(calls[0]["function"]["arguments"], "{\"ticket\":7}");
+        // The Agents SDK sends content as a list of parts.
+        let answered = request(json!([
+            {"role": "user", "content": [{"type": "text", "text": "what is the weather in Lisbon"}]},
+            {"role": "assistant", "tool_calls": [{"id": "w", "function": {"name": "weather_lookup"}}]},
+            {"role": "tool", "tool_call_id": "w", "content": "{\"city\": \"Lisbon\", \"forecast\": \"sunny\"}"},
+        ]));
+        let UpstreamReply::Json { body, .. } = framework_desk_reply(&answered, 3) else {
+            panic!("expected JSON");
+        };
+        assert_eq!(
+            body["choices"][0]["message"]["content"],
+            "the tool answered: {\"city\": \"Lisbon\", \"forecast\": \"sunny\"}"
+        );
+        let small_talk = request(json!([{"role": "user", "content": "thanks"}]));
+        let UpstreamReply::Json { body, .. } = framework_desk_reply(&small_talk, 4) else {
+            panic!("expected JSON");
+        };
+        assert_eq!(body["choices"][0]["message"]["content"], "how can I help?");
+    }
+
+    #[test]
     fn a_draft_is_streamed_word_by_word() {
         let request = UpstreamRequest {
             method: "POST".into(),
