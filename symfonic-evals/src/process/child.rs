@@ -360,13 +360,20 @@ impl Supervised {
 
     /// Kills the child's process group (so nothing it started outlives it)
     /// and the child itself, then reaps it. Idempotent.
+    ///
+    /// Its input closes only after the kill: a child blocked on the
+    /// harness's answer (an injected crash kills it right after granting an
+    /// effect) must not wake to an end of input first and run on. A
+    /// framework that catches the broken pipe as a tool error would go on
+    /// with its turn, calling the model or applying effects, until the
+    /// signal landed.
     pub(crate) fn kill(&mut self) -> ExitStatus {
-        self.stdin = None;
-        if let Some(status) = self.status {
-            return status;
-        }
-        let status = self.child.kill_and_reap();
+        let status = match self.status {
+            Some(status) => status,
+            None => self.child.kill_and_reap(),
+        };
         self.status = Some(status);
+        self.stdin = None;
         status
     }
 }
