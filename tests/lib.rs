@@ -28,6 +28,32 @@ pub fn fails_at(run: &PackRun, step: &str, assertion: &str) -> Failure {
     failure
 }
 
+/// Asserts that `run`, the run of twin `name`, failed first at `catch`
+/// and failed nowhere but `catch`'s scenario and `also_fails`; the panic
+/// message carries the run's table.
+///
+/// # Panics
+///
+/// When the run passed, failed first elsewhere, or failed another scenario.
+pub fn assert_caught_only(run: &PackRun, name: &str, catch: &helpdesk::Catch, also_fails: &[&str]) {
+    let failure = fails_at(run, catch.step, catch.assertion);
+    assert!(
+        catch.matches(&failure),
+        "{name}: first failure {failure:?}, expected {catch:?}\n{}",
+        run.render()
+    );
+    let failing: std::collections::BTreeSet<&str> = run.failed_scenarios().into_iter().collect();
+    let expected: std::collections::BTreeSet<&str> = std::iter::once(catch.scenario)
+        .chain(also_fails.iter().copied())
+        .collect();
+    assert_eq!(
+        failing,
+        expected,
+        "{name}: failing scenarios\n{}",
+        run.render()
+    );
+}
+
 /// Runs `work` on every item, as many at once as the machine has cores,
 /// and returns the results in the items' order.
 ///

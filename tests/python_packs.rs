@@ -128,23 +128,7 @@ fn assert_caught(name: &str) {
         .find(|t| t.name == name)
         .unwrap_or_else(|| panic!("no twin {name} in python::TWINS or python::ORACLE_TWINS"));
     let run = run_twin(&twin);
-    let failure = symfonic_evals_e2e::fails_at(&run, twin.catch.step, twin.catch.assertion);
-    assert!(
-        twin.catch.matches(&failure),
-        "{name}: first failure {failure:?}, expected {:?}\n{}",
-        twin.catch,
-        run.render()
-    );
-    let failing: BTreeSet<&str> = run.failed_scenarios().into_iter().collect();
-    let expected: BTreeSet<&str> = std::iter::once(twin.catch.scenario)
-        .chain(twin.also_fails.iter().copied())
-        .collect();
-    assert_eq!(
-        failing,
-        expected,
-        "{name}: failing scenarios\n{}",
-        run.render()
-    );
+    symfonic_evals_e2e::assert_caught_only(&run, name, &twin.catch, twin.also_fails);
 }
 
 /// One test per twin, and the list the desk itself declares.

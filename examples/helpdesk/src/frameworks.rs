@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use symfonic_evals::process::ProcessSpec;
-use symfonic_evals::{ApprovalResumePack, ExactlyOncePack, PackDefinition};
+use symfonic_evals::{ApprovalResumePack, PackDefinition};
 
 use crate::python;
 use crate::twins::{Catch, Pack};
@@ -88,23 +88,13 @@ pub fn approval() -> PackDefinition {
     })
 }
 
-/// The exactly-once pack: the approved escalation, killed at every effect
-/// boundary and retried.
-pub fn exactly_once() -> PackDefinition {
-    PackDefinition::ExactlyOnce(ExactlyOncePack {
-        prompt: "escalate ticket 7 to a supervisor".into(),
-        answer: Some(json!({"approved": true})),
-        ..ExactlyOncePack::default()
-    })
-}
-
-/// The definition of `pack` for the framework desks (the extension pack is
-/// the Python desk's: the same tool, arguments and forecasts).
+/// The definition of `pack` for the framework desks: the approval pack
+/// above; the others are the Python desk's (the same escalation, tool,
+/// arguments and forecasts).
 pub fn definition(pack: Pack) -> PackDefinition {
     match pack {
         Pack::ApprovalResume => approval(),
-        Pack::ExactlyOnce => exactly_once(),
-        Pack::ExtensionTool | Pack::Procedural => python::definition(pack),
+        _ => python::definition(pack),
     }
 }
 
@@ -160,6 +150,14 @@ const REPLAYING_PROBES: &[&str] = &[
     "approval/unfit-answer",
 ];
 
+/// The seed's replay of a spent token succeeding.
+const REPLAY_ACCEPTED: (&str, &str, &str, &str) = (
+    "approval-pause-resume-and-replay-refusal",
+    "replay",
+    "ExpectedError",
+    "PauseTokenReplayedError",
+);
+
 /// A crash inside the resume's effect: a retry must apply it under the
 /// same key, which a notice keyed by the attempt cannot.
 const CRASH_RETRIED: (&str, &str, &str, &str) = (
@@ -197,12 +195,7 @@ pub const TWINS: [FrameworkTwin; 7] = [
         Framework::LangGraph,
         "trusts-framework-replay",
         Pack::ApprovalResume,
-        (
-            "approval-pause-resume-and-replay-refusal",
-            "replay",
-            "ExpectedError",
-            "PauseTokenReplayedError",
-        ),
+        REPLAY_ACCEPTED,
         REPLAYING_PROBES,
     ),
     // The quickstart's in-memory checkpointer: a restart loses the pause.
@@ -223,12 +216,7 @@ pub const TWINS: [FrameworkTwin; 7] = [
         Framework::OpenAiAgents,
         "saved-state-run-twice",
         Pack::ApprovalResume,
-        (
-            "approval-pause-resume-and-replay-refusal",
-            "replay",
-            "ExpectedError",
-            "PauseTokenReplayedError",
-        ),
+        REPLAY_ACCEPTED,
         REPLAYING_PROBES,
     ),
     // Refused only by the process that resumed: a restart forgets.

@@ -301,6 +301,16 @@ fn streamed_words(sample: u64, model: &Value, text: &str) -> UpstreamReply {
     UpstreamReply::Events(events)
 }
 
+/// `answer` as the reply to `request`: streamed word by word when it asked
+/// for a stream, else one message.
+fn worded(request: &UpstreamRequest, sample: u64, model: &Value, answer: String) -> UpstreamReply {
+    if request.body.get("stream") == Some(&Value::Bool(true)) {
+        streamed_words(sample, model, &answer)
+    } else {
+        message_reply(sample, model, ModelStep::Answer(answer))
+    }
+}
+
 /// What the Python desk's model would answer to `request`, as sample
 /// `sample`: its plan as tool calls (or small talk's answer), or, streamed
 /// when asked, the answer after the calls or after a resume.
@@ -333,11 +343,7 @@ pub fn python_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamRepl
         }
         python_reply(&[])
     };
-    if request.body.get("stream") == Some(&Value::Bool(true)) {
-        streamed_words(sample, &model, &answer)
-    } else {
-        message_reply(sample, &model, ModelStep::Answer(answer))
-    }
+    worded(request, sample, &model, answer)
 }
 
 /// Starts the Python desk's scripted upstream.
@@ -388,11 +394,7 @@ pub fn framework_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamR
         }
         python_reply(&[])
     };
-    if request.body.get("stream") == Some(&Value::Bool(true)) {
-        streamed_words(sample, &model, &answer)
-    } else {
-        message_reply(sample, &model, ModelStep::Answer(answer))
-    }
+    worded(request, sample, &model, answer)
 }
 
 /// Starts the framework desks' scripted upstream.
