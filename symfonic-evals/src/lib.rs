@@ -28,6 +28,7 @@ pub mod replay;
 mod report;
 mod runner;
 mod scenario;
+mod scratch;
 mod target;
 
 #[doc(hidden)]
@@ -77,6 +78,7 @@ pub use evidence::{
 };
 pub use ledger::{Applied, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome};
 pub use process::ProcessTarget;
+pub use scratch::{scratch_root, SCRATCH_DIR_ENV};
 pub use target::{Target, TargetContext};
 
 pub use symfonic_evals_macros::{

@@ -162,7 +162,7 @@ impl TargetContext {
     pub fn fresh(trial: u32) -> std::io::Result<Self> {
         // Named like any application's scratch directory: nothing in the
         // path tells a deployment it is under test.
-        let durable = tempfile::Builder::new().prefix("app-").tempdir()?;
+        let durable = crate::scratch::tempdir("app-")?;
         Ok(Self {
             ledger: SideEffectLedger::new(),
             durable: Durable::Owned(durable),

@@ -496,11 +496,11 @@ mod socket {
     }
 
     impl Listening {
-        /// Binds a fresh socket. The directory lives under the system's
-        /// temporary directory, whose short path keeps the socket's within
-        /// the platform's limit.
+        /// Binds a fresh socket. The directory lives under the scratch
+        /// root, whose short path keeps the socket's within the platform's
+        /// limit.
         pub(super) fn bind() -> io::Result<Self> {
-            let dir = tempfile::Builder::new().prefix("se-").tempdir()?;
+            let dir = crate::scratch::tempdir("se-")?;
             let listener = UnixListener::bind(dir.path().join("s"))?;
             listener.set_nonblocking(true)?;
             Ok(Self { listener, dir })

@@ -132,7 +132,7 @@ struct Probe {
 
 impl Probe {
     fn start(spec: &ProcessSpec) -> Result<Self, String> {
-        let durable = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let durable = crate::scratch::tempdir("app-").map_err(|e| e.to_string())?;
         let child = Supervised::spawn(spec, durable.path(), &[])
             .map_err(|error| format!("could not start `{}`: {error}", spec.program()))?;
         Ok(Self {

@@ -68,7 +68,7 @@ pub(crate) fn record(name: &str, occurrence: u32, outcome: Recorded) {
         if file.is_none() {
             *file = tempfile::Builder::new()
                 .prefix("symfonic-evals-history-")
-                .tempfile()
+                .tempfile_in(crate::scratch::scratch_root())
                 .ok();
         }
         if let Some(file) = file.as_mut() {
