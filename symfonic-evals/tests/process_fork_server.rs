@@ -98,3 +98,56 @@ fn a_learned_import_that_starts_a_thread_stops_the_forking() {
         assert_eq!(next["built"], 1, "{next}");
     }
 }
+
+/// A script written to `dir` that reports the globals it runs with and a
+/// version, as a deployment of the Python companion.
+fn globals_probe(dir: &std::path::Path, version: &str, fork_server: bool) -> ProcessSpec {
+    let script = dir.join("globals_probe.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import os, sys\n\
+             from symfonic_evals_protocol import Deployment, TurnRecord, serve\n\
+             GLOBALS = {{'name': __name__, 'file': __file__, 'package': __package__,\n    \
+             'spec': repr(__spec__), 'loader': type(__loader__).__name__,\n    \
+             'cached': __cached__, 'builtins': type(__builtins__).__name__}}\n\
+             class Probe(Deployment):\n    \
+             def run_turn(self, request, turn):\n        \
+             return TurnRecord(answer='ok', attributes={{'globals': GLOBALS, 'version': '{version}', 'ppid': os.getppid()}})\n\
+             if __name__ == '__main__':\n    \
+             sys.exit(serve(Probe))\n"
+        ),
+    )
+    .unwrap();
+    let companion = concat!(env!("CARGO_MANIFEST_DIR"), "/../python");
+    ProcessSpec::new("python3")
+        .arg(script)
+        .env("PYTHONPATH", companion)
+        .handshake_timeout(Duration::from_secs(20))
+        .fork_server(fork_server)
+}
+
+#[test]
+fn a_forked_child_runs_the_script_with_the_globals_a_fresh_interpreter_gives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fresh, _) = report(&globals_probe(dir.path(), "one", false));
+    let (forked, _) = report(&globals_probe(dir.path(), "one", true));
+    // One started by this process, the other forked by the fork server.
+    assert_eq!(fresh["ppid"], serde_json::json!(std::process::id()));
+    assert_ne!(forked["ppid"], fresh["ppid"]);
+    assert_eq!(forked["globals"], fresh["globals"]);
+    assert_eq!(forked["globals"]["name"], "__main__", "{forked}");
+    assert_eq!(forked["globals"]["loader"], "SourceFileLoader", "{forked}");
+}
+
+#[test]
+fn a_script_edited_between_starts_runs_as_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, _) = report(&globals_probe(dir.path(), "one", true));
+    assert_eq!(first["version"], "one", "{first}");
+    // The fork server compiled the script once; the edit must reach the
+    // next child all the same.
+    let (second, _) = report(&globals_probe(dir.path(), "two, edited", true));
+    assert_eq!(second["version"], "two, edited", "{second}");
+    assert_eq!(first["ppid"], second["ppid"], "one fork server forked both");
+}

@@ -19,7 +19,7 @@ working directory as JSON, and three descriptors for its standard input,
 output and error. The child is a new process in its own process group with
 nothing of an earlier child in it: it takes the descriptors, the
 environment and the arguments, and runs ``SCRIPT`` as ``__main__``, the
-imports already in memory.
+imports already in memory and the script compiled once by the zygote.
 
 A deployment often imports more while it is built (a client's transport,
 a framework's submodules) than its script imports at the top. Each child,
@@ -48,6 +48,7 @@ The zygote exits when the harness closes its end.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -110,6 +111,43 @@ def _learnable(script_dir: str, baseline: Set[str]) -> bytes:
     return "\n".join(names).encode("utf-8")
 
 
+_COMPILED: Dict[str, Tuple[Tuple[int, int], Any]] = {}
+"""Each script's code object, compiled once in the zygote and keyed by its
+file's modification time and size, so a child does not parse it again."""
+
+
+def _compiled(path: str) -> Any:
+    """``path``'s code object, compiled again only when the file changed."""
+    stat = os.stat(path)
+    key = (stat.st_mtime_ns, stat.st_size)
+    cached = _COMPILED.get(path)
+    if cached is None or cached[0] != key:
+        with open(path, "rb") as source:
+            cached = (key, compile(source.read(), path, "exec", dont_inherit=True))
+        _COMPILED[path] = cached
+    return cached[1]
+
+
+def _run_as_main(path: str) -> None:
+    """Runs the script at ``path`` as ``__main__`` with the globals ``python
+    SCRIPT`` gives it, from the code object the zygote compiled."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __cached__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+        __package__=None,
+        __spec__=None,
+        __builtins__=builtins,
+    )
+    sys.modules["__main__"] = main
+    exec(_compiled(path), main.__dict__)
+
+
 def _run_child(
     channel: socket.socket, request: Dict[str, Any], fds: List[int], learn: Tuple[socket.socket, Set[str]]
 ) -> None:
@@ -130,9 +168,8 @@ def _run_child(
             os.chdir(request["cwd"])
         argv = request["argv"]
         sys.argv = list(argv)
-        import runpy
-
-        runpy.run_path(argv[0], run_name="__main__")
+        gc.enable()
+        _run_as_main(argv[0])
         code = 0
     except SystemExit as exit_:
         if exit_.code is None:
@@ -166,6 +203,14 @@ def _fork(
     learning: Tuple[socket.socket, socket.socket],
 ) -> int:
     baseline = set(sys.modules)
+    try:
+        _compiled(request["argv"][0])
+    except (OSError, SyntaxError, ValueError, TypeError):
+        pass  # the child compiles it again and reports the error itself
+    # Everything the zygote holds moves out of the collector's sight: a
+    # child's collections then never walk (and copy, page by page) the
+    # imported modules it shares with the zygote.
+    gc.freeze()
     pid = os.fork()
     if pid == 0:
         signal.set_wakeup_fd(-1)
@@ -300,6 +345,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args:
         _send(channel, {"ready": False, "why": "no script to preload"})
         return 2
+    # No collection in the zygote between forks: its heap stays as the
+    # children share it. The children collect as usual.
+    gc.disable()
     why = _preload(args[0], args[1:])
     if why is not None:
         _send(channel, {"ready": False, "why": why})
