@@ -113,6 +113,9 @@ twins! {
     tool_runs_despite_refusal: ToolRunsDespiteRefusal =>
         "procedural-review-and-enforcement", "blocked", "SideEffectCount",
         "SideEffectCount(attempts=2, effects=2, duplicates=0)";
+    notice_reposted_on_resume: NoticeRepostedOnResume =>
+        "approval/restart-between-pause-and-resume", "resume", "EffectNotRepeated",
+        "EffectNotRepeated";
     pause_reported_as_an_attribute: PauseReportedAsAttribute =>
         "approval-pause-resume-and-replay-refusal", "pause", "AttributeEquals",
         "AttributeEquals(paused)";
@@ -519,17 +522,7 @@ fn with_the_seed_not_restarting_its_probes_swap_places() {
 /// unfit answer are derived from `answer`, and nothing names the gated
 /// action.
 fn approval_with_defaults() -> symfonic_evals::PackDefinition {
-    let symfonic_evals::PackDefinition::ApprovalResume(pack) =
-        definition(helpdesk::Pack::ApprovalResume)
-    else {
-        unreachable!("the desk's approval definition")
-    };
-    symfonic_evals::PackDefinition::ApprovalResume(symfonic_evals::ApprovalResumePack {
-        pause_prompt: pack.pause_prompt,
-        answer: pack.answer,
-        interaction_tool: pack.interaction_tool,
-        ..symfonic_evals::ApprovalResumePack::default()
-    })
+    helpdesk::packs::as_a_newcomer_writes(definition(helpdesk::Pack::ApprovalResume))
 }
 
 #[test]
@@ -553,14 +546,20 @@ fn with_default_arguments_the_derived_answers_still_catch_their_twins() {
             Flaw::DenialReadAsApproval,
             "approval/deny-answer",
             "deny",
-            "EffectsFewerThan",
+            "EffectsWithheld",
         ),
         // Cancelled at the pause: the denial leaves the approval's effect.
         (
             Flaw::GatedActionBeforeAnswer,
             "approval/deny-answer",
             "deny",
-            "EffectsFewerThan",
+            "EffectsWithheld",
+        ),
+        (
+            Flaw::NoticeRepostedOnResume,
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "EffectNotRepeated",
         ),
         (
             Flaw::UnfitAnswerAccepted,

@@ -76,7 +76,9 @@ pub use evidence::{
     ReviewRequest, Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError,
     TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
-pub use ledger::{Applied, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome};
+pub use ledger::{
+    Applied, EffectCall, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome,
+};
 pub use process::ProcessTarget;
 pub use scratch::{scratch_root, SCRATCH_DIR_ENV};
 pub use target::{Target, TargetContext};

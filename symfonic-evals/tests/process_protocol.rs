@@ -141,11 +141,19 @@ fn child_messages() -> Vec<ChildMessage> {
             id: 4,
             key: "refund:4".into(),
             tool: None,
+            arguments: None,
         },
         ChildMessage::LedgerApply {
             id: 4,
             key: "refund:4".into(),
             tool: Some("issue_refund".into()),
+            arguments: None,
+        },
+        ChildMessage::LedgerApply {
+            id: 4,
+            key: "refund:4".into(),
+            tool: Some("issue_refund".into()),
+            arguments: Some(serde_json::json!({"order": 4, "reason": "late"})),
         },
         ChildMessage::TurnRecord {
             id: 4,

@@ -57,6 +57,26 @@ pub fn approval_resume() -> PackDefinition {
     })
 }
 
+/// `definition` as a newcomer first writes it: for the approval pack,
+/// the prompt that pauses, the approving answer and the interaction, and
+/// none of the optional arguments (`gated_tool`, `deny_answer`,
+/// `unfit_answer`). The pack then derives the denial and the unfit answer
+/// from `answer` and judges the denial by the effects the approval
+/// applied. Other packs are returned as given.
+pub fn as_a_newcomer_writes(definition: PackDefinition) -> PackDefinition {
+    match definition {
+        PackDefinition::ApprovalResume(pack) => {
+            PackDefinition::ApprovalResume(ApprovalResumePack {
+                gated_tool: None,
+                deny_answer: None,
+                unfit_answer: None,
+                ..pack
+            })
+        }
+        other => other,
+    }
+}
+
 /// Track a parcel through the shipping extension's tool, whose body
 /// witnesses what it received; a second parcel's lookup must return its
 /// own result. Tracking runs on the carrier's MCP server, which the

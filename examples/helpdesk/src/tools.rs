@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 use symfonic_evals::contracts::resolve_path;
-use symfonic_evals::{Applied, SideEffectLedger};
+use symfonic_evals::{Applied, EffectCall, SideEffectLedger};
 
 use crate::honest::Variant;
 use crate::store::Store;
@@ -220,11 +220,14 @@ pub fn apply_effect(
         }
     };
     let mut written = Ok(());
-    let applied = env.ledger.apply_for(tool, &key, || written = write());
+    // The effect's arguments go with it, so the harness can tell a repeat
+    // of this effect under another key from a different effect.
+    let call = EffectCall::of(tool).with_arguments(&payload);
+    let applied = env.ledger.apply_call(call, &key, || written = write());
     if env.variant == Some(Variant::SameKeyRetries) {
         // The acknowledgement was lost in transit, so the delivery layer
         // sends the effect again under its key; the ledger refuses it.
-        env.ledger.apply_for(tool, &key, || written = write());
+        env.ledger.apply_call(call, &key, || written = write());
     }
     // A duplicate is an effect the world already has, perhaps from a run
     // that died before writing its row: the row is written now (a no-op

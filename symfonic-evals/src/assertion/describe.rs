@@ -21,6 +21,8 @@ impl Assertion {
             Self::SideEffectCount { .. } => "SideEffectCount",
             Self::EffectsApplied { .. } => "EffectsApplied",
             Self::EffectsFewerThan { .. } => "EffectsFewerThan",
+            Self::EffectsWithheld { .. } => "EffectsWithheld",
+            Self::EffectNotRepeated => "EffectNotRepeated",
             Self::LedgerDelta { .. } => "LedgerDelta",
             Self::ToolEffects { .. } => "ToolEffects",
             Self::StageObserved { .. } => "StageObserved",
@@ -106,6 +108,8 @@ impl Assertion {
             | Self::SideEffectCount { .. }
             | Self::EffectsApplied { .. }
             | Self::EffectsFewerThan { .. }
+            | Self::EffectsWithheld { .. }
+            | Self::EffectNotRepeated
             | Self::LedgerDelta { .. }
             | Self::PauseTokenDistinct
             | Self::TokenKeptFromModel
@@ -164,6 +168,14 @@ impl Assertion {
             ),
             Self::EffectsApplied { effects } => format!("EffectsApplied({effects})"),
             Self::EffectsFewerThan { effects } => format!("EffectsFewerThan({effects})"),
+            Self::EffectsWithheld { approved } => {
+                let tools: Vec<String> = approved
+                    .iter()
+                    .map(|(tool, n)| format!("{}={n}", super::check::tool_label(tool)))
+                    .collect();
+                format!("EffectsWithheld(approved: {})", tools.join(", "))
+            }
+            Self::EffectNotRepeated => "EffectNotRepeated".into(),
             Self::ToolEffects {
                 tool,
                 effects,

@@ -76,6 +76,12 @@ pub struct Evidence<'a> {
     /// The ledger attempts made during the step, each with the tool it
     /// belongs to when the deployment named it.
     pub ledger_events: &'a [LedgerEvent],
+    /// Every ledger attempt since the trial's fixtures were made, this
+    /// step's included.
+    pub trial_events: &'a [LedgerEvent],
+    /// The ledger attempts made in the step's conversation since its
+    /// latest prompt step (the pause a resume answers), before this step.
+    pub since_pause: &'a [LedgerEvent],
     /// The conversation the step ran in.
     pub conversation: &'a str,
     /// Every conversation's retained pause after the step.
@@ -106,6 +112,8 @@ impl<'a> Evidence<'a> {
             earlier_attributes: None,
             witnesses: &[],
             ledger_events: &[],
+            trial_events: &[],
+            since_pause: &[],
             conversation: "",
             pauses: None,
             redeemed: None,

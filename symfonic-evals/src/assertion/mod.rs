@@ -195,6 +195,23 @@ pub enum Assertion {
         /// The count the ledger must stay below.
         effects: u64,
     },
+    /// The effects applied since the trial's fixtures were made (a denial's
+    /// pause and answer) leave out part of what an approving run applied:
+    /// of at least one tool the approval applied effects of, fewer effects
+    /// than the approval did. An answer that is never read leaves every
+    /// kind of effect the approval left (or more), whatever else it adds;
+    /// a denial that posts a notice of its own still withholds the action.
+    EffectsWithheld {
+        /// The approving run's applied effects, counted per tool (an
+        /// effect that names no tool counts under the empty name).
+        approved: BTreeMap<String, u64>,
+    },
+    /// No effect the step applied repeats, in tool and arguments, one
+    /// applied in the step's conversation since its latest prompt (the
+    /// pause the step answers) under another key: a resume that runs the
+    /// paused step's body again posts what the pause posted a second
+    /// time. Effects applied without their arguments are not judged.
+    EffectNotRepeated,
     /// The step applied exactly `effects` effects of `tool`'s calls. When
     /// the deployment names the tool of its effects, the others (a notice,
     /// an audit row) are allowed and shown; when none of the step's
@@ -468,6 +485,8 @@ impl Assertion {
             Self::SideEffectCount { .. }
                 | Self::EffectsApplied { .. }
                 | Self::EffectsFewerThan { .. }
+                | Self::EffectsWithheld { .. }
+                | Self::EffectNotRepeated
                 | Self::LedgerDelta { .. }
                 | Self::ToolEffects { .. }
                 | Self::EffectsMatchOracle

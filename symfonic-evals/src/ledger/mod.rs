@@ -20,9 +20,9 @@ pub use witness::{Witness, WitnessOutcome};
 /// a child process: it decides whether an effect is new, and keeps every
 /// witness record.
 pub(crate) trait LedgerPeer: Send + Sync + std::fmt::Debug {
-    /// Asks the harness whether the effect under `key` (of `tool`, when
-    /// the deployment names it) is new.
-    fn apply(&self, key: &str, tool: Option<&str>) -> Applied;
+    /// Asks the harness whether the effect under `key` is new. `call`
+    /// names the tool and its arguments as far as the deployment does.
+    fn apply(&self, key: &str, call: EffectCall<'_>) -> Applied;
     /// Hands a witness record to the harness.
     fn witness(&self, witness: &Witness);
 }
@@ -47,20 +47,65 @@ pub enum Applied {
     Duplicate,
 }
 
-/// One attempt the ledger saw: its key, the tool call it belongs to when
-/// the deployment said so, and whether it applied an effect.
+/// What a deployment says about the call an effect belongs to: the tool,
+/// and the arguments it was applied with. Both optional; the more it
+/// says, the more a pack can tell apart.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EffectCall<'a> {
+    /// The tool whose call applies the effect.
+    pub tool: Option<&'a str>,
+    /// The arguments the effect was applied with.
+    pub arguments: Option<&'a serde_json::Value>,
+}
+
+impl<'a> EffectCall<'a> {
+    /// An effect of `tool`'s call.
+    pub fn of(tool: &'a str) -> Self {
+        Self {
+            tool: Some(tool),
+            arguments: None,
+        }
+    }
+
+    /// The same effect, applied with `arguments`.
+    pub fn with_arguments(mut self, arguments: &'a serde_json::Value) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+}
+
+/// One attempt the ledger saw: its key, the tool call it belongs to and a
+/// digest of the arguments it was applied with when the deployment said
+/// so, and whether it applied an effect.
 ///
 /// A deployment that names the tool lets a pack judge the effects of the
 /// action under test and allow the others (a notice, an audit row); one
-/// that does not is judged by the whole ledger.
+/// that does not is judged by the whole ledger. The arguments' digest lets
+/// a pack see the same effect applied twice under two keys (a node that
+/// re-runs on resume), without the ledger keeping any value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LedgerEvent {
     /// The idempotency key.
     pub key: String,
     /// The tool whose call applied it, if named.
     pub tool: Option<String>,
+    /// Digest of the arguments it was applied with (keys sorted), if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
     /// Whether the effect ran (`false`: a duplicate of an applied key).
     pub applied: bool,
+}
+
+/// How many effects each tool applied among `events` (duplicates left
+/// out; an effect that names no tool counts under the empty name).
+pub fn applied_by_tool(events: &[LedgerEvent]) -> std::collections::BTreeMap<String, u64> {
+    let mut counts = std::collections::BTreeMap::new();
+    for event in events.iter().filter(|event| event.applied) {
+        *counts
+            .entry(event.tool.clone().unwrap_or_default())
+            .or_insert(0) += 1;
+    }
+    counts
 }
 
 #[derive(Debug, Default)]
@@ -108,7 +153,7 @@ impl SideEffectLedger {
     /// that key was applied before. The effect runs while the ledger is held,
     /// so two threads racing on one key apply it once.
     pub fn apply(&self, idempotency_key: &str, effect: impl FnOnce()) -> Applied {
-        self.apply_attributed(idempotency_key, None, effect)
+        self.apply_call(EffectCall::default(), idempotency_key, effect)
     }
 
     /// As [`Self::apply`], naming the tool whose call the effect belongs to,
@@ -124,27 +169,44 @@ impl SideEffectLedger {
     /// assert_eq!(events[1].tool, None);
     /// ```
     pub fn apply_for(&self, tool: &str, idempotency_key: &str, effect: impl FnOnce()) -> Applied {
-        self.apply_attributed(idempotency_key, Some(tool), effect)
+        self.apply_call(EffectCall::of(tool), idempotency_key, effect)
     }
 
-    fn apply_attributed(
+    /// As [`Self::apply_for`], with the arguments the effect is applied
+    /// with: the ledger keeps their digest, so a pack sees the same effect
+    /// applied again under another key (a step re-run on resume) and tells
+    /// a different effect of the same tool (a "declined" notice after an
+    /// "awaiting approval" one) from a repeat.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use symfonic_evals::{EffectCall, SideEffectLedger};
+    /// let ledger = SideEffectLedger::new();
+    /// let arguments = json!({"customer": 42});
+    /// ledger.apply_call(EffectCall::of("notify").with_arguments(&arguments), "n:1", || {});
+    /// ledger.apply_call(EffectCall::of("notify").with_arguments(&arguments), "n:2", || {});
+    /// let events = ledger.events_since(0);
+    /// assert_eq!(events[0].arguments, events[1].arguments, "the same effect, twice");
+    /// assert!(events[0].arguments.is_some());
+    /// ```
+    pub fn apply_call(
         &self,
+        call: EffectCall<'_>,
         idempotency_key: &str,
-        tool: Option<&str>,
         effect: impl FnOnce(),
     ) -> Applied {
         let mut state = self.lock();
         let applied = match &self.peer {
             // The harness decides; the lock keeps this child's racing
             // threads in order, so the effect still runs once.
-            Some(peer) => peer.apply(idempotency_key, tool),
+            Some(peer) => peer.apply(idempotency_key, call),
             None if state.keys.contains_key(idempotency_key) => Applied::Duplicate,
             None => Applied::Applied,
         };
         if applied == Applied::Applied {
             effect();
         }
-        state.count(idempotency_key, tool, applied);
+        state.count(idempotency_key, call, applied);
         applied
     }
 
@@ -159,14 +221,14 @@ impl SideEffectLedger {
     /// What a harness-side ledger answers a child's `ledger_apply`: the
     /// effect is recorded, and the answer says whether the armed crash point
     /// was reached (the child must then be killed before it hears back).
-    pub(crate) fn grant(&self, idempotency_key: &str, tool: Option<&str>) -> Grant {
+    pub(crate) fn grant(&self, idempotency_key: &str, call: EffectCall<'_>) -> Grant {
         let mut state = self.lock();
         let applied = if state.keys.contains_key(idempotency_key) {
             Applied::Duplicate
         } else {
             Applied::Applied
         };
-        state.count(idempotency_key, tool, applied);
+        state.count(idempotency_key, call, applied);
         let crash = applied == Applied::Applied && state.crash.granted(idempotency_key);
         Grant { applied, crash }
     }
@@ -253,10 +315,11 @@ impl SideEffectLedger {
 }
 
 impl LedgerState {
-    fn count(&mut self, key: &str, tool: Option<&str>, applied: Applied) {
+    fn count(&mut self, key: &str, call: EffectCall<'_>, applied: Applied) {
         self.events.push(LedgerEvent {
             key: key.to_owned(),
-            tool: tool.map(str::to_owned),
+            tool: call.tool.map(str::to_owned),
+            arguments: call.arguments.map(crate::assertion::result_digest),
             applied: applied == Applied::Applied,
         });
         self.counts.attempts += 1;
@@ -324,13 +387,16 @@ mod tests {
     fn an_armed_crash_fires_on_the_kth_new_effect_only() {
         let ledger = SideEffectLedger::new();
         ledger.arm_crash(2);
-        assert!(!ledger.grant("a", None).crash);
+        assert!(!ledger.grant("a", EffectCall::default()).crash);
         assert!(
-            !ledger.grant("a", None).crash,
+            !ledger.grant("a", EffectCall::default()).crash,
             "a duplicate is not an effect"
         );
-        assert!(ledger.grant("b", None).crash);
-        assert!(!ledger.grant("c", None).crash, "a crash fires once");
+        assert!(ledger.grant("b", EffectCall::default()).crash);
+        assert!(
+            !ledger.grant("c", EffectCall::default()).crash,
+            "a crash fires once"
+        );
         assert_eq!(ledger.disarm_crash().as_deref(), Some("b"));
         assert_eq!(ledger.disarm_crash(), None);
         assert_eq!(ledger.counts().effects, 3);
@@ -341,7 +407,7 @@ mod tests {
         #[derive(Debug, Default)]
         struct Peer(Mutex<Vec<String>>);
         impl LedgerPeer for Peer {
-            fn apply(&self, key: &str, _: Option<&str>) -> Applied {
+            fn apply(&self, key: &str, _: EffectCall<'_>) -> Applied {
                 let mut seen = self.0.lock().unwrap();
                 let applied = if seen.iter().any(|k| k == key) {
                     Applied::Duplicate

@@ -100,6 +100,11 @@ pub enum ChildMessage {
         /// names it (optional, additive in version 1).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool: Option<String>,
+        /// The arguments the effect is applied with, if the deployment
+        /// gives them (optional, additive in version 1): the harness keeps
+        /// only their digest, to tell a repeated effect from another one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<serde_json::Value>,
     },
     /// A tool body's own account of one execution, mid-turn: the arguments
     /// it received and how it ended. Recorded on the harness's ledger; no

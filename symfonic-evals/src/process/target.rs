@@ -184,8 +184,13 @@ impl ProcessTarget {
                     id: for_id,
                     key,
                     tool,
+                    arguments,
                 } if for_id == id => {
-                    let grant = self.ledger.grant(&key, tool.as_deref());
+                    let call = crate::ledger::EffectCall {
+                        tool: tool.as_deref(),
+                        arguments: arguments.as_ref(),
+                    };
+                    let grant = self.ledger.grant(&key, call);
                     if grant.crash {
                         // Killed before it hears the grant: the effect
                         // happened, and the child never learned it did.

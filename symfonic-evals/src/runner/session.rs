@@ -53,6 +53,9 @@ pub struct Session<'a> {
     results: HashMap<String, HashSet<String>>,
     /// Per step label, digests of the attributes its record carried.
     attributes: HashMap<String, BTreeMap<String, String>>,
+    /// Per conversation, the ledger attempts made since its latest prompt
+    /// step (that step's included).
+    since_pause: HashMap<String, Vec<crate::ledger::LedgerEvent>>,
     last_record: Option<TurnRecord>,
     ended: bool,
 }
@@ -88,6 +91,7 @@ impl<'a> Session<'a> {
             call_ids: HashSet::new(),
             results: HashMap::new(),
             attributes: HashMap::new(),
+            since_pause: HashMap::new(),
             last_record: None,
             ended: false,
         }
@@ -173,6 +177,7 @@ impl<'a> Session<'a> {
         self.call_ids.clear();
         self.results.clear();
         self.attributes.clear();
+        self.since_pause.clear();
         self.fixture_nonces.clear();
         self.last_record = None;
         match build(self.factory, &self.context) {
@@ -334,6 +339,15 @@ impl<'a> Session<'a> {
         };
         let witnesses = self.context.ledger().witnesses_since(witnesses_from);
         let ledger_events = self.context.ledger().events_since(events_from);
+        let trial_events = self.context.ledger().events_since(0);
+        let since_pause = match &step.input {
+            crate::scenario::StepInput::Prompt(_) => Vec::new(),
+            _ => self
+                .since_pause
+                .get(&step.conversation)
+                .cloned()
+                .unwrap_or_default(),
+        };
         let judged = Judged {
             base: Evidence {
                 record: &TurnRecord::default(),
@@ -344,6 +358,8 @@ impl<'a> Session<'a> {
                 earlier_attributes: Some(&self.attributes),
                 witnesses: &witnesses,
                 ledger_events: &ledger_events,
+                trial_events: &trial_events,
+                since_pause: &since_pause,
                 conversation: &step.conversation,
                 pauses: Some(&self.pauses),
                 redeemed: turn.redeemed.as_ref(),
@@ -359,6 +375,18 @@ impl<'a> Session<'a> {
             _ => None,
         };
         judge_step(&mut run, step, turn.result, judged);
+        match &step.input {
+            crate::scenario::StepInput::Prompt(_) => {
+                self.since_pause
+                    .insert(step.conversation.clone(), ledger_events);
+            }
+            crate::scenario::StepInput::Resume { .. } => self
+                .since_pause
+                .entry(step.conversation.clone())
+                .or_default()
+                .extend(ledger_events),
+            crate::scenario::StepInput::Review(_) => {}
+        }
         run.ledger = self.context.ledger().counts();
         // A step whose model requests went unanswered fails with the
         // endpoint's named error, not with what followed from it.

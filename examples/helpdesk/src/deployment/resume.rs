@@ -46,18 +46,11 @@ impl Helpdesk {
             .find(|c| c.id == checkpoint.pending_call)
             .map_or(ASK_USER, |c| c.name.as_str())
             .to_owned();
-        if self.is(Variant::NoticeAtPause) {
+        if self.is(Variant::NoticeAtPause) || self.has(Flaw::NoticeRepostedOnResume) {
             // The change is announced before anyone decides on it; a retried
             // pause announces the same question once.
             let ask = question.get("question").cloned().unwrap_or(Value::Null);
-            apply_effect(
-                self.env(&turn),
-                "post_notice",
-                &format!("notice:{}:{ask}", turn.conversation),
-                "change_notice",
-                json!({ "pending": interaction }),
-            )
-            .map_err(|f| TurnError::new("NoticeUnavailable", f.message))?;
+            self.post_notice(&turn, &interaction, &format!("{ask}"))?;
         }
         let saved = (!self.has(Flaw::ResumeWithoutCheckpoint)).then_some(&checkpoint);
         let issued = self
@@ -99,6 +92,31 @@ impl Helpdesk {
             )
         };
         self.procedural_attributes(builder, &turn.consulted)
+    }
+
+    /// Posts the change notice for the question `ask` that `interaction`
+    /// waits on, once per question. The twin keys each posting by the
+    /// run that made it, as a node keyed by its execution would, so the
+    /// run on resume posts it again.
+    fn post_notice(&self, turn: &Turn, interaction: &str, ask: &str) -> Result<(), TurnError> {
+        let unavailable =
+            |f: crate::tools::ToolFailure| TurnError::new("NoticeUnavailable", f.message);
+        let mut key = format!("notice:{}:{ask}", turn.conversation);
+        if self.has(Flaw::NoticeRepostedOnResume) {
+            let run = self.store.next("notice-run").map_err(|_| {
+                TurnError::new("NoticeUnavailable", "the notice runs could not be counted")
+            })?;
+            key = format!("notice:{}:run{run}", turn.conversation);
+        }
+        apply_effect(
+            self.env(turn),
+            "post_notice",
+            &key,
+            "change_notice",
+            json!({ "pending": interaction }),
+        )
+        .map(drop)
+        .map_err(unavailable)
     }
 
     /// The paused turn rebuilt from its checkpoint, with the person's answer
@@ -224,6 +242,16 @@ impl Helpdesk {
             return Ok(resumed(builder, false).build());
         }
         let pending = checkpoint.pending_call.clone();
+        if self.has(Flaw::NoticeRepostedOnResume) {
+            // The step that asked runs again from its top on resume, and
+            // posts its notice again before it reads the answer.
+            let turn = self.start(
+                &checkpoint.conversation,
+                checkpoint.prompt.clone(),
+                checkpoint.state.clone(),
+            )?;
+            self.post_notice(&turn, &redeemed.interaction, "")?;
+        }
         let (mut turn, settled) = if self.has(Flaw::ResumeRestartsTurn) {
             let turn = self.start(
                 &checkpoint.conversation,

@@ -106,11 +106,13 @@ variants! {
         python [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce];
     NoticeAtPause = "notice-at-pause",
         "Pausing for a person also posts a change notice of the desk's own (an effect of \
-         `post_notice`, once per question), before anyone answered.",
+         `post_notice`, once per question), before anyone answered; judged with the \
+         approval pack's arguments as a newcomer writes them.",
         for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
     NotifyOnDenial = "notify-on-denial",
         "When the person declines, the model tells the customer so through `notify_requester`, \
-         an effect of its own on the denial.",
+         an effect of its own on the denial; judged with the approval pack's arguments as a \
+         newcomer writes them.",
         for [ApprovalResume], python [ApprovalResume];
     ApprovalOnTheCall = "approval-on-the-call",
         "The approval sits on the gated call itself, as agent SDKs' `needs_approval` puts it: \
@@ -159,6 +161,12 @@ impl Variant {
                     pack.interaction_tool.clone_from(gated);
                 }
                 PackDefinition::ApprovalResume(pack)
+            }
+            // Shapes real frameworks take, judged with the arguments a
+            // newcomer writes: the pack infers what the denial must
+            // withhold from the runs it makes.
+            (Self::NotifyOnDenial | Self::NoticeAtPause, definition) => {
+                crate::packs::as_a_newcomer_writes(definition)
             }
             (Self::SameKeyRetries, PackDefinition::ApprovalResume(mut pack)) => {
                 pack.retries = Retries::SameKey;

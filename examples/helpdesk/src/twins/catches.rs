@@ -256,6 +256,12 @@ impl Flaw {
     fn probe_catch(self) -> Catch {
         let any_error = "an error (any kind)";
         match self {
+            Self::NoticeRepostedOnResume => at(
+                "approval/restart-between-pause-and-resume",
+                "resume",
+                "EffectNotRepeated",
+                "EffectNotRepeated",
+            ),
             Self::CheckpointOnlyInMemory => at(
                 "approval/restart-between-pause-and-resume",
                 "resume",
@@ -599,6 +605,9 @@ impl Flaw {
             // Every probe checks it; the seed stays as its contract fixes
             // it, so it is the one approval scenario this twin passes.
             Self::TokenShownToModel => &[&APPROVAL_ALL[1..]],
+            // Every probe's resume is judged for a repeated effect; the
+            // seed's, as its contract fixes it, is not.
+            Self::NoticeRepostedOnResume => &[&APPROVAL_RESUMING[1..]],
             // A crash is a restart too.
             // And a second instance is a process of its own.
             Self::CheckpointOnlyInMemory => &[&[

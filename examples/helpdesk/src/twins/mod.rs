@@ -133,6 +133,10 @@ flaws! {
     /// The continuation hears that somebody answered, not what: a denial
     /// cancels like an approval.
     DenialReadAsApproval = "denial-read-as-approval" in ApprovalResume,
+    /// The step that asks posts a change notice keyed by the run that
+    /// posts it, and runs again from its top on resume (a graph node
+    /// re-executed after its interrupt): the notice goes out twice.
+    NoticeRepostedOnResume = "notice-reposted-on-resume" in ApprovalResume,
     /// Answers are never checked against the question's schema.
     UnfitAnswerAccepted = "unfit-answer-accepted" in ApprovalResume,
     /// The token is spent before the answer is validated, so a rejected

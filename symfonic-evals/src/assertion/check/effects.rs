@@ -91,6 +91,101 @@ pub(super) fn of_tool(
     )
 }
 
+/// How a report names the tool an effect counts under: its name, or
+/// `(unnamed)` for effects that named none.
+pub(crate) fn tool_label(tool: &str) -> &str {
+    if tool.is_empty() {
+        "(unnamed)"
+    } else {
+        tool
+    }
+}
+
+fn per_tool_text(counts: &std::collections::BTreeMap<String, u64>) -> String {
+    if counts.is_empty() {
+        return "none".to_owned();
+    }
+    counts
+        .iter()
+        .map(|(tool, n)| format!("{} {n}", tool_label(tool)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// See [`Assertion::EffectsWithheld`](crate::Assertion::EffectsWithheld).
+pub(super) fn withheld(
+    evidence: &Evidence<'_>,
+    approved: &std::collections::BTreeMap<String, u64>,
+) -> Check {
+    let here = crate::ledger::applied_by_tool(evidence.trial_events);
+    let withheld: Vec<&str> = approved
+        .iter()
+        .filter(|(tool, n)| here.get(*tool).copied().unwrap_or(0) < **n)
+        .map(|(tool, _)| tool_label(tool))
+        .collect();
+    let observed = if withheld.is_empty() {
+        format!(
+            "this run applied {}: at least as many of every tool's effects as the approval              ({}), so the answer made no difference to what was done",
+            per_tool_text(&here),
+            per_tool_text(approved)
+        )
+    } else {
+        format!(
+            "this run applied {} against the approval's {}: withheld {}",
+            per_tool_text(&here),
+            per_tool_text(approved),
+            withheld.join(", ")
+        )
+    };
+    Check::new(
+        approved.is_empty() || !withheld.is_empty(),
+        "fewer effects than the approval applied, of at least one of its tools (effects of          other tools allowed)",
+        observed,
+    )
+}
+
+/// See [`Assertion::EffectNotRepeated`](crate::Assertion::EffectNotRepeated).
+pub(super) fn not_repeated(evidence: &Evidence<'_>) -> Check {
+    let expected = "no effect applied again, same tool and arguments, under another key than \
+                    the one the conversation's pause applied it under";
+    let repeated = evidence
+        .ledger_events
+        .iter()
+        .filter(|e| e.applied)
+        .find(|now| {
+            now.arguments.is_some()
+                && evidence.since_pause.iter().any(|before| {
+                    before.applied
+                        && before.tool == now.tool
+                        && before.arguments == now.arguments
+                        && before.key != now.key
+                })
+        });
+    let judged = evidence
+        .ledger_events
+        .iter()
+        .filter(|e| e.applied && e.arguments.is_some())
+        .count();
+    match repeated {
+        Some(event) => Check::new(
+            false,
+            expected,
+            format!(
+                "an effect of `{}` with the same arguments (digest {}) was applied again under \
+                 key {}, a new key: the paused step ran again",
+                tool_label(event.tool.as_deref().unwrap_or_default()),
+                event.arguments.as_deref().unwrap_or_default(),
+                crate::redact::short_digest(event.key.as_bytes())
+            ),
+        ),
+        None => Check::new(
+            true,
+            expected,
+            format!("{judged} applied effect(s) named their arguments; none repeated one"),
+        ),
+    }
+}
+
 pub(super) fn applied(evidence: &Evidence<'_>, effects: u64) -> Check {
     Check::new(
         evidence.ledger.effects == effects,

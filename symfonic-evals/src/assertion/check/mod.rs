@@ -1,6 +1,7 @@
 //! Evaluating an assertion against one step's evidence.
 
 mod effects;
+pub(crate) use effects::tool_label;
 mod fixture;
 mod pause;
 pub(crate) mod procedures;
@@ -139,6 +140,8 @@ impl Assertion {
                 retries,
             } => effects::of_tool(evidence, tool, *effects, *retries),
             Self::EffectsFewerThan { effects } => effects::fewer_than(evidence, *effects),
+            Self::EffectsWithheld { approved } => effects::withheld(evidence, approved),
+            Self::EffectNotRepeated => effects::not_repeated(evidence),
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),

@@ -9,7 +9,8 @@ use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
 use crate::packs::probes::Selection;
 use crate::runner::Session;
 use crate::scenario::{
-    Continuation, ErrorMatch, Expect, Forgery, QuestionSource, Scenario, Step, TokenSource,
+    Continuation, ErrorMatch, Expect, Forgery, QuestionSource, Scenario, Step, StepInput,
+    TokenSource,
 };
 
 /// The name of the seed scenario, as the pack's contract gives it.
@@ -332,11 +333,14 @@ impl Continuation for CrashInsideResume {
 }
 
 /// After an approving pause and resume (which learn the approval's applied
-/// effects): fresh fixtures, the same pause, and a resume with the denial.
-/// The denial must return a record without asking again, and leave fewer
-/// applied effects than the approval did, whether the action would have
-/// run on the denial or before any answer; then its token is spent. When
-/// the approval applied no effect there is nothing to withhold, and a note
+/// effects, per tool): fresh fixtures, the same pause, and a resume with
+/// the denial. The denial must return a record without asking again,
+/// repeat nothing its pause applied, and leave out part of what the
+/// approval did: of at least one tool the approval applied effects of,
+/// fewer effects (whether the action would have run on the denial or
+/// before any answer); effects of other tools (a notice that the request
+/// was declined) are the denial's own. Then its token is spent. When the
+/// approval applied no effect there is nothing to withhold, and a note
 /// says so.
 struct DenialWithholds {
     pack: ApprovalResumePack,
@@ -344,23 +348,26 @@ struct DenialWithholds {
 
 impl Continuation for DenialWithholds {
     fn describe(&self) -> String {
-        "the approving run's applied effects learned; fresh fixtures; the pause; the denial, \
-         which returns a record, does not ask again, and leaves fewer applied effects than the \
-         approval (EffectsFewerThan); the replay of the denied token is refused"
+        "the approving run's applied effects learned per tool; fresh fixtures; the pause; the \
+         denial, which returns a record, does not ask again, repeats no effect of its pause \
+         under a new key (EffectNotRepeated) and leaves fewer effects than the approval of at \
+         least one of the approval's tools (EffectsWithheld; effects of other tools, a notice \
+         on denial, allowed); the replay of the denied token is refused"
             .into()
     }
 
     fn run(&self, session: &mut Session<'_>) {
         let pack = &self.pack;
-        let approved = session.steps().last().map_or(0, |step| step.ledger.effects);
+        let approved = crate::ledger::applied_by_tool(&session.context().ledger().events_since(0));
         let denied = pack.denied_conversation();
         if !session.reset("pause to deny") {
             return;
         }
         let mut deny = Step::resume("deny", pack.denial().unwrap_or_default(), &denied)
             .asserting([Assertion::tool_called(&pack.interaction_tool, 0)]);
-        if approved > 0 {
-            deny = deny.asserting([Assertion::EffectsFewerThan { effects: approved }]);
+        let nothing_to_withhold = approved.is_empty();
+        if !nothing_to_withhold {
+            deny = deny.asserting([Assertion::EffectsWithheld { approved }]);
         }
         for step in [
             pack.pause("pause to deny", &denied),
@@ -371,7 +378,7 @@ impl Continuation for DenialWithholds {
                 return;
             }
         }
-        if approved == 0 {
+        if nothing_to_withhold {
             session.note(
                 "the approving resume applied no effect through the ledger, so the denial's \
                  effects could not be compared with it",
@@ -381,10 +388,15 @@ impl Continuation for DenialWithholds {
 }
 
 /// `step`, which also keeps every genuine token from the model when it
-/// returns a record: every step of every probe checks it, the seed stays
-/// as its contract fixes it.
+/// returns a record, and, when it answers a pause, repeats none of the
+/// pause's effects under a new key: every step of every probe checks
+/// both, the seed stays as its contract fixes it.
 fn kept(step: Step) -> Step {
+    let resumes = matches!(step.input, StepInput::Resume { .. });
     match step.expect {
+        Expect::Record if resumes => {
+            step.asserting([Assertion::TokenKeptFromModel, Assertion::EffectNotRepeated])
+        }
         Expect::Record => step.asserting([Assertion::TokenKeptFromModel]),
         Expect::Error(_) => step,
     }

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::super::trial::{panic_text, Factory, TRIAL_STACK, WORKER_PREFIX};
 use crate::evidence::{TurnError, TurnRecord};
-use crate::ledger::{Applied, LedgerPeer, SideEffectLedger, Witness};
+use crate::ledger::{Applied, EffectCall, LedgerPeer, SideEffectLedger, Witness};
 use crate::process::protocol::{ChildMessage, HarnessMessage, PROTOCOL_VERSION};
 #[cfg(doc)]
 use crate::process::{ProcessTarget, CHANNEL_ENV};
@@ -88,12 +88,13 @@ impl std::fmt::Debug for Peer {
 }
 
 impl LedgerPeer for Peer {
-    fn apply(&self, key: &str, tool: Option<&str>) -> Applied {
+    fn apply(&self, key: &str, call: EffectCall<'_>) -> Applied {
         let id = self.request.load(Ordering::SeqCst);
         let asked = ChildMessage::LedgerApply {
             id,
             key: key.to_owned(),
-            tool: tool.map(str::to_owned),
+            tool: call.tool.map(str::to_owned),
+            arguments: call.arguments.cloned(),
         };
         if send(&self.writer, &asked).is_err() {
             // The harness is gone; nothing this child does counts any more.
