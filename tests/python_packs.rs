@@ -155,6 +155,7 @@ twins! {
     an_ignored_question_id_accepts_a_forgery => "question-id-ignored",
     a_gated_action_before_the_answer_is_seen_at_the_pause => "gated-before-answer",
     a_denial_read_as_approval_performs_the_action => "denial-approves",
+    a_notice_posted_again_on_resume_is_a_repeated_effect => "notice-reposted-on-resume",
     an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
     a_look_alike_answer_coerced_is_caught => "answer-coerced",
     a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",

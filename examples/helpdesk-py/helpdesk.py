@@ -73,6 +73,7 @@ TWINS = {
     "question-id-ignored": "a resume never compares the question id it is handed with the one published",
     "gated-before-answer": "the gated action runs when the turn pauses, before anyone answered",
     "denial-approves": "the answer is never read: a denial escalates like an approval",
+    "notice-reposted-on-resume": "the step that asks posts a change notice keyed by its run, and runs again from its top on resume, posting it twice",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
     "answer-coerced": "a look-alike answer (`\"true\"`, `\"yes\"`, `1`) is read as the boolean it resembles, as a lax validator would",
     "replay-wrong-kind": "a replayed token is refused as an unknown token, with no code",
@@ -450,7 +451,7 @@ class HelpDesk(Deployment):
             order = arguments.get("order")
             if not isinstance(order, int):
                 raise ToolError("a refund needs an order number")
-            applied = self._ledger_apply(turn, "issue_refund", f"refund:{order}")
+            applied = self._ledger_apply(turn, "issue_refund", f"refund:{order}", {"order": order})
             if self._keeps_row(applied) and not self.has("ledger-without-effect"):
                 if self._outbox is not None:
                     self._outbox.record(f"refund:{order}", {"refunded": order})
@@ -460,20 +461,22 @@ class HelpDesk(Deployment):
 
         return self._witnessed("issue_refund", arguments, turn, run)
 
-    def _ledger_apply(self, turn: Turn, tool: str, key: str) -> bool:
+    def _ledger_apply(self, turn: Turn, tool: str, key: str, arguments: Any) -> bool:
         """Applies an effect of ``tool`` under ``key`` in the harness's
         ledger, naming the tool so the gated action's effects can be told
-        from the desk's other ones."""
-        applied = turn.ledger_apply(key, tool=tool)
+        from the desk's other ones, and the arguments it is applied with, so
+        a repeat of it under another key can be told from a new one."""
+        applied = turn.ledger_apply(key, tool=tool, arguments=arguments)
         if self.is_variant("same-key-retries"):
             # The acknowledgement was lost in transit: the delivery layer
             # sends the effect again under its key, and the ledger refuses it.
-            turn.ledger_apply(key, tool=tool)
+            turn.ledger_apply(key, tool=tool, arguments=arguments)
         return applied
 
-    def _notice(self, turn: Turn, tool: str, key: str) -> None:
-        """A notice of the desk's own, applied as an effect of ``tool``."""
-        if self._keeps_row(self._ledger_apply(turn, tool, key)):
+    def _notice(self, turn: Turn, tool: str, key: str, about: Any) -> None:
+        """A notice of the desk's own about ``about``, applied as an effect
+        of ``tool``."""
+        if self._keeps_row(self._ledger_apply(turn, tool, key, {"notice": tool, "about": about})):
             if self._outbox is not None:
                 self._outbox.record(key, {"notice": tool})
             else:
@@ -496,7 +499,7 @@ class HelpDesk(Deployment):
             if self.has("key-from-clock-hour"):
                 # One escalation per ticket per hour, on the trial's clock.
                 key = f"{key}@{int(now() // 3600)}"
-            if self._keeps_row(self._ledger_apply(turn, "escalate_ticket", key)):
+            if self._keeps_row(self._ledger_apply(turn, "escalate_ticket", key, {"ticket": ticket})):
                 if self._outbox is not None:
                     self._outbox.record(f"escalate:{ticket}", {"escalated": ticket})
                 else:
@@ -593,13 +596,21 @@ class HelpDesk(Deployment):
             self.store.save_pause(token, conversation, call.name, call_id, question_id, checkpoint)
         # Measured, not assumed: resumable when the pause kept a checkpoint.
         resumable = self._checkpoint(token) is not None
-        if self.is_variant("notice-at-pause"):
+        if self.is_variant("notice-at-pause") or self.has("notice-reposted-on-resume"):
             # The change is announced before anyone decides on it; a retried
             # pause announces the same question once.
-            question = json.dumps(call.arguments, sort_keys=True)
-            self._notice(turn, "post_notice", f"notice:{conversation}:{question}")
+            self._pause_notice(turn, conversation, call.name, call.arguments)
         record.pause = Pause(call.name, resumable, token, call.arguments, question_id)
         return Outcome(call.name, "pending")
+
+    def _pause_notice(self, turn: Turn, conversation: str, interaction: str, question: Any) -> None:
+        """Posts the change notice for the question ``interaction`` waits
+        on. The twin keys it by the step's run, as a node keyed by its
+        execution would, so the run on resume posts it again."""
+        key = f"notice:{conversation}:{json.dumps(question, sort_keys=True)}"
+        if self.has("notice-reposted-on-resume"):
+            key = f"notice:{conversation}:{uuid.uuid4().hex}"
+        self._notice(turn, "post_notice", key, {"pending": interaction})
 
     def _checkpoint(self, token: str) -> Any:
         if self.has("checkpoint-in-memory"):
@@ -693,6 +704,10 @@ class HelpDesk(Deployment):
         transcript = [*self._system(), f"recall:{recall}", answered]
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, request.answer)])
         outcomes: List[Outcome] = []
+        if self.has("notice-reposted-on-resume"):
+            # The step that asked runs again from its top before it reads
+            # the answer, and posts its notice again.
+            self._pause_notice(turn, request.conversation, pause.interaction, None)
         if continued and approved:
             for value in later or []:
                 call = ToolRequest.from_json(value)
@@ -704,7 +719,7 @@ class HelpDesk(Deployment):
                     break
         if not approved and self.is_variant("notify-on-denial"):
             # The requester hears that a person said no.
-            self._notice(turn, "notify_requester", f"denied:{request.conversation}")
+            self._notice(turn, "notify_requester", f"denied:{request.conversation}", {"declined": pause.interaction})
         record.answer = self.model.resumed(approved, outcomes, "\n".join(transcript))
         record.model_input = "\n".join(transcript)
         record.attributes.update(

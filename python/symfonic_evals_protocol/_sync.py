@@ -30,19 +30,22 @@ class Turn:
             # A handler bug, not the harness's: the turn answers UnhandledException.
             raise RuntimeError("this turn has already been answered")
 
-    def ledger_apply(self, key: str, tool: Optional[str] = None) -> bool:
+    def ledger_apply(self, key: str, tool: Optional[str] = None, arguments: Any = _wire._UNSET) -> bool:
         """Record an effect under ``key`` in the harness's side-effect ledger.
 
         ``tool`` names the tool whose call the effect belongs to: a pack then
         judges the gated action by its own effects and allows the others (a
         notice, an audit row). Without it, the whole ledger is judged.
+        ``arguments`` (any JSON value) are what the effect is applied with;
+        the harness keeps only their digest, so a pack sees the same effect
+        applied again under another key (a step re-run on resume).
 
         Returns ``True`` when the key is new and the caller must now perform
         the effect, ``False`` when it was applied before. The harness owns the
         ledger, so its counts are what the pack reads, whatever we claim.
         """
         self._check_open()
-        self._channel.write(_wire.ledger_apply(self._id, key, tool))
+        self._channel.write(_wire.ledger_apply(self._id, key, tool, arguments))
         return _wire.ledger_applied(self._id, key, self._channel.read())
 
     def witness(self, tool: str, arguments: Any, *, result: Any = _wire._UNSET, error: Any = _wire._UNSET) -> None:

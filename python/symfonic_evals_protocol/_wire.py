@@ -126,9 +126,9 @@ def is_shutdown(message: Optional[Message]) -> bool:
     return message is None or message.get("type") == "shutdown"
 
 
-def ledger_apply(request_id: int, key: str, tool: Optional[str] = None) -> Message:
+def ledger_apply(request_id: int, key: str, tool: Optional[str] = None, arguments: Any = _UNSET) -> Message:
     """Asks the harness to apply an effect under ``key``, of ``tool``'s call
-    when the deployment names it."""
+    when the deployment names it, applied with ``arguments`` when given."""
     if not isinstance(key, str):
         raise TypeError("a ledger key is a string")
     if tool is not None and (not isinstance(tool, str) or not tool):
@@ -136,6 +136,8 @@ def ledger_apply(request_id: int, key: str, tool: Optional[str] = None) -> Messa
     message: Message = {"type": "ledger_apply", "id": request_id, "key": key}
     if tool is not None:
         message["tool"] = tool
+    if arguments is not _UNSET:
+        message["arguments"] = arguments
     return message
 
 

@@ -48,7 +48,10 @@ class Desk(Deployment):
     def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
         self.seen.append(request)
         if request.prompt == "refund":
-            applied = turn.ledger_apply("refund:3")
+            # The second refund names its tool and arguments, as a desk
+            # that lets a pack tell a repeated effect from a new one does.
+            named = {} if request.state else {"tool": "issue_refund", "arguments": {"order": 3}}
+            applied = turn.ledger_apply("refund:3", **named)
             turn.witness("issue_refund", {"order": 3}, result={"applied": applied})
             return TurnRecord(answer=str(applied))
         if request.prompt == "ask":
@@ -93,7 +96,8 @@ class AsyncDesk(AsyncDeployment):
         if request.prompt == "refund":
             self.seen.append(request)
             await asyncio.sleep(0)
-            applied = await turn.ledger_apply("refund:3")
+            named = {} if request.state else {"tool": "issue_refund", "arguments": {"order": 3}}
+            applied = await turn.ledger_apply("refund:3", **named)
             await turn.witness("issue_refund", {"order": 3}, result={"applied": applied})
             return TurnRecord(answer=str(applied))
         if request.prompt == "upstream":
@@ -144,6 +148,10 @@ class Sessions(unittest.TestCase):
         )
         self.assertEqual(out[0]["capabilities"]["operations"], ["resume"])
         self.assertEqual(out[1], {"type": "ledger_apply", "id": 1, "key": "refund:3"})
+        self.assertEqual(
+            out[4],
+            {"type": "ledger_apply", "id": 2, "key": "refund:3", "tool": "issue_refund", "arguments": {"order": 3}},
+        )
         self.assertEqual(out[2]["outcome"], {"status": "succeeded", "result": {"applied": True}})
         self.assertEqual(out[3]["record"]["answer"], "True")
         self.assertEqual(out[6]["record"]["answer"], "False")

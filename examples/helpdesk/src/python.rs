@@ -341,7 +341,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 41] = [
+pub const TWINS: [PythonTwin; 42] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -453,6 +453,31 @@ pub const TWINS: [PythonTwin; 41] = [
             "ToolSucceeded(escalate_ticket, times=0)",
         ),
         &[],
+    ),
+    twin(
+        "notice-reposted-on-resume",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "EffectNotRepeated",
+            "EffectNotRepeated",
+        ),
+        // Every probe's resume is judged for a repeated effect; the
+        // seed's, as its contract fixes it, is not.
+        &[
+            "approval/restart-before-replay",
+            "approval/crash-inside-resume",
+            "approval/forged-token",
+            "approval/token-bound-to-conversation",
+            "approval/two-conversations",
+            "approval/pending-call-resolved",
+            "approval/question-id-checked",
+            "approval/gated-action",
+            "approval/deny-answer",
+            "approval/unfit-answer",
+            "approval/replicas",
+        ],
     ),
     twin(
         "unfit-answer-accepted",
