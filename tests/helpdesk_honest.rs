@@ -137,6 +137,25 @@ fn shows_its_shape(
             assert_eq!(token.split('.').count(), 3, "{name}: {token}");
             assert!(!approve(desk, &paused).tool_calls().is_empty());
         }
+        Variant::TimeOrderedPauseTokens => {
+            // Two tokens issued close together share their clock's
+            // leading characters and nothing after the random part starts.
+            let first = turn(desk, gated).pause().expect("paused").token.clone();
+            let paused = turn(desk, gated);
+            let second = &paused.pause().expect("paused").token;
+            let (uuid7, ulid) = (first.len() == 36, first.len() == 26);
+            assert!(uuid7 || ulid, "{name}: {first}");
+            if uuid7 {
+                assert_eq!(first.as_bytes()[14], b'7', "{name}: {first}");
+            }
+            assert_eq!(first[..6], second[..6], "{name}: {first} {second}");
+            assert_ne!(
+                first[first.len() - 8..],
+                second[second.len() - 8..],
+                "{name}"
+            );
+            assert!(!approve(desk, &paused).tool_calls().is_empty());
+        }
         Variant::RandomCallIds => {
             let record = turn(desk, lookup);
             let id = &record.tool_calls()[0].id;

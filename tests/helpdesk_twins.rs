@@ -113,6 +113,12 @@ twins! {
     tool_runs_despite_refusal: ToolRunsDespiteRefusal =>
         "procedural-review-and-enforcement", "blocked", "SideEffectCount",
         "SideEffectCount(attempts=2, effects=2, duplicates=0)";
+    approval_reused_in_conversation: ApprovalReusedInConversation =>
+        "approval/second-request", "same request again", "AskedOrWithheld",
+        "AskedOrWithheld";
+    tokens_numbered_in_order: TokensNumberedInOrder =>
+        "approval/token-predictable", "pause 2", "PauseTokenUnpredictable",
+        "PauseTokenUnpredictable";
     notice_reposted_on_resume: NoticeRepostedOnResume =>
         "approval/restart-between-pause-and-resume", "resume", "EffectNotRepeated",
         "EffectNotRepeated";
@@ -140,6 +146,9 @@ twins! {
         "approval/restart-between-pause-and-resume", "resume", "AttributeEquals",
         "AttributeEquals(resume_checkpoint)";
     spent_mark_only_in_memory: SpentMarkOnlyInMemory =>
+        "approval/restart-before-replay", "replay", "ExpectedError", "PauseTokenReplayedError";
+    // Caught only because every probe's restart is a kill.
+    spent_marks_written_at_shutdown: SpentMarksWrittenAtShutdown =>
         "approval/restart-before-replay", "replay", "ExpectedError", "PauseTokenReplayedError";
     token_never_checked: TokenNeverChecked =>
         "approval/forged-token", "forged token", "ExpectedError", "an error (any kind)";
@@ -278,6 +287,8 @@ twins! {
     key_from_the_clock_hour_applies_again_an_hour_later: KeyFromClockHour =>
         "exactly-once/clock-advanced", "resume crashed, then a later clock",
         "CrashedEffectRetried", "CrashedEffectRetried";
+    two_effects_sharing_one_key: InvoiceSharesCancellationKey =>
+        "exactly-once-effects", "learn resume", "KeysNotShared", "KeysNotShared";
     outbox_written_only_when_the_ledger_applies: OutboxOnlyWhenApplied =>
         "exactly-once-effects", "crash at resume effect 1", "EffectsMatchOracle",
         "the effect oracle counts the ledger's 1 applied effect(s)";
@@ -326,6 +337,11 @@ fn exactly_once_twins_pass_every_other_pack() {
             // No other pack moves the clock.
             (Flaw::KeyFromProcessCounter | Flaw::KeyFromClockHour, _) => {
                 assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render());
+            }
+            // The cancellation never happens: the approval pack counts
+            // the gated tool's effects where it names it.
+            (Flaw::InvoiceSharesCancellationKey, helpdesk::Pack::ApprovalResume) => {
+                assert_eq!(failed, ["approval/gated-action"], "{flaw:?}");
             }
             (_, helpdesk::Pack::ApprovalResume) => {
                 assert_eq!(failed, ["approval/crash-inside-resume"], "{flaw:?}");

@@ -148,6 +148,7 @@ macro_rules! twins {
 twins! {
     checkpoint_in_memory_is_lost_across_a_restart => "checkpoint-in-memory",
     a_spent_mark_in_memory_lets_a_replay_through_after_a_restart => "tokens-in-memory",
+    spent_marks_written_at_close_are_lost_to_a_kill => "spent-marks-written-at-close",
     an_unchecked_token_lets_a_forgery_redeem => "token-unchecked",
     a_token_redeemed_from_any_conversation_is_refused => "any-conversation-redeems",
     one_pending_pause_loses_the_first_conversation => "one-pending-pause",
@@ -156,6 +157,8 @@ twins! {
     a_gated_action_before_the_answer_is_seen_at_the_pause => "gated-before-answer",
     a_denial_read_as_approval_performs_the_action => "denial-approves",
     a_notice_posted_again_on_resume_is_a_repeated_effect => "notice-reposted-on-resume",
+    tokens_numbered_in_order_are_predicted => "tokens-numbered-in-order",
+    an_approval_reused_for_a_second_request_is_caught => "approval-reused-in-conversation",
     an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
     a_look_alike_answer_coerced_is_caught => "answer-coerced",
     a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",

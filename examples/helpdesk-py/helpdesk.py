@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from honest import TONE, VARIANTS, JsonLinesOutbox, Signer  # noqa: E402
+from honest import TONE, VARIANTS, JsonLinesOutbox, Signer, ulid  # noqa: E402
 from model import INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
@@ -66,6 +66,7 @@ TWINS = {
     # approval
     "checkpoint-in-memory": "the pause's checkpoint is kept in process memory, not in the store",
     "tokens-in-memory": "spent pause tokens are remembered only in process memory",
+    "spent-marks-written-at-close": "spent pause tokens are kept in memory and written to the store when the desk closes",
     "token-unchecked": "a resume redeems the conversation's latest pause whatever token it presents",
     "any-conversation-redeems": "a token is redeemed from any conversation, not only its own",
     "one-pending-pause": "the desk holds one pending pause: a new pause drops every other",
@@ -73,6 +74,8 @@ TWINS = {
     "question-id-ignored": "a resume never compares the question id it is handed with the one published",
     "gated-before-answer": "the gated action runs when the turn pauses, before anyone answered",
     "denial-approves": "the answer is never read: a denial escalates like an approval",
+    "approval-reused-in-conversation": "a conversation whose request was approved once has its later requests carried out without asking",
+    "tokens-numbered-in-order": "pause tokens are numbered one after another from a durable counter",
     "notice-reposted-on-resume": "the step that asks posts a change notice keyed by its run, and runs again from its top on resume, posting it twice",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
     "answer-coerced": "a look-alike answer (`\"true\"`, `\"yes\"`, `1`) is read as the boolean it resembles, as a lax validator would",
@@ -231,6 +234,11 @@ class HelpDesk(Deployment):
         return capabilities.with_trait("mcp-fixture") if self._declares_server else capabilities
 
     def close(self) -> None:
+        if self.has("spent-marks-written-at-close"):
+            # A write-behind cache, flushed on the way out: an orderly
+            # shutdown keeps the marks, a crash loses them.
+            for token in self._spent_in_memory:
+                self.store.finish(token)
         self.store.close()
         self._run.close()
 
@@ -347,6 +355,11 @@ class HelpDesk(Deployment):
         outcomes: List[Outcome] = []
         enforced: Set[str] = set()
         for index, call in enumerate(plan.calls):
+            if call.name == INTERACTION and self.has("approval-reused-in-conversation"):
+                if self.store.answered_in(request.conversation):
+                    # Somebody said yes here before: taken for this request too.
+                    record.tool_calls.append(ToolCall.succeeded(self._call_id(), call.name, call.arguments, {"approved": True}))
+                    continue
             if call.name == INTERACTION:
                 outcomes.append(self._ask(call, plan.calls[index + 1 :], request, record, turn, transcript))
                 break
@@ -574,6 +587,11 @@ class HelpDesk(Deployment):
         if self._signer is not None:
             claims = {"sub": request.conversation, "qid": question_id, "jti": secrets.token_hex(16)}
             token = self._signer.issue(claims)
+        elif self.has("tokens-numbered-in-order"):
+            # Unique, durable and looked up: and the next is this one plus one.
+            token = f"pt_{self.store.next_number('pause-tokens'):08}"
+        elif self.is_variant("time-ordered-pause-tokens"):
+            token = ulid()
         else:
             token = secrets.token_urlsafe(16)
         if self.has("pending-as-success"):
@@ -624,6 +642,8 @@ class HelpDesk(Deployment):
         by a run that died is a client's retry, and is honoured."""
         if self.has("tokens-in-memory"):
             return pause.token in self._spent_in_memory
+        if self.has("spent-marks-written-at-close"):
+            return pause.finished or pause.token in self._spent_in_memory
         if self.has("spent-tokens-loaded-at-start"):
             return pause.token in self._blocklist
         if self.has("resume-not-retriable"):
@@ -631,7 +651,7 @@ class HelpDesk(Deployment):
         return pause.finished or pause.claimed_by == self._run.id
 
     def _spend(self, token: str) -> bool:
-        if self.has("tokens-in-memory"):
+        if self.has("tokens-in-memory") or self.has("spent-marks-written-at-close"):
             self._spent_in_memory.add(token)
             return True
         if self.has("spent-tokens-loaded-at-start"):
@@ -643,7 +663,7 @@ class HelpDesk(Deployment):
 
     def _finish(self, token: str) -> None:
         """Spends the token for good, once its continuation is done."""
-        if not self.has("tokens-in-memory"):
+        if not self.has("tokens-in-memory") and not self.has("spent-marks-written-at-close"):
             self.store.finish(token)
         self._blocklist.add(token)
 
@@ -691,7 +711,7 @@ class HelpDesk(Deployment):
         except Exception:
             # A continuation that fails with an error gives the token back,
             # so the client's retry carries the turn on.
-            if not self.has("tokens-in-memory") and not self.has("resume-not-retriable"):
+            if not self.has("tokens-in-memory") and not self.has("resume-not-retriable") and not self.has("spent-marks-written-at-close"):
                 self.store.release(pause.token, self._run)
             raise
 

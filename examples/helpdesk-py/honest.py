@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import secrets
+import time
 from typing import Any, Dict, List, Optional
 
 VARIANTS = {
@@ -27,6 +28,7 @@ VARIANTS = {
     "notice-at-pause": "pausing for a person also posts a change notice (an effect of post_notice)",
     "notify-on-denial": "a declined escalation notifies the requester (an effect of notify_requester)",
     "same-key-retries": "every effect is delivered twice under its key, the second refused as a duplicate",
+    "time-ordered-pause-tokens": "pause tokens are ULIDs: a millisecond timestamp, then 80 random bits, in Crockford's base 32",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",
 }
 
@@ -49,6 +51,17 @@ def _unb64(text: str) -> Optional[bytes]:
     # One spelling per byte string: unused bits set, or any character
     # outside the alphabet, is not this encoding.
     return raw if _b64(raw) == text else None
+
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def ulid() -> str:
+    """A ULID: 48 bits of milliseconds since the epoch, then 80 random bits
+    from the operating system, 26 characters of Crockford's base 32. Two
+    issued in one millisecond share their first ten characters."""
+    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+    return "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 class Signer:

@@ -208,12 +208,17 @@ class Store:
 
     def next_call_number(self) -> int:
         """A number no earlier call of this trial drew, across restarts."""
+        return self.next_number("calls")
+
+    def next_number(self, counter: str) -> int:
+        """The next number of the durable counter ``counter``, across restarts."""
         with self._db:
             self._db.execute(
-                "INSERT INTO counters (name, value) VALUES ('calls', 1) "
-                "ON CONFLICT(name) DO UPDATE SET value = value + 1"
+                "INSERT INTO counters (name, value) VALUES (?, 1) "
+                "ON CONFLICT(name) DO UPDATE SET value = value + 1",
+                (counter,),
             )
-            return int(self._db.execute("SELECT value FROM counters WHERE name = 'calls'").fetchone()[0])
+            return int(self._db.execute("SELECT value FROM counters WHERE name = ?", (counter,)).fetchone()[0])
 
     # -- effects the ledger admitted ------------------------------------------
 
@@ -334,6 +339,14 @@ class Store:
                 "UPDATE pauses SET consumed = 0, claimed_by = NULL WHERE token = ? AND consumed = 2 AND claimed_by = ?",
                 (token, run.id),
             )
+
+    def answered_in(self, conversation: str) -> bool:
+        """Whether a pause of ``conversation`` was answered and its turn
+        finished: the ``approval-reused-in-conversation`` twin's memory."""
+        row = self._db.execute(
+            "SELECT 1 FROM pauses WHERE conversation = ? AND consumed = 1 LIMIT 1", (conversation,)
+        ).fetchone()
+        return row is not None
 
     def finish(self, token: str) -> None:
         """Marks a claimed token's continuation done: every later

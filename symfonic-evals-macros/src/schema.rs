@@ -86,6 +86,8 @@ impl Kind {
                 "approval/forged-token",
                 "approval/token-bound-to-conversation",
                 "approval/two-conversations",
+                "approval/token-predictable",
+                "approval/second-request",
                 "approval/pending-call-resolved",
                 "approval/question-id-checked",
                 "approval/gated-action",

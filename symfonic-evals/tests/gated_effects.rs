@@ -95,7 +95,12 @@ impl Target for Desk {
 
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
         let n = self.pending.len() + 1;
-        let (call, token) = (format!("call-{n}"), format!("tok-{n}"));
+        let token = {
+            use std::hash::BuildHasher;
+            let random = std::collections::hash_map::RandomState::new().hash_one(n);
+            format!("tok-{random:016x}")
+        };
+        let call = format!("call-{n}");
         let key = format!("refund:{}", request.conversation);
         match self.shape {
             Shape::NoticeAtPause => {

@@ -157,7 +157,13 @@ impl Target for StaticSpent {
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
         // Unique per trial: every trial has a durable directory of its own.
         let trial = self.dir.file_name().unwrap().to_string_lossy().into_owned();
-        let token = format!("{}-{trial}", request.conversation);
+        // A random part: a token spelled from the conversation's name
+        // alone is one a neighbour can guess.
+        let random = {
+            use std::hash::BuildHasher;
+            std::collections::hash_map::RandomState::new().hash_one(&trial)
+        };
+        let token = format!("{}-{trial}-{random:016x}", request.conversation);
         std::fs::write(self.dir.join(&token), &request.conversation).unwrap();
         Ok(TurnRecord::builder()
             .tool_call(ToolCall::pending("c1", "ask_user", json!({})))

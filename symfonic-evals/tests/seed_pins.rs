@@ -100,8 +100,8 @@ fn the_procedural_seed_is_the_documented_six_steps() {
     assert_eq!(satisfied.state.as_ref(), Some(&pack.satisfied_state));
     assert_eq!(
         satisfied.restart,
-        Restart::Before,
-        "restart_before_enforcement defaults on"
+        Restart::KillBefore,
+        "restart_before_enforcement defaults on, and a restart is a kill"
     );
     assert_eq!(
         satisfied.assertions,

@@ -60,7 +60,12 @@ impl Target for Approvals {
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
         let mut store = self.load();
         let n = store["pending"].as_object().map_or(0, serde_json::Map::len);
-        let token = format!("pause-{}-{n}", self.trial);
+        // Random, as a token must be: a counter is predictable.
+        let random = {
+            use std::hash::BuildHasher;
+            std::collections::hash_map::RandomState::new().hash_one((self.trial, n))
+        };
+        let token = format!("pause-{random:016x}");
         let (call, question_id) = (format!("call-{n}"), format!("question-{n}"));
         store["pending"][&token] = json!({
             "conversation": request.conversation,

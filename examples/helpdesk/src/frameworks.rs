@@ -144,6 +144,8 @@ const REPLAYING_PROBES: &[&str] = &[
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",

@@ -101,6 +101,20 @@ pub struct Pauses {
     /// Signs the tokens it issues, and verifies the ones it is handed, when
     /// it is the `JwtPauseTokens` variant's.
     signer: Option<Signer>,
+    /// Issues UUIDv7 tokens, the `TimeOrderedPauseTokens` variant's.
+    time_ordered: bool,
+}
+
+impl Drop for Pauses {
+    /// The `SpentMarksWrittenAtShutdown` twin writes the tokens it spent
+    /// on its way out, as a write-behind cache flushed at shutdown does.
+    fn drop(&mut self) {
+        if self.has(Flaw::SpentMarksWrittenAtShutdown) {
+            for token in std::mem::take(&mut self.memory().spent) {
+                let _ = self.store.finish_token(&token);
+            }
+        }
+    }
 }
 
 /// A fresh, unguessable-in-practice token. Seeded from the standard
@@ -168,7 +182,16 @@ impl Pauses {
             memory: Mutex::new(memory),
             run,
             signer: None,
+            time_ordered: false,
         }
+    }
+
+    /// Issues time-ordered tokens (UUIDv7): random, sharing a prefix when
+    /// issued close together.
+    #[must_use]
+    pub fn time_ordered(mut self) -> Self {
+        self.time_ordered = true;
+        self
     }
 
     /// Issues signed tokens (JWTs) and redeems only tokens `signer` signed.
@@ -180,6 +203,16 @@ impl Pauses {
 
     /// A fresh token for a pause of `conversation` on question `question_id`.
     fn token_for(&self, conversation: &str, question_id: &str) -> String {
+        if self.has(Flaw::TokensNumberedInOrder) {
+            // Unique, durable, never forgeable by a changed letter: each
+            // token is looked up. And the next one is this one plus one.
+            if let Ok(n) = self.store.next("pause-token") {
+                return format!("pt_{n:08}");
+            }
+        }
+        if self.time_ordered {
+            return crate::honest::uuid_v7();
+        }
         match &self.signer {
             Some(signer) => signer.issue(&serde_json::json!({
                 "sub": conversation,
@@ -309,6 +342,12 @@ impl Pauses {
     fn spend(&self, token: &str) -> Result<(), TurnError> {
         let spent = if self.has(Flaw::SpentMarkOnlyInMemory) {
             Ok(self.memory().spent.insert(token.to_owned()))
+        } else if self.has(Flaw::SpentMarksWrittenAtShutdown) {
+            // Marks written by an earlier, orderly shutdown count; this
+            // run's own wait in memory for the next one.
+            self.store.finished_tokens().map(|finished| {
+                !finished.contains(token) && self.memory().spent.insert(token.to_owned())
+            })
         } else if self.has(Flaw::SpentTokensLoadedAtStart) {
             // The blocklist decides; the store only records the claim.
             if self.memory().spent.contains(token) {
@@ -341,7 +380,7 @@ impl Pauses {
     ///
     /// `StoreError` when the database refuses the write.
     pub fn finish(&self, token: &str) -> Result<(), TurnError> {
-        if self.has(Flaw::SpentMarkOnlyInMemory) {
+        if self.has(Flaw::SpentMarkOnlyInMemory) || self.has(Flaw::SpentMarksWrittenAtShutdown) {
             return Ok(());
         }
         if self.has(Flaw::SpentTokensLoadedAtStart) {
@@ -359,6 +398,7 @@ impl Pauses {
     /// `StoreError` when the database refuses the write.
     pub fn release(&self, token: &str) -> Result<(), TurnError> {
         if self.has(Flaw::SpentMarkOnlyInMemory)
+            || self.has(Flaw::SpentMarksWrittenAtShutdown)
             || self.has(Flaw::TokenRedeemableTwice)
             || self.has(Flaw::ResumeNotRetriable)
         {

@@ -322,6 +322,8 @@ const WITH_REPLAY: &[&str] = &[
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",
@@ -341,7 +343,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 42] = [
+pub const TWINS: [PythonTwin; 45] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -368,6 +370,18 @@ pub const TWINS: [PythonTwin; 42] = [
     ),
     twin(
         "tokens-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-before-replay",
+            "replay",
+            "ExpectedError",
+            "PauseTokenReplayedError",
+        ),
+        &["approval/replicas"],
+    ),
+    // Caught only because every probe's restart is a kill.
+    twin(
+        "spent-marks-written-at-close",
         Pack::ApprovalResume,
         (
             "approval/restart-before-replay",
@@ -455,6 +469,28 @@ pub const TWINS: [PythonTwin; 42] = [
         &[],
     ),
     twin(
+        "approval-reused-in-conversation",
+        Pack::ApprovalResume,
+        (
+            "approval/second-request",
+            "same request again",
+            "AskedOrWithheld",
+            "AskedOrWithheld",
+        ),
+        &[],
+    ),
+    twin(
+        "tokens-numbered-in-order",
+        Pack::ApprovalResume,
+        (
+            "approval/token-predictable",
+            "pause 2",
+            "PauseTokenUnpredictable",
+            "PauseTokenUnpredictable",
+        ),
+        &[],
+    ),
+    twin(
         "notice-reposted-on-resume",
         Pack::ApprovalResume,
         (
@@ -471,6 +507,8 @@ pub const TWINS: [PythonTwin; 42] = [
             "approval/forged-token",
             "approval/token-bound-to-conversation",
             "approval/two-conversations",
+            "approval/token-predictable",
+            "approval/second-request",
             "approval/pending-call-resolved",
             "approval/question-id-checked",
             "approval/gated-action",

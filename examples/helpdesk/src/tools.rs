@@ -365,7 +365,12 @@ impl Tool for CustomerNotice {
 
     fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
         let customer = positive_integer(arguments, "customer")?;
-        let subject = if self.per_conversation {
+        let subject = if env.flaw == Some(Flaw::InvoiceSharesCancellationKey) {
+            // One key per customer's cancellation request, whatever the
+            // effect: the invoice takes it, and the cancellation is then
+            // refused as applied before.
+            format!("cancel:customer:{customer}")
+        } else if self.per_conversation {
             format!("{}:customer:{customer}@{}", self.action, env.conversation)
         } else {
             format!("{}:customer:{customer}", self.action)

@@ -23,11 +23,14 @@ impl Assertion {
             Self::EffectsFewerThan { .. } => "EffectsFewerThan",
             Self::EffectsWithheld { .. } => "EffectsWithheld",
             Self::EffectNotRepeated => "EffectNotRepeated",
+            Self::KeysNotShared => "KeysNotShared",
+            Self::AskedOrWithheld { .. } => "AskedOrWithheld",
             Self::LedgerDelta { .. } => "LedgerDelta",
             Self::ToolEffects { .. } => "ToolEffects",
             Self::StageObserved { .. } => "StageObserved",
             Self::ResponseContains(_) => "ResponseContains",
             Self::PauseTokenDistinct => "PauseTokenDistinct",
+            Self::PauseTokenUnpredictable => "PauseTokenUnpredictable",
             Self::TokenKeptFromModel => "TokenKeptFromModel",
             Self::PendingResolved { .. } => "PendingResolved",
             Self::ProceduresBound { .. } => "ProceduresBound",
@@ -110,8 +113,11 @@ impl Assertion {
             | Self::EffectsFewerThan { .. }
             | Self::EffectsWithheld { .. }
             | Self::EffectNotRepeated
+            | Self::KeysNotShared
+            | Self::AskedOrWithheld { .. }
             | Self::LedgerDelta { .. }
             | Self::PauseTokenDistinct
+            | Self::PauseTokenUnpredictable
             | Self::TokenKeptFromModel
             | Self::EffectsMatchOracle
             | Self::CrashedEffectRetried => Vec::new(),
@@ -176,6 +182,14 @@ impl Assertion {
                 format!("EffectsWithheld(approved: {})", tools.join(", "))
             }
             Self::EffectNotRepeated => "EffectNotRepeated".into(),
+            Self::KeysNotShared => "KeysNotShared".into(),
+            Self::AskedOrWithheld { approved } => {
+                let tools: Vec<&str> = approved
+                    .keys()
+                    .map(|tool| super::check::tool_label(tool))
+                    .collect();
+                format!("AskedOrWithheld(approved tools: {})", tools.join(", "))
+            }
             Self::ToolEffects {
                 tool,
                 effects,
@@ -210,6 +224,7 @@ impl Assertion {
                 format!("ResponseContains({} fragments)", fragments.len())
             }
             Self::PauseTokenDistinct => "PauseTokenDistinct".into(),
+            Self::PauseTokenUnpredictable => "PauseTokenUnpredictable".into(),
             Self::TokenKeptFromModel => "TokenKeptFromModel".into(),
             Self::PendingResolved { tool } => format!("PendingResolved({tool})"),
             Self::ProceduresBound {

@@ -206,6 +206,23 @@ pub enum Assertion {
         /// effect that names no tool counts under the empty name).
         approved: BTreeMap<String, u64>,
     },
+    /// The turn paused for a person, or attempted no effect (applied or a
+    /// duplicate) of a tool an earlier approval applied effects of: a request made again after an
+    /// approval must be asked again, not granted on the strength of the
+    /// earlier answer. A deployment that finds nothing left to do (the
+    /// subscription already cancelled) may complete without asking, as
+    /// long as it does nothing the approval was needed for.
+    AskedOrWithheld {
+        /// The approval's applied effects, counted per tool (an effect
+        /// that names no tool counts under the empty name).
+        approved: BTreeMap<String, u64>,
+    },
+    /// No attempt of the step that the ledger refused as already applied
+    /// belongs to another effect than the one applied under its key: its
+    /// tool, or its arguments when both name them, differ. Two different
+    /// effects sharing one idempotency key lose the second for good; a
+    /// retry of the same effect under its key is what keys are for.
+    KeysNotShared,
     /// No effect the step applied repeats, in tool and arguments, one
     /// applied in the step's conversation since its latest prompt (the
     /// pause the step answers) under another key: a resume that runs the
@@ -251,6 +268,12 @@ pub enum Assertion {
     /// The pause this turn ended in issued a token no other conversation of
     /// the trial holds.
     PauseTokenDistinct,
+    /// The turn paused, and its token cannot be worked out from the token
+    /// any other conversation holds: it is not another one's with a number
+    /// in it (a counter, a clock) moved on by a little (see the
+    /// token-predictable probe). Whoever holds one approval link cannot
+    /// redeem a neighbour's.
+    PauseTokenUnpredictable,
     /// No genuine pause token the trial holds (the pause this turn made,
     /// every retained one, the one redeemed) appears in what the model was
     /// shown or in the arguments of a call the model made: a model that
@@ -487,6 +510,7 @@ impl Assertion {
                 | Self::EffectsFewerThan { .. }
                 | Self::EffectsWithheld { .. }
                 | Self::EffectNotRepeated
+                | Self::KeysNotShared
                 | Self::LedgerDelta { .. }
                 | Self::ToolEffects { .. }
                 | Self::EffectsMatchOracle

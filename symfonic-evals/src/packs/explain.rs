@@ -70,6 +70,9 @@ fn request(step: &Step) -> String {
                 TokenSource::Own => "the conversation's own token".to_owned(),
                 TokenSource::Conversation(other) => format!("the token retained in `{other}`"),
                 TokenSource::Forged(how) => how.describe().to_owned(),
+                TokenSource::Guessed(other) => {
+                    format!("the next token guessed from the one retained in `{other}`")
+                }
             };
             let question = match question {
                 QuestionSource::Genuine => "",
@@ -98,6 +101,7 @@ fn request(step: &Step) -> String {
         Restart::No => {}
         Restart::Before => text.push_str(", after a restart"),
         Restart::CrashBefore => text.push_str(", after a crash"),
+        Restart::KillBefore => text.push_str(", after a restart (a child process killed)"),
     }
     if let Some(k) = step.crash_at_effect {
         let _ = write!(

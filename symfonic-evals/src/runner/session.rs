@@ -540,7 +540,9 @@ impl<'a> Session<'a> {
     /// crash) and builds it again from the same context.
     fn restart(&mut self, instance: u8, restart: Restart) -> Result<(), Unbuilt> {
         if let Some(mut target) = self.slot(instance).take() {
-            if restart == Restart::CrashBefore && !target.kill() {
+            let killed =
+                matches!(restart, Restart::CrashBefore | Restart::KillBefore) && target.kill();
+            if restart == Restart::CrashBefore && !killed {
                 lock(self.progress)
                     .notes
                     .push("an in-thread deployment cannot crash; it was dropped instead".into());

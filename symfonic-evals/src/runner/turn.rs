@@ -51,7 +51,7 @@ pub(super) fn request(
             question,
         } => {
             let source = match token {
-                TokenSource::Conversation(other) => other.as_str(),
+                TokenSource::Conversation(other) | TokenSource::Guessed(other) => other.as_str(),
                 TokenSource::Own | TokenSource::Forged(_) => step.conversation.as_str(),
             };
             let retained = pauses.get(source).cloned().ok_or_else(|| StepError {
@@ -64,6 +64,10 @@ pub(super) fn request(
                 conversation: step.conversation.clone(),
                 token: match token {
                     TokenSource::Forged(how) => forged(&retained.token, *how),
+                    TokenSource::Guessed(_) => {
+                        crate::packs::approval::tokens::next_guess(&retained.token)
+                            .unwrap_or_else(|| forged(&retained.token, Forgery::Value))
+                    }
                     _ => retained.token.clone(),
                 },
                 question_id: match question {

@@ -20,6 +20,10 @@ pub enum TokenSource {
     /// hex, base64 or base64url (dot-separated segments included, as in a
     /// JWT), as the bytes it decodes to.
     Forged(Forgery),
+    /// The guess a holder of another conversation's genuine token makes at
+    /// the next one (its last number moved on by one; a forgery of it when
+    /// it holds no number), presented in this conversation.
+    Guessed(String),
 }
 
 /// How a forged token (or question id) is derived from the genuine one.
@@ -154,6 +158,12 @@ pub enum Restart {
     /// deployment is built again. An in-thread deployment cannot be killed;
     /// it is dropped as for [`Restart::Before`], and the step says so.
     CrashBefore,
+    /// A restart as an outage makes one: a child process is killed without
+    /// warning (nothing it keeps for an orderly exit survives), then the
+    /// deployment is built again; an in-thread deployment is dropped. What
+    /// every probe's restart is: an orderly shutdown hides a deployment that
+    /// writes its state only on the way out.
+    KillBefore,
 }
 
 impl Restart {
@@ -289,11 +299,13 @@ impl Step {
         self
     }
 
-    /// Rebuilds the deployment before this step when `restart` is true.
+    /// Rebuilds the deployment before this step when `restart` is true, as
+    /// an outage would: a deployment in a child process is killed first
+    /// ([`Restart::KillBefore`]).
     #[must_use]
     pub fn restarting(self, restart: bool) -> Self {
         self.interrupted(if restart {
-            Restart::Before
+            Restart::KillBefore
         } else {
             Restart::No
         })

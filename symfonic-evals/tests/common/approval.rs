@@ -36,7 +36,7 @@ pub enum ApprovalFlaw {
 /// redeems.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TokenCheck {
-    /// Plain `tok-<n>` tokens, looked up exactly.
+    /// Plain `tok-<random hex>` tokens, looked up exactly.
     #[default]
     Exact,
     /// 16 bytes as unpadded base64url (22 characters, the last carrying
@@ -55,7 +55,12 @@ pub enum TokenCheck {
 impl TokenCheck {
     fn mint(self, n: usize) -> String {
         match self {
-            Self::Exact => format!("tok-{n}"),
+            // Random: a counter is a predictable token.
+            Self::Exact => {
+                use std::hash::BuildHasher;
+                let random = std::collections::hash_map::RandomState::new().hash_one(n);
+                format!("tok-{random:016x}")
+            }
             _ => {
                 let bytes: Vec<u8> = (0..16).map(|i| (n * 37 + i * 11) as u8).collect();
                 base64url(&bytes)

@@ -182,7 +182,9 @@ impl Helpdesk {
         if variant == Some(Variant::NotifyOnDenial) {
             tools.register(Box::new(CustomerNotice::DENIAL));
         }
-        if variant == Some(Variant::InvoiceBeforeCancelling) {
+        if variant == Some(Variant::InvoiceBeforeCancelling)
+            || flaw == Some(Flaw::InvoiceSharesCancellationKey)
+        {
             tools.register(Box::new(CustomerNotice::FINAL_INVOICE));
         }
         // Tracking runs on the carrier's MCP server when the context
@@ -220,6 +222,9 @@ impl Helpdesk {
         if variant == Some(Variant::JwtPauseTokens) {
             let signer = Signer::in_dir(ctx.durable_dir()).map_err(OpenError::Secret)?;
             pauses = pauses.signing(signer);
+        }
+        if variant == Some(Variant::TimeOrderedPauseTokens) {
+            pauses = pauses.time_ordered();
         }
         Ok(Self {
             pauses,

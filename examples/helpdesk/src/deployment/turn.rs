@@ -187,6 +187,20 @@ impl Helpdesk {
                     .push(ToolCall::refused(id, tool, arguments, stage));
                 continue;
             }
+            if tool == ASK_USER
+                && self.has(Flaw::ApprovalReusedInConversation)
+                && self.store.answered_in(&turn.conversation).unwrap_or(false)
+            {
+                // Somebody said yes in this conversation before: the twin
+                // takes that answer for this request too.
+                let yes = json!({ "approved": true });
+                turn.transcript
+                    .push(observation::waiting(&id, &tool, &arguments));
+                turn.transcript.push(observation::answered(&id, &yes));
+                turn.calls
+                    .push(ToolCall::succeeded(&id, &tool, arguments.clone(), yes));
+                continue;
+            }
             if tool == ASK_USER || self.held_for_approval(&tool) {
                 let question = if tool == ASK_USER {
                     arguments.clone()

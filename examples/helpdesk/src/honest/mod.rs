@@ -81,6 +81,11 @@ variants! {
         "Pause tokens are JWTs (header.payload.signature, base64url, HMAC-SHA256 under a \
          per-desk secret) and redemption verifies the signature before looking the token up.",
         for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
+    TimeOrderedPauseTokens = "time-ordered-pause-tokens",
+        "Pause tokens are random ids that sort by time: UUIDv7 in the Rust desk and ULIDs in \
+         the Python one, a millisecond timestamp first and random bits after it, so tokens \
+         issued close together share their first characters.",
+        for [ApprovalResume], python [ApprovalResume];
     RandomCallIds = "random-call-ids",
         "Call ids are random, uuid-shaped, instead of drawn from a durable counter.",
         for [Procedural, ApprovalResume, ExtensionTool, ExactlyOnce],
@@ -266,6 +271,24 @@ pub fn random_words(words: usize) -> Vec<u64> {
             hasher.finish()
         })
         .collect()
+}
+
+/// A version-7 UUID: 48 bits of milliseconds since the epoch, the version,
+/// then 74 random bits (with the variant's two).
+pub fn uuid_v7() -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+        & 0xffff_ffff_ffff;
+    let words = random_words(2);
+    format!(
+        "{:08x}-{:04x}-7{:03x}-{:04x}-{:012x}",
+        millis >> 16,
+        millis & 0xffff,
+        words[0] & 0x0fff,
+        0x8000 | ((words[1] >> 48) & 0x3fff),
+        words[1] & 0xffff_ffff_ffff
+    )
 }
 
 /// A random id shaped like a version-4 UUID.

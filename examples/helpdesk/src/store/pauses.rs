@@ -158,6 +158,21 @@ impl Store {
         .optional()
     }
 
+    /// Whether a pause of `conversation` was answered and its turn
+    /// finished: the `ApprovalReusedInConversation` twin's memory.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn answered_in(&self, conversation: &str) -> rusqlite::Result<bool> {
+        let conn = self.db();
+        conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pause_tokens WHERE conversation = ?1 AND consumed = 1)",
+            params![conversation],
+            |row| row.get(0),
+        )
+    }
+
     /// Any token still unspent, in any conversation. Only the
     /// `OnePausePerDeployment` twin asks.
     ///

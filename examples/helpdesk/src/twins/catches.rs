@@ -73,6 +73,8 @@ const APPROVAL_ALL: &[&str] = &[
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",
@@ -92,6 +94,8 @@ const APPROVAL_RESUMING: &[&str] = &[
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",
@@ -110,6 +114,8 @@ const APPROVAL_APPROVING: &[&str] = &[
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",
@@ -127,6 +133,8 @@ const APPROVAL_REPLAYING: &[&str] = &[
     "approval/forged-token",
     "approval/token-bound-to-conversation",
     "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",
@@ -236,6 +244,12 @@ impl Flaw {
                 "EffectsApplied",
                 "EffectsApplied(2)",
             ),
+            Self::InvoiceSharesCancellationKey => at(
+                EXACTLY_ONCE,
+                "learn resume",
+                "KeysNotShared",
+                "KeysNotShared",
+            ),
             Self::KeyFromClockHour => at(
                 "exactly-once/clock-advanced",
                 "resume crashed, then a later clock",
@@ -256,6 +270,18 @@ impl Flaw {
     fn probe_catch(self) -> Catch {
         let any_error = "an error (any kind)";
         match self {
+            Self::ApprovalReusedInConversation => at(
+                "approval/second-request",
+                "same request again",
+                "AskedOrWithheld",
+                "AskedOrWithheld",
+            ),
+            Self::TokensNumberedInOrder => at(
+                "approval/token-predictable",
+                "pause 2",
+                "PauseTokenUnpredictable",
+                "PauseTokenUnpredictable",
+            ),
             Self::NoticeRepostedOnResume => at(
                 "approval/restart-between-pause-and-resume",
                 "resume",
@@ -268,7 +294,7 @@ impl Flaw {
                 "AttributeEquals",
                 "AttributeEquals(resume_checkpoint)",
             ),
-            Self::SpentMarkOnlyInMemory => at(
+            Self::SpentMarkOnlyInMemory | Self::SpentMarksWrittenAtShutdown => at(
                 "approval/restart-before-replay",
                 "replay",
                 "ExpectedError",
@@ -615,7 +641,9 @@ impl Flaw {
                 "approval/crash-inside-resume",
                 "approval/replicas",
             ]],
-            Self::SpentMarkOnlyInMemory => {
+            // Both learn their effects from an uncrashed run.
+            Self::InvoiceSharesCancellationKey => &[&[EXACTLY_ONCE, "exactly-once/clock-advanced"]],
+            Self::SpentMarkOnlyInMemory | Self::SpentMarksWrittenAtShutdown => {
                 &[&["approval/restart-before-replay", "approval/replicas"]]
             }
             // Every crash experiment retries under a fresh key.

@@ -115,6 +115,10 @@ flaws! {
     /// Spent tokens are remembered in process memory; after a restart the
     /// replayed token redeems again.
     SpentMarkOnlyInMemory = "spent-mark-only-in-memory" in ApprovalResume,
+    /// Spent tokens are kept in memory and written to the store when the
+    /// desk shuts down: an orderly restart keeps them, a crash loses them
+    /// and the replayed token redeems again.
+    SpentMarksWrittenAtShutdown = "spent-marks-written-at-shutdown" in ApprovalResume,
     /// Redemption looks up the conversation's latest pause and never
     /// compares the token it was handed.
     TokenNeverChecked = "token-never-checked" in ApprovalResume,
@@ -126,6 +130,13 @@ flaws! {
     OnePausePerDeployment = "one-pause-per-deployment" in ApprovalResume,
     /// The parked `ask_user` call is reported as a call that succeeded.
     ParkedCallReportedAsSuccess = "parked-call-reported-as-success" in ApprovalResume,
+    /// A conversation whose request a person approved once has its later
+    /// requests carried out without asking: the earlier answer is taken
+    /// for them too.
+    ApprovalReusedInConversation = "approval-reused-in-conversation" in ApprovalResume,
+    /// Pause tokens are numbered one after another from a durable counter:
+    /// unique, looked up, and the next one is this one plus one.
+    TokensNumberedInOrder = "tokens-numbered-in-order" in ApprovalResume,
     /// The pause publishes a question id; redemption never compares it.
     QuestionIdIgnored = "question-id-ignored" in ApprovalResume,
     /// The model cancels first and asks the person to confirm after.
@@ -258,6 +269,11 @@ flaws! {
     /// after a crash, in a fresh process, reuses the key, and so does the
     /// next distinct request after a restart, which is then lost.
     KeyFromProcessCounter = "key-from-process-counter" in ExactlyOnce,
+    /// The final invoice before a cancellation goes under the
+    /// cancellation's own key, so the ledger refuses the cancellation as
+    /// applied before: two effects share one key, and the second never
+    /// happens.
+    InvoiceSharesCancellationKey = "invoice-shares-cancellation-key" in ExactlyOnce,
     /// Effects are keyed by subject and the current hour of the clock: a
     /// retry an hour after the crash keys afresh and applies again.
     KeyFromClockHour = "key-from-clock-hour" in ExactlyOnce,

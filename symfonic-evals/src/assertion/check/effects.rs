@@ -144,6 +144,94 @@ pub(super) fn withheld(
     )
 }
 
+/// See [`Assertion::AskedOrWithheld`](crate::Assertion::AskedOrWithheld).
+pub(super) fn asked_or_withheld(
+    evidence: &Evidence<'_>,
+    approved: &std::collections::BTreeMap<String, u64>,
+) -> Check {
+    let expected = format!(
+        "the request paused for a person again, or attempted no effect of the approval's tools \
+         ({})",
+        per_tool_text(approved)
+    );
+    if evidence.record.pause().is_some() {
+        return Check::new(true, expected, "it paused");
+    }
+    // Attempts count, not only new effects: a request the deployment
+    // carries out again without asking is granted, even when the ledger
+    // finds its key applied before.
+    let mut here = std::collections::BTreeMap::new();
+    for event in evidence.ledger_events {
+        *here
+            .entry(event.tool.clone().unwrap_or_default())
+            .or_insert(0) += 1;
+    }
+    let granted: Vec<&str> = here
+        .keys()
+        .filter(|tool| approved.contains_key(*tool))
+        .map(|tool| tool_label(tool))
+        .collect();
+    let observed = if granted.is_empty() {
+        format!("it did not pause, and attempted {}", per_tool_text(&here))
+    } else {
+        format!(
+            "it did not pause, and attempted {}: the earlier approval was taken for this request \
+             ({})",
+            per_tool_text(&here),
+            granted.join(", ")
+        )
+    };
+    Check::new(granted.is_empty(), expected, observed)
+}
+
+/// See [`Assertion::KeysNotShared`](crate::Assertion::KeysNotShared).
+pub(super) fn keys_not_shared(evidence: &Evidence<'_>) -> Check {
+    let expected = "every attempt refused as already applied is the effect applied under its key \
+                    (same tool, and same arguments where both name them)";
+    let first_applied = |key: &str| {
+        evidence
+            .trial_events
+            .iter()
+            .find(|event| event.applied && event.key == key)
+    };
+    let differs =
+        |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a != b);
+    let refused: Vec<_> = evidence
+        .ledger_events
+        .iter()
+        .filter(|e| !e.applied)
+        .collect();
+    let shared = refused.iter().find_map(|event| {
+        let applied = first_applied(&event.key)?;
+        (differs(&applied.tool, &event.tool) || differs(&applied.arguments, &event.arguments))
+            .then_some((applied, *event))
+    });
+    match shared {
+        Some((applied, lost)) => {
+            Check::new(
+                false,
+                expected,
+                format!(
+                "two effects share key {}: `{}` was applied under it, and `{}` with {} arguments \
+                 was refused as already applied, so it never happened",
+                crate::redact::short_digest(applied.key.as_bytes()),
+                tool_label(applied.tool.as_deref().unwrap_or_default()),
+                tool_label(lost.tool.as_deref().unwrap_or_default()),
+                if lost.arguments == applied.arguments { "the same" } else { "other" }
+            ),
+            )
+        }
+        None => Check::new(
+            true,
+            expected,
+            format!(
+                "{} attempt(s) refused as already applied, each a retry of its key's effect",
+                refused.len()
+            ),
+        ),
+    }
+}
+
 /// See [`Assertion::EffectNotRepeated`](crate::Assertion::EffectNotRepeated).
 pub(super) fn not_repeated(evidence: &Evidence<'_>) -> Check {
     let expected = "no effect applied again, same tool and arguments, under another key than \

@@ -142,9 +142,12 @@ impl Assertion {
             Self::EffectsFewerThan { effects } => effects::fewer_than(evidence, *effects),
             Self::EffectsWithheld { approved } => effects::withheld(evidence, approved),
             Self::EffectNotRepeated => effects::not_repeated(evidence),
+            Self::KeysNotShared => effects::keys_not_shared(evidence),
+            Self::AskedOrWithheld { approved } => effects::asked_or_withheld(evidence, approved),
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),
+            Self::PauseTokenUnpredictable => pause::token_unpredictable(evidence),
             Self::TokenKeptFromModel => pause::token_kept_from_model(evidence),
             Self::PendingResolved { tool } => pause::pending_resolved(evidence, tool),
             Self::ProceduresBound {

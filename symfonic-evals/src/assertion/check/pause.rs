@@ -28,6 +28,37 @@ pub(super) fn token_distinct(evidence: &Evidence<'_>) -> Check {
     )
 }
 
+pub(super) fn token_unpredictable(evidence: &Evidence<'_>) -> Check {
+    let expected = "a pause token no holder of another conversation's token can work out";
+    let Some(pause) = evidence.record.pause() else {
+        return Check::new(false, expected, "the turn did not pause");
+    };
+    let retained = evidence.pauses.into_iter().flatten();
+    let conversations: Vec<&str> = retained.clone().map(|(name, _)| name.as_str()).collect();
+    let others: Vec<&str> = retained
+        .filter(|(conversation, _)| conversation.as_str() != evidence.conversation)
+        .map(|(_, pause)| pause.token.as_str())
+        .collect();
+    let predicted = others.iter().find_map(|earlier| {
+        crate::packs::approval::tokens::predicts(earlier, &pause.token, &conversations)
+    });
+    match predicted {
+        Some(how) => Check::new(
+            false,
+            expected,
+            format!("the token is another conversation's token: {how}"),
+        ),
+        None => Check::new(
+            true,
+            expected,
+            format!(
+                "no one of {} other conversation(s)' tokens predicts it",
+                others.len()
+            ),
+        ),
+    }
+}
+
 /// Tokens shorter than this are not searched for: a short token matches
 /// ordinary text by chance.
 const SEARCHED_TOKEN_LEN: usize = 6;

@@ -3,6 +3,7 @@
 //! tokens, two conversations, the gated action, a denial, an unfit answer).
 
 mod scenarios;
+pub(crate) mod tokens;
 
 pub use scenarios::SEED;
 
@@ -46,6 +47,19 @@ pub const PROBES: &[Probe] = &[
         "approval/two-conversations",
         "one pending pause per deployment: a second conversation's pause gets the same token \
          or overwrites the first one's checkpoint",
+    ),
+    Probe::default_on(
+        "approval/token-predictable",
+        "tokens that can be worked out from earlier ones (numbered one after another, a counter \
+         in hex, a timestamp): of three pauses in three conversations, a later token is an \
+         earlier one with a number moved on by a little, or the next token guessed from the \
+         second redeems the third pause",
+    ),
+    Probe::default_on(
+        "approval/second-request",
+        "an approval that grants more than the request it answered: after an approved resume, \
+         the same request again, in the same conversation and in a fresh one, is carried out \
+         without asking (an approval remembered per conversation or per requester)",
     ),
     Probe::default_on(
         "approval/pending-call-resolved",

@@ -149,6 +149,28 @@ impl ApprovalResumePack {
                     self.replay("replay b", &b),
                 ])
             }
+            "approval/token-predictable" => {
+                // Three pauses side by side: none's token can be worked
+                // out from the others', and the guess at the third from
+                // the second neither redeems it nor spends it.
+                let at = |n: u8| format!("{c}-guess-{n}");
+                let unpredictable = [Assertion::PauseTokenUnpredictable];
+                probe(vec![
+                    self.pause("pause 1", &at(1)),
+                    self.pause("pause 2", &at(2))
+                        .asserting(unpredictable.clone()),
+                    self.pause("pause 3", &at(3)).asserting(unpredictable),
+                    Step::resume("guessed token", self.answer.clone(), at(3))
+                        .presenting(TokenSource::Guessed(at(2)))
+                        .expecting(ErrorMatch::any())
+                        .asserting([Assertion::ledger_moved(0, 0, 0)]),
+                    self.resume("resume 3", &at(3)),
+                    self.replay("replay 3", &at(3)),
+                ])
+            }
+            "approval/second-request" => {
+                probe(vec![pause, resume, replay]).continued(SecondRequest { pack: self.clone() })
+            }
             "approval/pending-call-resolved" => {
                 let tool = &self.interaction_tool;
                 probe(vec![
@@ -383,6 +405,58 @@ impl Continuation for DenialWithholds {
                 "the approving resume applied no effect through the ledger, so the denial's \
                  effects could not be compared with it",
             );
+        }
+    }
+}
+
+/// After an approving pause, resume and replay (which learn the approval's
+/// own effects, per tool, from the resume): the same request again in the
+/// same conversation, then in a fresh one. Each must pause for a person
+/// again, or apply no effect of a tool the approval applied.
+struct SecondRequest {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for SecondRequest {
+    fn describe(&self) -> String {
+        "the approving resume's applied effects learned per tool; `same request again`: \
+         `pause_prompt` in `conversation` once more, and `same request elsewhere`: in \
+         `<conversation>-again`; each pauses for a person again, or applies no effect of a tool \
+         the approval applied (AskedOrWithheld)"
+            .into()
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let pack = &self.pack;
+        let steps = session.steps();
+        let (Some(paused), Some(resumed)) = (steps.first(), steps.get(1)) else {
+            return;
+        };
+        let from = usize::try_from(paused.ledger.attempts).unwrap_or(usize::MAX);
+        let to = usize::try_from(resumed.ledger.attempts).unwrap_or(usize::MAX);
+        let events = session.context().ledger().events_since(from);
+        let approved =
+            crate::ledger::applied_by_tool(&events[..to.saturating_sub(from).min(events.len())]);
+        if approved.is_empty() {
+            session.note(
+                "the approving resume applied no effect through the ledger, so a second request \
+                 could not be told from a granted one; the probe ran the seed's steps only",
+            );
+            return;
+        }
+        let again = format!("{}-again", pack.conversation);
+        for (label, conversation) in [
+            ("same request again", pack.conversation.as_str()),
+            ("same request elsewhere", again.as_str()),
+        ] {
+            let step = Step::prompt(label, &pack.pause_prompt, conversation).asserting([
+                Assertion::AskedOrWithheld {
+                    approved: approved.clone(),
+                },
+            ]);
+            if session.run(&kept(step)).is_none() {
+                return;
+            }
         }
     }
 }

@@ -18,6 +18,20 @@ impl ExactlyOncePack {
         self.request_step(label, &self.prompt)
     }
 
+    /// The uncrashed run the experiments learn from: the request, and its
+    /// resume when there is one. With no crash anywhere, an attempt the
+    /// ledger refuses as applied before can only be a retry of the same
+    /// effect; any other is a second effect sharing the first's key, which
+    /// would make every count learned here wrong (KeysNotShared).
+    fn learning_steps(&self) -> Vec<Step> {
+        let mut steps = vec![self.prompt_step("learn")];
+        steps.extend(self.resume_step("learn resume"));
+        steps
+            .into_iter()
+            .map(|step| step.asserting([Assertion::KeysNotShared]))
+            .collect()
+    }
+
     /// `prompt` (or the second request) with the pack's state, pausing when
     /// there is an answer to resume it with.
     fn request_step(&self, label: &str, prompt: &str) -> Step {
@@ -42,9 +56,8 @@ impl ExactlyOncePack {
     /// The scenario: the uncrashed run, then a continuation that crashes
     /// at every boundary it learned.
     pub fn seed(&self) -> Scenario {
-        let mut steps = vec![self.prompt_step("learn")];
-        steps.extend(self.resume_step("learn resume"));
-        Scenario::new(SEED, steps, self.policy).continued(CrashEverywhere { pack: self.clone() })
+        Scenario::new(SEED, self.learning_steps(), self.policy)
+            .continued(CrashEverywhere { pack: self.clone() })
     }
 
     /// The pack's scenarios: the seed, and the clock probe unless skipped.
@@ -52,10 +65,8 @@ impl ExactlyOncePack {
         let selection = Selection::new(&self.skip_probes);
         let mut scenarios = vec![self.seed()];
         if selection.runs(&PROBES[0], true) {
-            let mut steps = vec![self.prompt_step("learn")];
-            steps.extend(self.resume_step("learn resume"));
             scenarios.push(
-                Scenario::probe(PROBES[0].name, steps, self.policy)
+                Scenario::probe(PROBES[0].name, self.learning_steps(), self.policy)
                     .continued(ClockAdvanced { pack: self.clone() }),
             );
         }
