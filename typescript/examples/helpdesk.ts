@@ -1,0 +1,126 @@
+/**
+ * A help desk written in TypeScript on symfonic-evals-protocol: a plain
+ * deployment (no agent framework) the Rust harness judges with the approval
+ * pack and the protocol conformance check.
+ *
+ * - "escalate ticket N ..." asks a supervisor first: the turn pauses on a
+ *   pending `ask_user` call with a single-use token from the durable pause
+ *   table; the resume validates the answer strictly, redeems the token once,
+ *   and on approval escalates through the harness's ledger
+ *   (`escalate_ticket`), so a retry after a crash escalates nothing twice.
+ * - "refund order N" refunds through the ledger at once (`issue_refund`).
+ * - anything else is small talk.
+ *
+ * Run it as the harness does: `node build/examples/helpdesk.js --durable-dir DIR`.
+ */
+
+import { randomBytes } from "node:crypto";
+
+import {
+  Capabilities,
+  Deployment,
+  Pause,
+  PauseTable,
+  ResolvedCall,
+  RunLease,
+  ToolCall,
+  TurnRecord,
+  effects,
+  requireApproval,
+  serve,
+  witnessed,
+  type PromptRequest,
+  type ResumeRequest,
+  type Turn,
+} from "symfonic-evals-protocol";
+
+/** The escalation's body: it runs only after a supervisor approved. */
+const escalateTicket = witnessed("escalate_ticket", async (args: { ticket: number }) => {
+  // The key names the ticket, never the attempt: a retried resume asks the
+  // ledger under the same key and escalates nothing twice.
+  await effects.apply(`escalate:${args.ticket}`, "escalate_ticket");
+  return { escalated: args.ticket };
+});
+
+const issueRefund = witnessed("issue_refund", async (args: { order: number }) => {
+  await effects.apply(`refund:${args.order}`, "issue_refund");
+  return { refunded: args.order };
+});
+
+/** What a pause keeps to continue the turn it parked. */
+interface Parked {
+  ticket: number;
+  askCall: string;
+}
+
+export class HelpDesk extends Deployment {
+  private readonly pauses = new PauseTable(this.durableDir);
+  private readonly run = new RunLease();
+
+  override capabilities(): Capabilities {
+    return new Capabilities().capability("tools").capability("human").operation("resume");
+  }
+
+  override async runTurn(request: PromptRequest, _turn: Turn): Promise<TurnRecord> {
+    const modelInput = `user: ${request.prompt}`;
+    const escalate = /escalate ticket (\d+)/i.exec(request.prompt);
+    if (escalate) {
+      const ticket = Number(escalate[1]);
+      const question = { question: `may I escalate ticket ${ticket} to a supervisor?` };
+      const questionId = `q-${randomBytes(8).toString("hex")}`;
+      const parked: Parked = { ticket, askCall: `ask-${questionId}` };
+      const pause = this.pauses.issue({
+        conversation: request.conversation,
+        interaction: "ask_user",
+        questionId,
+        handle: { ...parked },
+      });
+      return new TurnRecord({
+        answer: "A supervisor must approve this escalation first.",
+        modelInput,
+        toolCalls: [ToolCall.pending(parked.askCall, "ask_user", question)],
+        pause: new Pause("ask_user", true, pause.token, question, pause.questionId),
+      });
+    }
+    const refund = /refund order (\d+)/i.exec(request.prompt);
+    if (refund) {
+      const order = Number(refund[1]);
+      const args = { order };
+      const result = await issueRefund(args);
+      return new TurnRecord({
+        answer: `Order ${order} is refunded.`,
+        modelInput,
+        toolCalls: [ToolCall.succeeded(`refund-${request.conversation}-${order}`, "issue_refund", args, result)],
+      });
+    }
+    return new TurnRecord({ answer: "Hello! How can I help?", modelInput });
+  }
+
+  override async resume(request: ResumeRequest, _turn: Turn): Promise<TurnRecord> {
+    // Every refusal before anything runs: an unknown, foreign or replayed
+    // token, another question, then an unfit answer (which spends nothing).
+    const pause = this.pauses.verify(request, this.run);
+    const approved = requireApproval(request.answer);
+    const parked = pause.handle as unknown as Parked | null;
+    return this.pauses.redeem(pause, this.run, async () => {
+      const toolCalls: ToolCall[] = [];
+      if (approved && parked !== null) {
+        const args = { ticket: parked.ticket };
+        toolCalls.push(ToolCall.succeeded(`escalate-${pause.questionId}`, "escalate_ticket", args, await escalateTicket(args)));
+      }
+      return new TurnRecord({
+        answer: approved ? `Ticket ${parked?.ticket} is escalated.` : "The escalation was declined.",
+        toolCalls,
+        resolved: parked === null ? [] : [ResolvedCall.succeeded(parked.askCall, request.answer)],
+        attributes: {
+          resume_outcome: "resumed",
+          resume_name: pause.interaction,
+          resume_checkpoint: parked !== null,
+          resume_continued: true,
+        },
+      });
+    });
+  }
+}
+
+process.exit(await serve((dir) => new HelpDesk(dir)));
