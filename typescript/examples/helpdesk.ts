@@ -12,9 +12,11 @@
  * - anything else is small talk.
  *
  * Run it as the harness does: `node build/examples/helpdesk.js --durable-dir DIR`.
+ * `examples/twins/` holds broken copies of it that the packs must catch.
  */
 
 import { randomBytes } from "node:crypto";
+import { pathToFileURL } from "node:url";
 
 import {
   Capabilities,
@@ -54,7 +56,7 @@ interface Parked {
 }
 
 export class HelpDesk extends Deployment {
-  private readonly pauses = new PauseTable(this.durableDir);
+  protected readonly pauses = new PauseTable(this.durableDir);
   private readonly run = new RunLease();
 
   override capabilities(): Capabilities {
@@ -123,4 +125,11 @@ export class HelpDesk extends Deployment {
   }
 }
 
-process.exit(await serve((dir) => new HelpDesk(dir)));
+/** Serves `desk` when this module is the program node runs (not when imported). */
+export async function main(desk: (dir: string) => HelpDesk, module: string): Promise<void> {
+  if (process.argv[1] !== undefined && module === pathToFileURL(process.argv[1]).href) {
+    process.exit(await serve(desk));
+  }
+}
+
+await main((dir) => new HelpDesk(dir), import.meta.url);

@@ -1,0 +1,152 @@
+//! The TypeScript companion (`typescript/`, the npm package
+//! `symfonic-evals-protocol`) judged from this side: its example help desk,
+//! run under `node` as any other child, passes the protocol conformance
+//! check and the approval pack, every default probe and the gated-action,
+//! denial and unfit-answer probes; a twin that never spends its token is
+//! caught by the probe that restarts before the replay and nowhere else.
+//!
+//! Where `node` or the package's dependencies are missing, each test says so
+//! and passes without running (CI installs them first:
+//! `cd typescript && npm ci && npm test`).
+#![cfg(unix)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::json;
+use symfonic_evals::process::{conformance, CheckVerdict, ConformanceInputs, ProcessSpec};
+use symfonic_evals::{
+    run_pack, ApprovalResumePack, PackDefinition, PackRun, ProcessTarget, RunOptions,
+};
+
+fn typescript_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../typescript")
+}
+
+/// The compiled examples, built once per test binary from the sources (a
+/// stale build would judge old code), or why they cannot run here.
+fn built() -> Result<PathBuf, String> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let node = Command::new("node").arg("--version").output();
+            if !node.is_ok_and(|out| out.status.success()) {
+                return Err("`node` is not on PATH".into());
+            }
+            let dir = typescript_dir();
+            if !dir.join("node_modules").is_dir() {
+                return Err("typescript/node_modules is missing (run `npm ci` there)".into());
+            }
+            for script in ["build", "build:test"] {
+                let status = Command::new("npm")
+                    .args(["run", "--silent", script])
+                    .current_dir(&dir)
+                    .status()
+                    .map_err(|e| format!("npm could not start: {e}"))?;
+                assert!(status.success(), "`npm run {script}` in typescript/ failed");
+            }
+            Ok(dir.join("build/examples"))
+        })
+        .clone()
+}
+
+/// The example (or a twin, by its path under `examples/`) as a process spec.
+fn spec(example: &str) -> Option<ProcessSpec> {
+    match built() {
+        Ok(dir) => Some(
+            ProcessSpec::new("node")
+                .arg(dir.join(example))
+                .include_stderr_tail(true),
+        ),
+        Err(why) => {
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
+fn approval() -> PackDefinition {
+    PackDefinition::ApprovalResume(ApprovalResumePack {
+        pause_prompt: "escalate ticket 7 to a supervisor".into(),
+        answer: json!({"approved": true}),
+        interaction_tool: "ask_user".into(),
+        replay_error: vec!["PauseTokenReplayedError".into(), "pause.replayed".into()],
+        gated_tool: Some("escalate_ticket".into()),
+        deny_answer: Some(json!({"approved": false})),
+        unfit_answer: Some(json!({"approved": "maybe"})),
+        ..ApprovalResumePack::default()
+    })
+}
+
+fn run(name: &str, spec: ProcessSpec) -> PackRun {
+    run_pack(name, &approval(), &RunOptions::default(), move |ctx| {
+        ProcessTarget::spawn(ctx, &spec).expect("the desk starts")
+    })
+}
+
+#[test]
+fn the_typescript_desk_speaks_the_protocol() {
+    let Some(spec) = spec("helpdesk.js") else {
+        return;
+    };
+    let report = conformance(
+        &spec,
+        &ConformanceInputs::default().effect_prompt("refund order 3"),
+    );
+    println!("{}", report.render());
+    report.assert_passed();
+    assert!(
+        report
+            .checks
+            .iter()
+            .all(|c| c.verdict == CheckVerdict::Passed),
+        "every check ran:\n{}",
+        report.render()
+    );
+}
+
+#[test]
+fn the_typescript_desk_passes_the_approval_pack() {
+    let Some(spec) = spec("helpdesk.js") else {
+        return;
+    };
+    let run = run("typescript.helpdesk.approval", spec);
+    run.assert_passed();
+    if run.served_elsewhere() {
+        return;
+    }
+    let names: Vec<&str> = run.scenarios().iter().map(|s| s.name.as_str()).collect();
+    println!(
+        "approval pack against the TypeScript desk: {} scenarios passed in {:.1?}",
+        names.len(),
+        run.duration()
+    );
+    for probe in [
+        "approval/crash-inside-resume",
+        "approval/gated-action",
+        "approval/deny-answer",
+        "approval/unfit-answer",
+        "approval/type-confused-answer",
+    ] {
+        assert!(names.contains(&probe), "{probe} ran: {names:?}");
+    }
+}
+
+#[test]
+fn a_typescript_desk_that_never_spends_its_token_is_caught_after_a_restart() {
+    let Some(spec) = spec("twins/unspent-token.js") else {
+        return;
+    };
+    let run = run("typescript.twin.unspent-token", spec);
+    if run.served_elsewhere() {
+        return;
+    }
+    let failed: Vec<&str> = run
+        .scenarios()
+        .iter()
+        .filter(|s| !s.passed())
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(failed, ["approval/restart-before-replay"], "only there");
+}
