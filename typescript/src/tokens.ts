@@ -62,7 +62,8 @@ export class RunLease {
   isAlive(holder: string): boolean {
     if (holder === this.id) return true;
     const pid = Number(holder.split(".")[0]);
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+    if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+    if (pid === process.pid) return true;
     try {
       kill(pid, 0);
       return true;
