@@ -69,7 +69,10 @@ class Probe extends Deployment {
     return new TurnRecord({ attributes: { token: request.token, answer: request.answer, qid: request.questionId ?? null } });
   }
 
+  readonly reviews: ReviewRequest[] = [];
+
   override async reviewProcedure(request: ReviewRequest): Promise<TurnRecord> {
+    this.reviews.push(request);
     return new TurnRecord({ attributes: { action: request.action, procedure: request.procedure } });
   }
 }
@@ -114,6 +117,29 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
 
   const review = await session.request("review", { conversation: "c", action: "revoke", procedure: "refund-rule" });
   assert.deepEqual((review.record as { attributes: unknown }).attributes, { action: "revoke", procedure: "refund-rule" });
+  const precondition = [{ path: "region", op: "eq", value: "US" }];
+  await session.request("review", {
+    conversation: "c",
+    action: "approve",
+    procedure: "refund-rule",
+    draft: "verify the account region",
+    tool: "issue_refund",
+    precondition,
+  });
+  await session.request("review", { conversation: "c", action: "amend", procedure: "refund-rule", precondition, later: 1 });
+  assert.deepEqual(deployment?.reviews, [
+    { kind: "review", action: "revoke", conversation: "c", procedure: "refund-rule" },
+    {
+      kind: "review",
+      action: "approve",
+      conversation: "c",
+      procedure: "refund-rule",
+      draft: "verify the account region",
+      tool: "issue_refund",
+      precondition,
+    },
+    { kind: "review", action: "amend", conversation: "c", procedure: "refund-rule", precondition },
+  ]);
 
   assert.equal(await session.shutdown(), 0);
 });
