@@ -98,7 +98,9 @@ export const effects = new Effects();
 
 /**
  * Wraps a tool body so every execution inside a turn witnesses its
- * arguments (their JSON part) and its result, or its error as text (then
+ * arguments (the JSON part of its first argument: JavaScript agent
+ * frameworks hand a tool its arguments as one object, and a second one is
+ * their own run configuration) and its result, or its error as text (then
  * rethrown). Outside a turn the body runs unwitnessed.
  */
 export function witnessed<A extends unknown[], R>(
@@ -107,7 +109,7 @@ export function witnessed<A extends unknown[], R>(
 ): (...args: A) => Promise<R> {
   return async (...args: A): Promise<R> => {
     if (!effects.active) return body(...args);
-    const shown = args.length === 1 ? args[0] : args;
+    const shown = args[0];
     let result: R;
     try {
       result = await body(...args);
