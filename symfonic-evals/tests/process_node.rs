@@ -4,6 +4,10 @@
 //! check and the approval pack, every default probe and the gated-action,
 //! denial and unfit-answer probes; a twin that never spends its token is
 //! caught by the probe that restarts before the replay and nowhere else.
+//! The desk on LangGraph.js, through the package's adapter, passes the same
+//! pack with the approval on the gated call; its twins (a graph on the
+//! in-memory saver, an effect before the `interrupt()` that a resume runs
+//! again) are caught where pinned and nowhere else.
 //!
 //! Where `node` or the package's dependencies are missing, each test says so
 //! and passes without running (CI installs them first:
@@ -66,11 +70,14 @@ fn spec(example: &str) -> Option<ProcessSpec> {
     }
 }
 
-fn approval() -> PackDefinition {
+/// The approval pack as the desks are judged: `interaction` is the call
+/// that pauses (`ask_user` for the plain desk; the gated call itself for the
+/// LangGraph desk, whose approval sits on it).
+fn approval(interaction: &str) -> PackDefinition {
     PackDefinition::ApprovalResume(ApprovalResumePack {
         pause_prompt: "escalate ticket 7 to a supervisor".into(),
         answer: json!({"approved": true}),
-        interaction_tool: "ask_user".into(),
+        interaction_tool: interaction.into(),
         replay_error: vec!["PauseTokenReplayedError".into(), "pause.replayed".into()],
         gated_tool: Some("escalate_ticket".into()),
         deny_answer: Some(json!({"approved": false})),
@@ -79,10 +86,13 @@ fn approval() -> PackDefinition {
     })
 }
 
-fn run(name: &str, spec: ProcessSpec) -> PackRun {
-    run_pack(name, &approval(), &RunOptions::default(), move |ctx| {
-        ProcessTarget::spawn(ctx, &spec).expect("the desk starts")
-    })
+fn run(name: &str, interaction: &str, spec: ProcessSpec) -> PackRun {
+    run_pack(
+        name,
+        &approval(interaction),
+        &RunOptions::default(),
+        move |ctx| ProcessTarget::spawn(ctx, &spec).expect("the desk starts"),
+    )
 }
 
 #[test]
@@ -111,7 +121,7 @@ fn the_typescript_desk_passes_the_approval_pack() {
     let Some(spec) = spec("helpdesk.js") else {
         return;
     };
-    let run = run("typescript.helpdesk.approval", spec);
+    let run = run("typescript.helpdesk.approval", "ask_user", spec);
     run.assert_passed();
     if run.served_elsewhere() {
         return;
@@ -138,7 +148,13 @@ fn a_typescript_desk_that_never_spends_its_token_is_caught_after_a_restart() {
     let Some(spec) = spec("twins/unspent-token.js") else {
         return;
     };
-    let run = run("typescript.twin.unspent-token", spec);
+    let run = run("typescript.twin.unspent-token", "ask_user", spec);
+    assert_failed_only(&run, &["approval/restart-before-replay"]);
+}
+
+/// The twin's run failed exactly these scenarios: each probe that catches
+/// it is needed, and the seed and every other probe still pass it.
+fn assert_failed_only(run: &PackRun, expected: &[&str]) {
     if run.served_elsewhere() {
         return;
     }
@@ -148,5 +164,60 @@ fn a_typescript_desk_that_never_spends_its_token_is_caught_after_a_restart() {
         .filter(|s| !s.passed())
         .map(|s| s.name.as_str())
         .collect();
-    assert_eq!(failed, ["approval/restart-before-replay"], "only there");
+    assert_eq!(failed, expected, "caught there and only there");
+}
+
+#[test]
+fn the_langgraph_desk_passes_the_approval_pack() {
+    let Some(spec) = spec("langgraph/desk.js") else {
+        return;
+    };
+    let run = run("typescript.langgraph.approval", "escalate_ticket", spec);
+    run.assert_passed();
+    if !run.served_elsewhere() {
+        println!(
+            "approval pack against the LangGraph.js desk: {} scenarios passed in {:.1?}",
+            run.scenarios().len(),
+            run.duration()
+        );
+    }
+}
+
+#[test]
+fn a_langgraph_desk_on_the_in_memory_saver_is_caught_after_a_restart() {
+    let Some(spec) = spec("twins/langgraph-memory-saver.js") else {
+        return;
+    };
+    let run = run(
+        "typescript.twin.langgraph-memory-saver",
+        "escalate_ticket",
+        spec,
+    );
+    assert_failed_only(
+        &run,
+        &[
+            "approval/restart-between-pause-and-resume",
+            "approval/crash-inside-resume",
+        ],
+    );
+}
+
+#[test]
+fn a_langgraph_effect_before_the_interrupt_is_caught_at_the_pause() {
+    let Some(spec) = spec("twins/langgraph-effect-before-interrupt.js") else {
+        return;
+    };
+    let run = run(
+        "typescript.twin.langgraph-effect-before-interrupt",
+        "escalate_ticket",
+        spec,
+    );
+    assert_failed_only(
+        &run,
+        &[
+            "approval/crash-inside-resume",
+            "approval/gated-action",
+            "approval/deny-answer",
+        ],
+    );
 }
