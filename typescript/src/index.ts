@@ -62,6 +62,6 @@ export {
   unknownToken,
 } from "./refusals.js";
 export { DurableJson } from "./store.js";
-export { SCHEMA_URL, schemaViolation } from "./schema.js";
+export { PRECOMPILED, SCHEMA_URL, compileSchema, schemaViolation } from "./schema.js";
 export * as predicates from "./predicates.js";
 export * as wire from "./wire.js";

@@ -1,6 +1,6 @@
 /**
- * The protocol's normative shapes, `protocol/v1.schema.json`, compiled once
- * with ajv. Every message this package writes is checked against
+ * The protocol's normative shapes, `protocol/v1.schema.json`, compiled with
+ * ajv (by the build, ahead of time). Every message this package writes is checked against
  * `child_message` before it is written, and every message it reads (its
  * known fields: receivers ignore unknown ones) against `harness_message`, so
  * the package cannot drift from the schema the Rust harness and the Python
@@ -12,28 +12,44 @@ import { createRequire } from "node:module";
 import type { ErrorObject, ValidateFunction } from "ajv";
 
 const require = createRequire(import.meta.url);
-// ajv ships CommonJS; its draft 2020-12 build is the one this schema needs.
-const Ajv2020 = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js").default;
 
 /** The schema as published beside the compiled package. */
 export const SCHEMA_URL = new URL("./v1.schema.json", import.meta.url);
 
 type Definition = "harness_message" | "child_message";
 
+/**
+ * The validators the build compiled ahead of time (`dist/validators.js`,
+ * from the same schema), or `undefined` where they are missing (a build
+ * that skipped that step): the schema is then compiled at first use.
+ */
+const precompiled = (await import(new URL("./validators.js", import.meta.url).href).catch(() => undefined)) as
+  | Record<Definition, ValidateFunction>
+  | undefined;
+
 let compiled: Record<Definition, ValidateFunction> | undefined;
 
+/** Compiles the published schema here, as the build does. */
+export function compileSchema(): Record<Definition, ValidateFunction> {
+  // ajv ships CommonJS; its draft 2020-12 build is the one this schema
+  // needs. Loaded only here: the precompiled validators need none of it.
+  const Ajv2020 = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js").default;
+  const schema = JSON.parse(readFileSync(SCHEMA_URL, "utf8")) as Record<string, unknown>;
+  const ajv = new Ajv2020({ allErrors: false, strict: false });
+  ajv.addSchema(schema, "v1");
+  const get = (name: Definition): ValidateFunction => {
+    const validate = ajv.getSchema(`v1#/$defs/${name}`);
+    if (validate === undefined) throw new Error(`the protocol schema has no ${name}`);
+    return validate;
+  };
+  return { harness_message: get("harness_message"), child_message: get("child_message") };
+}
+
+/** Whether the validators in use were compiled by the build. */
+export const PRECOMPILED = precompiled !== undefined;
+
 function validators(): Record<Definition, ValidateFunction> {
-  if (compiled === undefined) {
-    const schema = JSON.parse(readFileSync(SCHEMA_URL, "utf8")) as Record<string, unknown>;
-    const ajv = new Ajv2020({ allErrors: false, strict: false });
-    ajv.addSchema(schema, "v1");
-    const get = (name: Definition): ValidateFunction => {
-      const validate = ajv.getSchema(`v1#/$defs/${name}`);
-      if (validate === undefined) throw new Error(`the protocol schema has no ${name}`);
-      return validate;
-    };
-    compiled = { harness_message: get("harness_message"), child_message: get("child_message") };
-  }
+  compiled ??= precompiled ?? compileSchema();
   return compiled;
 }
 

@@ -9,7 +9,9 @@ import {
   Stage,
   ToolCall,
   TurnFailure,
+  PRECOMPILED,
   TurnRecord,
+  compileSchema,
   schemaViolation,
   wire,
 } from "symfonic-evals-protocol";
@@ -118,4 +120,25 @@ test("a turn failure answers with its kind and code; anything else with its type
   const untyped = wire.failure(4, new RangeError(`state held ${SECRET}`));
   assert.deepEqual(untyped.error, { kind: "UnhandledException", message: "RangeError" });
   assert.equal(schemaViolation("child_message", untyped), undefined);
+});
+
+test("the validators the build compiled are in use, and agree with the schema compiled here", () => {
+  assert.equal(PRECOMPILED, true);
+  const here = compileSchema();
+  const samples: Array<["harness_message" | "child_message", unknown]> = [
+    ["harness_message", { type: "hello", protocol_versions: [1], durable_dir: "/d", trial: 0, clock_offset_ms: 5 }],
+    ["harness_message", { type: "hello", protocol_versions: [], durable_dir: "/d", trial: 0 }],
+    ["harness_message", { type: "resume", id: 1, request: { conversation: "c", token: "t", answer: null } }],
+    ["harness_message", { type: "resume", id: 1, request: { conversation: "c", token: "t" } }],
+    ["harness_message", { type: "review", id: 1, request: { conversation: "c", action: "amend", procedure: "p", precondition: [] } }],
+    ["harness_message", { type: "review", id: 1, request: { conversation: "c", action: "amend", procedure: "" , precondition: [] } }],
+    ["child_message", turnRecord(new TurnRecord({ pause: new Pause("ask_user", true, "t", null, "q") }))],
+    ["child_message", { type: "turn_record", id: 1, record: { answer: "", terminal: { kind: "paused", interaction: "i", resumable: true, token: "t", question_id: "" } } }],
+    ["child_message", { type: "ledger_apply", id: 1, key: "k", tool: "" }],
+    ["child_message", { type: "turn_error", id: 1, error: { kind: "K", message: "", code: "x".repeat(65) } }],
+    ["child_message", { type: "ready", protocol_version: 1, capabilities: { capabilities: ["a", "a"] } }],
+  ];
+  for (const [definition, value] of samples) {
+    assert.equal(schemaViolation(definition, value) === undefined, here[definition](value), JSON.stringify(value));
+  }
 });
