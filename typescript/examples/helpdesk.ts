@@ -9,6 +9,8 @@
  *   and on approval escalates through the harness's ledger
  *   (`escalate_ticket`), so a retry after a crash escalates nothing twice.
  * - "refund order N" refunds through the ledger at once (`issue_refund`).
+ * - "what is the weather in CITY" calls the contributed extension tool
+ *   (`weather_lookup`), whose body witnesses itself.
  * - anything else is small talk.
  *
  * Run it as the harness does: `node build/examples/helpdesk.js --durable-dir DIR`.
@@ -44,6 +46,13 @@ const escalateTicket = witnessed("escalate_ticket", async (args: { ticket: numbe
   return { escalated: args.ticket };
 });
 
+/** The contributed extension tool: a forecast per city, the same every time. */
+const FORECASTS: Record<string, string> = { Lisbon: "sunny, 21 C", Oslo: "snow, -3 C" };
+const weatherLookup = witnessed("weather_lookup", async (args: { city: string }) => ({
+  city: args.city,
+  forecast: FORECASTS[args.city] ?? "cloudy, 15 C",
+}));
+
 const issueRefund = witnessed("issue_refund", async (args: { order: number }) => {
   await effects.apply(`refund:${args.order}`, "issue_refund");
   return { refunded: args.order };
@@ -60,7 +69,13 @@ export class HelpDesk extends Deployment {
   private readonly run = new RunLease();
 
   override capabilities(): Capabilities {
-    return new Capabilities().capability("tools").capability("human").operation("resume");
+    return new Capabilities()
+      .capability("tools")
+      .capability("human")
+      .operation("resume")
+      .contributes("extensions", "weather_lookup")
+      // Every effect goes through the ledger under a key naming the request.
+      .trait("idempotent-effects");
   }
 
   override async runTurn(request: PromptRequest, _turn: Turn): Promise<TurnRecord> {
@@ -93,6 +108,18 @@ export class HelpDesk extends Deployment {
         answer: `Order ${order} is refunded.`,
         modelInput,
         toolCalls: [ToolCall.succeeded(`refund-${request.conversation}-${order}`, "issue_refund", args, result)],
+      });
+    }
+    const weather = /weather in (\p{Lu}[\p{L}-]*)/u.exec(request.prompt);
+    if (weather) {
+      const args = { city: weather[1] ?? "" };
+      const result = await weatherLookup(args);
+      // The result is what the model is shown next: the pack looks for it there.
+      return new TurnRecord({
+        answer: `The weather in ${result.city}: ${result.forecast}.`,
+        modelInput: `${modelInput}\ntool weather_lookup: ${JSON.stringify(result)}`,
+        // Random ids never repeat, across turns, conversations and restarts.
+        toolCalls: [ToolCall.succeeded(`call-${randomBytes(8).toString("hex")}`, "weather_lookup", args, result)],
       });
     }
     return new TurnRecord({ answer: "Hello! How can I help?", modelInput });

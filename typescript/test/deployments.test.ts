@@ -92,7 +92,7 @@ test("the README's quick start pauses, resumes once across a restart, and refuse
   await pauseResumeReplay(quickStart(), "escalate ticket 7", "escalate_ticket");
 });
 
-test("the example help desk does the same, and its refund goes through the ledger once", async () => {
+test("the example help desk does the same; its refund goes through the ledger once, its weather tool witnesses itself", async () => {
   const script = fileURLToPath(new URL("build/examples/helpdesk.js", root));
   await pauseResumeReplay(script, "escalate ticket 7 to a supervisor", "escalate_ticket");
 
@@ -102,6 +102,16 @@ test("the example help desk does the same, and its refund goes through the ledge
   assert.deepEqual(session.ledgerAsks.map((ask) => [ask.key, ask.tool]), [["refund:3", "issue_refund"]]);
   assert.deepEqual(session.witnesses.map((w) => w.outcome), [{ status: "succeeded", result: { refunded: 3 } }]);
   assert.equal((refund.tool_calls as unknown[]).length, 1);
+
+  const weather = record(await session.prompt("w", "what is the weather in Lisbon"));
+  const forecast = { city: "Lisbon", forecast: "sunny, 21 C" };
+  assert.equal(weather.answer, "The weather in Lisbon: sunny, 21 C.");
+  assert.ok((weather.model_input as string).includes(JSON.stringify(forecast)), "the result reaches the model");
+  assert.deepEqual(session.witnesses.at(-1)?.arguments, { city: "Lisbon" });
+  assert.deepEqual(session.witnesses.at(-1)?.outcome, { status: "succeeded", result: forecast });
+  const again = record(await session.prompt("w", "what is the weather in Lisbon"));
+  const ids = [weather, again].map((r) => (r.tool_calls as Array<{ id: string }>)[0]?.id);
+  assert.notEqual(ids[0], ids[1], "call ids never repeat");
   assert.equal(await session.shutdown(), 0);
 });
 

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { MemorySaver } from "@langchain/langgraph";
@@ -89,4 +90,15 @@ test("a denial settles the call without its effect; a token whose interrupt is g
   assert.deepEqual(late.error, { kind: "StalePauseToken", message: "the conversation no longer waits on this pause", code: "pause.stale" });
   assert.equal(session.ledger.has("escalate:9"), false, "a stale approval escalates nothing");
   assert.equal(await session.shutdown(), 0);
+});
+
+test("the LangGraph desk stays small: at most 40 lines, at most 10 facing the harness", () => {
+  // The rule: lines that are neither blank nor comments; a line faces the
+  // harness when it names this package or one of its exports.
+  const source = readFileSync(new URL("../../examples/langgraph/desk.ts", import.meta.url), "utf8");
+  const code = source.split("\n").filter((line) => line.trim() !== "" && !/^\s*(\/\/|\/\*\*|\*)/.test(line));
+  const facing = code.filter((line) => /symfonic-evals-protocol|\b(effects|witnessed|serve|LangGraphDeployment)\b/.test(line));
+  assert.ok(code.length <= 40, `${code.length} lines`);
+  assert.ok(facing.length <= 10, `${facing.length} lines facing the harness`);
+  assert.ok(facing.length >= 5, "the rule still finds the harness's lines");
 });

@@ -14,7 +14,7 @@ import { END, MessagesAnnotation, START, StateGraph, interrupt, type BaseCheckpo
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
-import { effects, serve, witnessed } from "symfonic-evals-protocol";
+import { effects, serve, witnessed, type PromptRequest } from "symfonic-evals-protocol";
 import { LangGraphDeployment } from "symfonic-evals-protocol/langgraph";
 
 export const escalateTicket = tool(
@@ -49,10 +49,10 @@ export function build(tools = [escalateTicket]) {
       .compile({ checkpointer });
 }
 
-// The part facing the harness.
+// The part facing the harness: the graph, its input, and the claim that
+// every effect goes through the ledger under a key naming the request.
+const input = (request: PromptRequest) => ({ messages: [{ role: "user", content: request.prompt }] });
 export const desk = (graph = build()) => (dir: string) =>
-  new LangGraphDeployment(dir, { graph, input: (request) => ({ messages: [{ role: "user", content: request.prompt }] }) });
+  new LangGraphDeployment(dir, { graph, input, capabilities: (c) => c.trait("idempotent-effects") });
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.exit(await serve(desk()));
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exit(await serve(desk()));
