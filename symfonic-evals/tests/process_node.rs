@@ -4,8 +4,10 @@
 //! check and the approval pack, every default probe and the gated-action,
 //! denial and unfit-answer probes; a twin that never spends its token is
 //! caught by the probe that restarts before the replay and nowhere else.
-//! The desk on LangGraph.js, through the package's adapter, passes the same
-//! pack with the approval on the gated call; its twins (a graph on the
+//! The same desk passes the extension pack (its `weather_lookup`,
+//! witnessed) and, with the desk on LangGraph.js, the exactly-once pack.
+//! The desk on LangGraph.js, through the package's adapter, passes the
+//! approval pack with the approval on the gated call; its twins (a graph on the
 //! in-memory saver, an effect before the `interrupt()` that a resume runs
 //! again) are caught where pinned and nowhere else.
 //!
@@ -21,7 +23,8 @@ use std::sync::OnceLock;
 use serde_json::json;
 use symfonic_evals::process::{conformance, CheckVerdict, ConformanceInputs, ProcessSpec};
 use symfonic_evals::{
-    run_pack, ApprovalResumePack, PackDefinition, PackRun, ProcessTarget, RunOptions,
+    run_pack, ApprovalResumePack, ExactlyOncePack, ExtensionToolPack, PackDefinition, PackRun,
+    ProcessTarget, RunOptions,
 };
 
 fn typescript_dir() -> PathBuf {
@@ -219,5 +222,73 @@ fn a_langgraph_effect_before_the_interrupt_is_caught_at_the_pause() {
             "approval/gated-action",
             "approval/deny-answer",
         ],
+    );
+}
+
+fn extension() -> PackDefinition {
+    PackDefinition::ExtensionTool(ExtensionToolPack {
+        prompt: "what is the weather in Lisbon".into(),
+        tool_name: "weather_lookup".into(),
+        arguments: Some(json!({"city": "Lisbon"})),
+        expected_fragments: vec!["Lisbon".into(), "sunny".into()],
+        witnessed: true,
+        second_prompt: Some("what is the weather in Oslo".into()),
+        second_arguments: Some(json!({"city": "Oslo"})),
+        ..ExtensionToolPack::default()
+    })
+}
+
+fn exactly_once() -> PackDefinition {
+    PackDefinition::ExactlyOnce(ExactlyOncePack {
+        prompt: "escalate ticket 7 to a supervisor".into(),
+        answer: Some(json!({"approved": true})),
+        ..ExactlyOncePack::default()
+    })
+}
+
+/// Runs `pack` against `spec` and requires a pass with `scenarios` scenarios.
+fn passes(name: &str, pack: &PackDefinition, spec: ProcessSpec, scenarios: usize) {
+    let run = run_pack(name, pack, &RunOptions::default(), move |ctx| {
+        ProcessTarget::spawn(ctx, &spec).expect("the desk starts")
+    });
+    run.assert_passed();
+    if !run.served_elsewhere() {
+        assert_eq!(run.scenarios().len(), scenarios, "{name}");
+        println!(
+            "{name}: {scenarios} scenario(s) passed in {:.1?}",
+            run.duration()
+        );
+    }
+}
+
+#[test]
+fn the_typescript_desk_passes_the_extension_pack() {
+    let Some(spec) = spec("helpdesk.js") else {
+        return;
+    };
+    // The seed, repeated and fresh conversations, the result reaching the
+    // model, the tool body's witness and a fresh result for a second city.
+    passes("typescript.helpdesk.extension", &extension(), spec, 5);
+}
+
+#[test]
+fn the_typescript_desks_pass_the_exactly_once_pack() {
+    let Some(plain) = spec("helpdesk.js") else {
+        return;
+    };
+    let Some(langgraph) = spec("langgraph/desk.js") else {
+        return;
+    };
+    passes(
+        "typescript.helpdesk.exactly-once",
+        &exactly_once(),
+        plain,
+        1,
+    );
+    passes(
+        "typescript.langgraph.exactly-once",
+        &exactly_once(),
+        langgraph,
+        1,
     );
 }
