@@ -10,7 +10,9 @@
  *   (`escalate_ticket`), so a retry after a crash escalates nothing twice.
  * - "refund order N" refunds through the ledger at once (`issue_refund`).
  * - "what is the weather in CITY" calls the contributed extension tool
- *   (`weather_lookup`), whose body witnesses itself.
+ *   (`weather_lookup`): on the forecast service's MCP server where there is
+ *   one (the harness's fixture, under the extension pack), else on the
+ *   desk's own forecasts, whose body witnesses itself.
  * - anything else is small talk.
  *
  * Run it as the harness does: `node build/examples/helpdesk.js --durable-dir DIR`.
@@ -33,6 +35,9 @@ import {
   requireApproval,
   serve,
   witnessed,
+  MCP_FIXTURE,
+  mcpUrl,
+  type JsonObject,
   type PromptRequest,
   type ResumeRequest,
   type Turn,
@@ -53,6 +58,40 @@ const weatherLookup = witnessed("weather_lookup", async (args: { city: string })
   forecast: FORECASTS[args.city] ?? "cloudy, 15 C",
 }));
 
+/**
+ * The forecast, asked of the forecast service's MCP server with the official
+ * SDK's client: under the extension pack that server is the harness's
+ * fixture, which witnesses its own executions.
+ */
+async function forecastRemote(url: string, args: { city: string }): Promise<JsonObject> {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const client = new Client({ name: "helpdesk-ts", version: "0.1.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    await client.listTools();
+    const result = await client.callTool({ name: "weather_lookup", arguments: args });
+    const blocks = (result.content ?? []) as Array<{ type: string; text?: string }>;
+    const text = blocks.map((block) => block.text ?? "").join("");
+    if (result.isError) throw new Error(text || "the forecast service failed");
+    return (result.structuredContent as JsonObject | undefined) ?? (JSON.parse(text) as JsonObject);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The forecast server's URL when there is one and the SDK to reach it is installed. */
+async function forecastServer(): Promise<string | undefined> {
+  const url = mcpUrl();
+  if (url === undefined) return undefined;
+  try {
+    await import("@modelcontextprotocol/sdk/client/index.js");
+    return url;
+  } catch {
+    return undefined;
+  }
+}
+
 const issueRefund = witnessed("issue_refund", async (args: { order: number }) => {
   await effects.apply(`refund:${args.order}`, "issue_refund");
   return { refunded: args.order };
@@ -67,15 +106,22 @@ interface Parked {
 export class HelpDesk extends Deployment {
   protected readonly pauses = new PauseTable(this.durableDir);
   private readonly run = new RunLease();
+  private server: string | undefined;
+
+  override async start(): Promise<void> {
+    this.server = await forecastServer();
+  }
 
   override capabilities(): Capabilities {
-    return new Capabilities()
+    const declared = new Capabilities()
       .capability("tools")
       .capability("human")
       .operation("resume")
       .contributes("extensions", "weather_lookup")
       // Every effect goes through the ledger under a key naming the request.
       .trait("idempotent-effects");
+    // The weather tool runs on the forecast server only where there is one.
+    return this.server === undefined ? declared : declared.trait(MCP_FIXTURE);
   }
 
   override async runTurn(request: PromptRequest, _turn: Turn): Promise<TurnRecord> {
@@ -113,10 +159,20 @@ export class HelpDesk extends Deployment {
     const weather = /weather in (\p{Lu}[\p{L}-]*)/u.exec(request.prompt);
     if (weather) {
       const args = { city: weather[1] ?? "" };
-      const result = await weatherLookup(args);
+      let result: JsonObject;
+      try {
+        result = this.server === undefined ? await weatherLookup(args) : await forecastRemote(this.server, args);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : "the forecast failed";
+        return new TurnRecord({
+          answer: "The forecast is unavailable.",
+          modelInput,
+          toolCalls: [ToolCall.failed(`call-${randomBytes(8).toString("hex")}`, "weather_lookup", args, message)],
+        });
+      }
       // The result is what the model is shown next: the pack looks for it there.
       return new TurnRecord({
-        answer: `The weather in ${result.city}: ${result.forecast}.`,
+        answer: `The weather in ${String(result.city)}: ${String(result.forecast)}.`,
         modelInput: `${modelInput}\ntool weather_lookup: ${JSON.stringify(result)}`,
         // Random ids never repeat, across turns, conversations and restarts.
         toolCalls: [ToolCall.succeeded(`call-${randomBytes(8).toString("hex")}`, "weather_lookup", args, result)],
