@@ -234,6 +234,9 @@ fn extension() -> PackDefinition {
         witnessed: true,
         second_prompt: Some("what is the weather in Oslo".into()),
         second_arguments: Some(json!({"city": "Oslo"})),
+        // What the harness's MCP fixture answers beside its nonce, so the
+        // desk bound to it answers like the real service.
+        fixture_result: Some(json!({"city": "Lisbon", "forecast": "sunny, 21 C"})),
         ..ExtensionToolPack::default()
     })
 }
@@ -267,8 +270,10 @@ fn the_typescript_desk_passes_the_extension_pack() {
         return;
     };
     // The seed, repeated and fresh conversations, the result reaching the
-    // model, the tool body's witness and a fresh result for a second city.
-    passes("typescript.helpdesk.extension", &extension(), spec, 5);
+    // model, the tool body's witness, a fresh result for a second city, and
+    // (the desk binds the harness's MCP fixture) every call judged by what
+    // the fixture received.
+    passes("typescript.helpdesk.extension", &extension(), spec, 6);
 }
 
 #[test]
