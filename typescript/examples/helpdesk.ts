@@ -37,6 +37,7 @@ import {
   witnessed,
   MCP_FIXTURE,
   mcpUrl,
+  type Json,
   type JsonObject,
   type PromptRequest,
   type ResumeRequest,
@@ -181,11 +182,16 @@ export class HelpDesk extends Deployment {
     return new TurnRecord({ answer: "Hello! How can I help?", modelInput });
   }
 
+  /** The supervisor's decision: exactly `{"approved": boolean}`, nothing that resembles it. */
+  protected decide(answer: Json): boolean {
+    return requireApproval(answer);
+  }
+
   override async resume(request: ResumeRequest, _turn: Turn): Promise<TurnRecord> {
     // Every refusal before anything runs: an unknown, foreign or replayed
     // token, another question, then an unfit answer (which spends nothing).
     const pause = this.pauses.verify(request, this.run);
-    const approved = requireApproval(request.answer);
+    const approved = this.decide(request.answer);
     const parked = pause.handle as unknown as Parked | null;
     return this.pauses.redeem(pause, this.run, async () => {
       const toolCalls: ToolCall[] = [];
