@@ -3,7 +3,9 @@
 //! run under `node` as any other child, passes the protocol conformance
 //! check and the approval pack, every default probe and the gated-action,
 //! denial and unfit-answer probes; a twin that never spends its token is
-//! caught by the probe that restarts before the replay and nowhere else.
+//! caught by the probe that restarts before the replay and nowhere else, one
+//! that reads the answer for truthiness by the unfit and type-confused
+//! answers and nowhere else.
 //! The same desk passes the extension pack (its `weather_lookup`,
 //! witnessed) and, with the desk on LangGraph.js, the exactly-once pack.
 //! The desk on LangGraph.js, through the package's adapter, passes the
@@ -153,6 +155,18 @@ fn a_typescript_desk_that_never_spends_its_token_is_caught_after_a_restart() {
     };
     let run = run("typescript.twin.unspent-token", "ask_user", spec);
     assert_failed_only(&run, &["approval/restart-before-replay"]);
+}
+
+#[test]
+fn a_typescript_desk_that_reads_the_answer_for_truthiness_is_caught_by_unfit_answers() {
+    let Some(spec) = spec("twins/lax-answer.js") else {
+        return;
+    };
+    let run = run("typescript.twin.lax-answer", "ask_user", spec);
+    assert_failed_only(
+        &run,
+        &["approval/unfit-answer", "approval/type-confused-answer"],
+    );
 }
 
 /// The twin's run failed exactly these scenarios: each probe that catches
