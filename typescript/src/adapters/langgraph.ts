@@ -1,0 +1,265 @@
+/**
+ * Serve a compiled LangGraph.js graph as a {@link Deployment}: prompt turns
+ * run the graph on the conversation's thread, an `interrupt()` becomes a
+ * pause with a single-use token, and a resume continues the graph with
+ * `new Command({ resume: answer })` exactly once.
+ *
+ *     const deployment = (dir: string) =>
+ *       new LangGraphDeployment(dir, {
+ *         graph: (checkpointer) => builder.compile({ checkpointer }),
+ *         input: (request) => ({ messages: [{ role: "user", content: request.prompt }] }),
+ *       });
+ *     process.exit(await serve(deployment));
+ *
+ * What it reads off the graph, never off the deployment's word:
+ * - tool calls: each AI message's `tool_calls` since the turn began, ended
+ *   by the tool message answering it (`status: "error"` is a failure), or
+ *   pending when the turn paused before it was answered;
+ * - the pause: the interrupt the graph's state holds; its interaction is the
+ *   pending tool call's name (approval on the call itself) or, for an
+ *   interrupt in a plain node, {@link LangGraphOptions.interaction};
+ * - the resume: the pending call settled by its tool message (`resolved`),
+ *   the checkpoint it continued from, and every later call.
+ *
+ * The redemption refuses, before the graph is touched: an unknown, foreign
+ * or replayed token, another question id, an answer the adopter's check
+ * refuses (strict `{"approved": boolean}` by default), and a token whose
+ * interrupt the thread no longer holds (`StalePauseToken`). The token is
+ * spent only once the continuation finished, so a retry after a crash
+ * carries it on; tool bodies reach the ledger with {@link effects}.
+ */
+
+import { Command, GraphInterrupt, type BaseCheckpointSaver, type StateSnapshot } from "@langchain/langgraph";
+
+import { effects } from "../effects.js";
+import type { Json, PromptRequest, ResumeRequest } from "../records.js";
+import { Capabilities, Pause, ResolvedCall, ToolCall, TurnRecord } from "../records.js";
+import { requireApproval, stale } from "../refusals.js";
+import { Deployment, type Turn } from "../serve.js";
+import { PauseTable, RunLease, type TokenCodec } from "../tokens.js";
+import { DurableSaver } from "./checkpointer.js";
+
+// An interrupt is LangGraph's control flow through a tool body, not the
+// tool's failure: witnessed bodies let it pass.
+effects.passThrough(GraphInterrupt);
+
+/** The graph's surface this adapter uses (a compiled `StateGraph`). */
+export interface Graph {
+  invoke(input: unknown, config: { configurable: Record<string, unknown> }): Promise<unknown>;
+  getState(config: { configurable: Record<string, unknown> }): Promise<StateSnapshot>;
+}
+
+export interface LangGraphOptions {
+  /** Compiles the graph with the checkpointer the adapter keeps durable. */
+  graph: (checkpointer: BaseCheckpointSaver) => Graph;
+  /** The graph's input for a prompt turn. */
+  input: (request: PromptRequest) => unknown;
+  /** The answer text from the graph's state (default: the last message's text). */
+  answer?: (values: Record<string, unknown>) => string;
+  /** The interaction's name for an interrupt outside a tool call. */
+  interaction?: string;
+  /** Checks a person's answer before the token is spent (default: strict approval). */
+  validate?: (answer: Json) => void;
+  /** Capabilities beyond `tools`, `human` and the `resume` operation. */
+  capabilities?: (declared: Capabilities) => Capabilities;
+  /** How pause tokens are published (see {@link TokenCodec}). */
+  codec?: TokenCodec;
+}
+
+/** What a pause keeps to continue its graph. */
+interface Handle {
+  interruptId: string;
+  checkpointId: string;
+  pendingCall: string | null;
+  pendingToolCallId: string | null;
+  messages: number;
+  [key: string]: Json;
+}
+
+interface Message {
+  type?: string;
+  content?: unknown;
+  tool_calls?: Array<{ id?: string; name: string; args: unknown }>;
+  tool_call_id?: string;
+  status?: string;
+  _getType?: () => string;
+}
+
+function kind(message: Message): string {
+  return message._getType?.() ?? message.type ?? "";
+}
+
+function text(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part === "string" ? part : ((part as { text?: string }).text ?? ""))).join("");
+  }
+  return "";
+}
+
+/** A tool message's content as JSON where it is JSON. */
+function result(content: unknown): Json {
+  const body = text(content);
+  try {
+    return JSON.parse(body) as Json;
+  } catch {
+    return body;
+  }
+}
+
+function jsonOf(value: unknown): Json {
+  try {
+    return JSON.parse(JSON.stringify(value ?? null)) as Json;
+  } catch {
+    return null;
+  }
+}
+
+export class LangGraphDeployment extends Deployment {
+  private readonly graph: Graph;
+  private readonly pauses: PauseTable;
+  private readonly run = new RunLease();
+
+  constructor(
+    durableDir: string,
+    private readonly options: LangGraphOptions,
+  ) {
+    super(durableDir);
+    this.graph = options.graph(new DurableSaver(durableDir));
+    this.pauses = new PauseTable(durableDir, options.codec ? { codec: options.codec } : {});
+  }
+
+  override capabilities(): Capabilities {
+    const declared = new Capabilities().capability("tools").capability("human").operation("resume");
+    return this.options.capabilities?.(declared) ?? declared;
+  }
+
+  private config(conversation: string): { configurable: Record<string, unknown> } {
+    return { configurable: { thread_id: conversation } };
+  }
+
+  private messages(state: StateSnapshot): Message[] {
+    const messages = (state.values as { messages?: unknown }).messages;
+    return Array.isArray(messages) ? (messages as Message[]) : [];
+  }
+
+  /** Tool calls made from message `from` on, and the answers they got. */
+  private calls(conversation: string, messages: Message[], from: number, paused: boolean) {
+    const answers = new Map<string, Message>();
+    for (const message of messages.slice(from)) {
+      if (kind(message) === "tool" && message.tool_call_id) answers.set(message.tool_call_id, message);
+    }
+    const calls: Array<{ call: ToolCall; name: string; frameworkId: string; answered: boolean }> = [];
+    messages.forEach((message, index) => {
+      if (index < from || kind(message) !== "ai") return;
+      for (const [n, toolCall] of (message.tool_calls ?? []).entries()) {
+        const frameworkId = toolCall.id ?? `${n}`;
+        // Scripted and replayed models reuse ids across turns and
+        // conversations; the message's place in its thread does not repeat.
+        const id = `${conversation}/${index}/${frameworkId}`;
+        const args = jsonOf(toolCall.args);
+        const answer = answers.get(frameworkId);
+        const call =
+          answer === undefined
+            ? paused
+              ? ToolCall.pending(id, toolCall.name, args)
+              : ToolCall.failed(id, toolCall.name, args, "the tool call got no answer")
+            : answer.status === "error"
+              ? ToolCall.failed(id, toolCall.name, args, text(answer.content))
+              : ToolCall.succeeded(id, toolCall.name, args, result(answer.content));
+        calls.push({ call, name: toolCall.name, frameworkId, answered: answer !== undefined });
+      }
+    });
+    return calls;
+  }
+
+  private answerOf(state: StateSnapshot): string {
+    const values = state.values as Record<string, unknown>;
+    if (this.options.answer) return this.options.answer(values);
+    const last = this.messages(state).at(-1);
+    return last === undefined ? "" : text(last.content);
+  }
+
+  /** The record of a turn that ended: paused on an interrupt, or completed. */
+  private async finish(conversation: string, from: number, modelInput: string, extra: Partial<TurnRecord> = {}): Promise<TurnRecord> {
+    const config = this.config(conversation);
+    const state = await this.graph.getState(config);
+    const interrupt = state.tasks.flatMap((task) => task.interrupts)[0];
+    const messages = this.messages(state);
+    const calls = this.calls(conversation, messages, from, interrupt !== undefined);
+    const record = new TurnRecord({
+      answer: this.answerOf(state),
+      modelInput,
+      toolCalls: [...(extra.toolCalls ?? []), ...calls.map((c) => c.call)],
+      resolved: extra.resolved ?? [],
+      attributes: extra.attributes ?? {},
+    });
+    if (interrupt === undefined) return record;
+    const pending = calls.find((c) => !c.answered);
+    const interaction = pending?.name ?? this.options.interaction ?? state.tasks[0]?.name ?? "interrupt";
+    const handle: Handle = {
+      interruptId: interrupt.id ?? "",
+      checkpointId: String(state.config.configurable?.checkpoint_id ?? ""),
+      pendingCall: pending?.call.id ?? null,
+      pendingToolCallId: pending?.frameworkId ?? null,
+      messages: messages.length,
+    };
+    const pause = this.pauses.issue({
+      conversation,
+      interaction,
+      // One interrupt, one question: an attempt that died before answering
+      // is handed the same pause again.
+      questionId: `q-${interrupt.id ?? handle.checkpointId}`.slice(0, 256),
+      handle,
+    });
+    record.pause = new Pause(interaction, true, pause.token, jsonOf(interrupt.value), pause.questionId);
+    return record;
+  }
+
+  override async runTurn(request: PromptRequest, _turn: Turn): Promise<TurnRecord> {
+    const config = this.config(request.conversation);
+    const before = this.messages(await this.graph.getState(config)).length;
+    await this.graph.invoke(this.options.input(request), config);
+    return this.finish(request.conversation, before, request.prompt);
+  }
+
+  override async resume(request: ResumeRequest, _turn: Turn): Promise<TurnRecord> {
+    const pause = this.pauses.verify(request, this.run);
+    (this.options.validate ?? requireApproval)(request.answer);
+    const handle = pause.handle as Handle | null;
+    const config = this.config(request.conversation);
+    const state = await this.graph.getState(config);
+    const waiting = state.tasks.some((task) => task.interrupts.some((i) => (i.id ?? "") === handle?.interruptId));
+    if (handle === null || !waiting) throw stale();
+    return this.pauses.redeem(pause, this.run, async () => {
+      await this.graph.invoke(new Command({ resume: request.answer }), config);
+      const after = await this.graph.getState(config);
+      const messages = this.messages(after);
+      const answered = messages
+        .slice(handle.messages)
+        .find((m) => kind(m) === "tool" && m.tool_call_id === handle.pendingToolCallId);
+      const resolved =
+        handle.pendingCall === null
+          ? []
+          : answered === undefined
+            ? [ResolvedCall.succeeded(handle.pendingCall, jsonOf(request.answer))]
+            : answered.status === "error"
+              ? [ResolvedCall.failed(handle.pendingCall, text(answered.content))]
+              : [ResolvedCall.succeeded(handle.pendingCall, result(answered.content))];
+      const record = await this.finish(request.conversation, handle.messages, "", {
+        resolved,
+        attributes: {
+          resume_outcome: "resumed",
+          resume_name: pause.interaction,
+          resume_checkpoint: handle.checkpointId !== "",
+          resume_continued: true,
+        },
+      });
+      // The answered pending call is settled in `resolved`, not called again.
+      record.toolCalls = record.toolCalls.filter((call) => call.id !== handle.pendingCall);
+      return record;
+    });
+  }
+}
+
+export { DurableSaver, CHECKPOINT_FILE } from "./checkpointer.js";
