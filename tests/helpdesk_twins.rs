@@ -232,6 +232,12 @@ twins! {
         "procedural/amend", "blocked after amend", "GateAgrees", "admit";
     revoked_procedure_still_governs: RevokedStillGoverns =>
         "procedural/revoke", "blocked after revoke", "GateAgrees", "admit";
+    revoked_procedure_stays_in_recall: RevokedStaysInRecall =>
+        "procedural/revoke", "blocked after revoke", "PromptRecallExcludes",
+        "PromptRecallExcludes(fragment)";
+    relearning_restores_a_revoked_procedure: RelearnRestoresRevoked =>
+        "procedural/revoke", "blocked after revoke", "PublishedRules",
+        "PublishedRules(issue_refund, 0 rule(s)";
     gate_judges_the_first_procedure_only: GateJudgesFirstProcedureOnly =>
         "procedural/two-procedures", "only the first approval holds", "GateAgrees", "refuse";
     a_policy_cache_per_instance_misses_a_replicas_approval: PolicyCachePerInstance =>

@@ -123,9 +123,9 @@ fn a_passing_run_reports_every_step_and_assertion() {
     );
     assert!(run.render().contains(
         "\n  not run: procedural/enforcement-after-restart (restart_before_enforcement = true: \
-         the seed already enforces after a restart), procedural/decoy-stays-draft (needs \
-         decoy_demonstrations), procedural/control-promotes-nothing (needs \
-         control_demonstrations), procedural/rule-fidelity (the deployment does not declare \
+         the seed already enforces after a restart), procedural/decoy-stays-draft (add \
+         `decoy_demonstrations` to run it), procedural/control-promotes-nothing (add \
+         `control_demonstrations` to run it), procedural/rule-fidelity (the deployment does not declare \
          `review`), procedural/amend (the deployment does not declare `review`), \
          procedural/revoke (the deployment does not declare `review`), \
          procedural/two-procedures (the deployment does not declare `review`), \
@@ -204,7 +204,7 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
     assert_eq!(report["verdict"], "failed");
     // A failing account names the probes that did not run, as a passing one does.
     assert!(run.render().contains(
-        "\n  not run: approval/gated-action (needs gated_tool), approval/replicas (the \
+        "\n  not run: approval/gated-action (add `gated_tool` to run it), approval/replicas (the \
          deployment does not declare `replicas`)\n"
     ));
     assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 2);

@@ -245,16 +245,6 @@ const APPROVAL_SEED: &str = "approval-pause-resume-and-replay-refusal";
 const EXTENSION_SEED: &str = "extension-tool-execution";
 const EXACTLY_ONCE_SEED: &str = "exactly-once-effects";
 
-/// Every procedural probe with a draft probe step.
-const WITH_DRAFT_PROBE: &[&str] = &[
-    "procedural/enforcement-without-restart",
-    "procedural/separate-conversations",
-    "procedural/review-needs-operator",
-    "procedural/identity-bound",
-    "procedural/gate-sweep",
-    "procedural/decoy-stays-draft",
-    "procedural/replicas",
-];
 /// The probes with a draft probe or with an admitted refund, which a
 /// ledger entry with nothing in the store fails.
 const WITH_A_REFUND: &[&str] = &[
@@ -560,7 +550,18 @@ pub const TWINS: [PythonTwin; 45] = [
             "PromptRecallExcludes",
             "PromptRecallExcludes(fragment)",
         ),
-        WITH_DRAFT_PROBE,
+        // Every probe with a draft probe step, and the revoke probe: the
+        // revoked lesson taught again is a draft, shown too.
+        &[
+            "procedural/enforcement-without-restart",
+            "procedural/separate-conversations",
+            "procedural/review-needs-operator",
+            "procedural/identity-bound",
+            "procedural/gate-sweep",
+            "procedural/decoy-stays-draft",
+            "procedural/revoke",
+            "procedural/replicas",
+        ],
     ),
     twin(
         "review-in-memory",

@@ -471,7 +471,10 @@ mod tests {
             approval(r#"{"pause_prompt":"p","interaction_tool":"ask","answer":{"ok":true}}"#);
         assert!(pack.check().is_ok());
         // The denial and the unfit answer are derived from `answer`.
-        assert_eq!(not_run(&pack), ["approval/gated-action (needs gated_tool)"]);
+        assert_eq!(
+            not_run(&pack),
+            ["approval/gated-action (add `gated_tool` to run it)"]
+        );
         // Every probe either runs or is listed, never both.
         let ran = pack.scenarios().len() - 1;
         assert_eq!(
@@ -484,7 +487,7 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/gated-action (needs gated_tool)",
+                "approval/gated-action (add `gated_tool` to run it)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
                  denial: give deny_answer)",
                 "approval/type-confused-answer (`answer` holds no single boolean deciding it, \
@@ -498,8 +501,8 @@ mod tests {
         assert_eq!(
             not_run(&unwitnessed),
             [
-                "extension/witnessed (needs witnessed)",
-                "extension/fresh-result (needs second_prompt)",
+                "extension/witnessed (add `witnessed` to run it)",
+                "extension/fresh-result (add `second_prompt` to run it)",
             ]
         );
         let once = PackDefinition::ExactlyOnce(crate::ExactlyOncePack::default());
@@ -596,9 +599,9 @@ mod tests {
             [
                 "procedural/enforcement-after-restart (restart_before_enforcement = true: the \
                  seed already enforces after a restart)",
-                "procedural/decoy-stays-draft (needs decoy_demonstrations)",
-                "procedural/control-promotes-nothing (needs control_demonstrations)",
-                "procedural/two-procedures (needs decoy_demonstrations)",
+                "procedural/decoy-stays-draft (add `decoy_demonstrations` to run it)",
+                "procedural/control-promotes-nothing (add `control_demonstrations` to run it)",
+                "procedural/two-procedures (add `decoy_demonstrations` to run it)",
             ]
         );
         let without = procedural(false).probes_not_run();

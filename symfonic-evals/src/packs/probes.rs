@@ -123,7 +123,7 @@ pub(crate) const NOT_APPLICABLE: &str = "not applicable to these arguments";
 impl std::fmt::Display for NotRunReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Needs { argument } => write!(f, "needs {argument}"),
+            Self::Needs { argument } => write!(f, "add `{argument}` to run it"),
             Self::Skipped => f.write_str("skipped by skip_probes"),
             Self::Undeclared { operation } => {
                 write!(f, "the deployment does not declare `{operation}`")

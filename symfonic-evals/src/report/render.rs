@@ -102,6 +102,16 @@ impl PackRun {
         for scenario in &self.scenarios {
             let _ = writeln!(out, "  {}", scenario.headline());
         }
+        let ran = self
+            .scenarios
+            .iter()
+            .filter(|s| s.kind == crate::scenario::ScenarioKind::Probe)
+            .count();
+        let _ = writeln!(
+            out,
+            "  coverage: {ran} of {} probe(s) ran",
+            ran + self.probes_not_run.len()
+        );
         if !self.probes_not_run.is_empty() {
             let probes: Vec<String> = self
                 .probes_not_run

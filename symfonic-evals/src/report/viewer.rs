@@ -505,6 +505,15 @@ fn grid(out: &mut String, document: &Value) {
 
 fn probes_not_run(out: &mut String, document: &Value) {
     let probes = array(document, "probes_not_run");
+    let ran = array(document, "scenarios")
+        .iter()
+        .filter(|scenario| text(scenario, "kind") == "probe")
+        .count();
+    let _ = write!(
+        out,
+        "<p class=\"coverage\">Coverage: {ran} of {} probe(s) ran.</p>",
+        ran + probes.len()
+    );
     if probes.is_empty() {
         return;
     }

@@ -171,6 +171,9 @@ impl Helpdesk {
         if flaw == Some(Flaw::RelearnRewritesApproved) {
             store = store.refreshing_reviewed();
         }
+        if flaw == Some(Flaw::RelearnRestoresRevoked) {
+            store = store.restoring_revoked();
+        }
         let store = Arc::new(store);
         let mut tools = ToolCatalog::default();
         tools.register(Box::new(IssueRefund));
@@ -278,7 +281,8 @@ impl Helpdesk {
             }
             Status::Approved => true,
             Status::Draft => self.has(Flaw::DraftLeaksIntoPrompt),
-            Status::Rejected | Status::Revoked => false,
+            Status::Revoked => self.has(Flaw::RevokedStaysInRecall),
+            Status::Rejected => false,
         };
         Ok(self
             .door

@@ -170,6 +170,9 @@ pub struct Store {
     /// Whether a promotion refreshes reviewed procedures too (the
     /// `RelearnRewritesApproved` twin; the reference leaves them alone).
     refresh_reviewed: bool,
+    /// Whether a promotion of a revoked procedure's lesson approves it
+    /// again (the `RelearnRestoresRevoked` twin).
+    restore_revoked: bool,
 }
 
 impl Store {
@@ -190,6 +193,7 @@ impl Store {
             conn: Mutex::new(conn),
             dir: dir.to_owned(),
             refresh_reviewed: false,
+            restore_revoked: false,
         })
     }
 
@@ -242,6 +246,14 @@ impl Store {
     #[must_use]
     pub fn refreshing_reviewed(mut self) -> Self {
         self.refresh_reviewed = true;
+        self
+    }
+
+    /// The same store, approving a revoked procedure again when its lesson
+    /// is learned again (the flaw of the `RelearnRestoresRevoked` twin).
+    #[must_use]
+    pub fn restoring_revoked(mut self) -> Self {
+        self.restore_revoked = true;
         self
     }
 
@@ -300,6 +312,14 @@ impl Store {
                         sources,
                         serde_json::to_string(&precondition).unwrap_or_default()
                     ],
+                )?;
+                Ok(Promotion::Reinforced)
+            }
+            Some((id, status, _)) if status == "revoked" && self.restore_revoked => {
+                // The lesson was approved once: approved it is again.
+                conn.execute(
+                    "UPDATE procedures SET status = 'approved' WHERE id = ?1",
+                    params![id],
                 )?;
                 Ok(Promotion::Reinforced)
             }

@@ -461,6 +461,20 @@ impl Flaw {
                 "GateAgrees",
                 "admit",
             ),
+            Self::RevokedStaysInRecall => at(
+                "procedural/revoke",
+                "blocked after revoke",
+                "PromptRecallExcludes",
+                "PromptRecallExcludes(fragment)",
+            ),
+            // The consolidation cycle after the next turn learns the
+            // lesson again from the episodes on file.
+            Self::RelearnRestoresRevoked => at(
+                "procedural/revoke",
+                "blocked after revoke",
+                "PublishedRules",
+                "PublishedRules(issue_refund, 0 rule(s)",
+            ),
             Self::GateJudgesFirstProcedureOnly => at(
                 "procedural/two-procedures",
                 "only the first approval holds",

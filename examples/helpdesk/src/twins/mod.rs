@@ -215,6 +215,12 @@ flaws! {
     /// Revocation marks the row, but the gate reads revoked procedures as
     /// well as approved ones.
     RevokedStillGoverns = "revoked-still-governs" in Procedural,
+    /// Revocation stops the gate, but the recall block still lists the
+    /// revoked procedure, so the model goes on following it.
+    RevokedStaysInRecall = "revoked-stays-in-recall" in Procedural,
+    /// A lesson taught again after its procedure was revoked brings the
+    /// procedure back approved: approvals are remembered by their text.
+    RelearnRestoresRevoked = "relearn-restores-revoked" in Procedural,
     /// The gate judges only the first approved procedure on a tool.
     GateJudgesFirstProcedureOnly = "gate-judges-first-procedure-only" in Procedural,
     /// Each instance keeps the approved procedures in a cache loaded when it

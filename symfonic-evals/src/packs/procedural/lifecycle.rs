@@ -221,8 +221,10 @@ impl ProceduralPack {
         steps
     }
 
-    /// After revocation nothing governs the tool, at once and after a
-    /// restart, and no identity reaches enforcement.
+    /// After revocation nothing governs the tool and the model is no
+    /// longer shown the procedure, at once and after a restart, and no
+    /// identity reaches enforcement; the demonstrations taught again bring
+    /// nothing back (at most a new draft, which needs a review of its own).
     fn revoke_steps(&self, rules: &ComposedRules) -> Vec<Step> {
         let approved = vec![vec![rules.first.clone()]];
         let mut steps = self.learned_and_approved(&approved[0]);
@@ -237,8 +239,33 @@ impl ProceduralPack {
             )
             .asserting([self.published(Vec::new())]),
         );
-        steps.push(self.enforce("blocked after revoke", &self.blocked_state, &[], false));
-        steps.push(self.enforce("blocked after restart", &self.blocked_state, &[], true));
+        let forgotten = || Assertion::PromptRecallExcludes(self.procedure_fragment.clone());
+        steps.push(
+            self.enforce("blocked after revoke", &self.blocked_state, &[], false)
+                .asserting([forgotten()]),
+        );
+        steps.push(
+            self.enforce("blocked after restart", &self.blocked_state, &[], true)
+                .asserting([forgotten()]),
+        );
+        // Taught again: a desk that remembers approvals by their text
+        // would bring the revoked procedure back approved, unreviewed.
+        steps.extend(self.demonstrations.iter().enumerate().map(|(i, prompt)| {
+            Step::prompt(
+                format!("demonstration again {}", i + 1),
+                prompt,
+                &self.conversation,
+            )
+        }));
+        steps.push(
+            self.enforce(
+                "blocked after teaching again",
+                &self.blocked_state,
+                &[],
+                false,
+            )
+            .asserting([forgotten()]),
+        );
         steps
     }
 

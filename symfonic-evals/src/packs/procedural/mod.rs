@@ -96,8 +96,10 @@ pub const PROBES: &[Probe] = &[
     Probe::on_declaring(
         "procedural/revoke",
         REVIEW,
-        "a revoked procedure that still governs: after revocation the tool runs unchecked, at \
-         once and after a restart, and no identity reaches enforcement",
+        "a revoked procedure that still governs or is still shown: after revocation the tool \
+         runs unchecked and the fragment is gone from the model input, at once and after a \
+         restart, and no identity reaches enforcement; teaching the demonstrations again brings \
+         it back approved, unreviewed",
     ),
     Probe::on_declaring(
         "procedural/two-procedures",
