@@ -318,7 +318,7 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
                             "[{done:>3}/{}] {:<56} {:<14} {:>5.1} s (at {:.0} s)",
                             jobs.len(),
                             job.label(),
-                            verdict_word(run.verdict()),
+                            job.progress_word(run.verdict()),
                             began.elapsed().as_secs_f64(),
                             started.elapsed().as_secs_f64()
                         );
@@ -339,10 +339,24 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
 fn verdict_word(verdict: &Verdict) -> &'static str {
     match verdict {
         Verdict::Passed => "passed",
-        Verdict::Failed => "failed",
+        Verdict::Failed => "FAILED",
         Verdict::Unbuildable(_) => "not built",
         Verdict::InvalidArguments(_) => "invalid",
         Verdict::NotApplicable(_) => "not applicable",
+    }
+}
+
+impl Job {
+    /// What a run's verdict means for this job, in a word: a twin is meant
+    /// to fail, so its failure reads "caught" (where it was caught is
+    /// checked against its pin once every run is in) and a pass "ESCAPED";
+    /// a reference or an honest variant reads as its verdict.
+    fn progress_word(&self, verdict: &Verdict) -> &'static str {
+        match (self, verdict) {
+            (Self::RustTwin(_) | Self::PythonTwin(_), Verdict::Failed) => "caught",
+            (Self::RustTwin(_) | Self::PythonTwin(_), Verdict::Passed) => "ESCAPED",
+            (_, verdict) => verdict_word(verdict),
+        }
     }
 }
 
@@ -505,7 +519,21 @@ impl Tally {
     }
 }
 
+/// The main job's reports go to a directory of their own (`main-job`
+/// beside the test suite's reports), unless the caller names one: its
+/// index then shows this run's references, twins and variants, never the
+/// fixtures `cargo test` ran.
+fn own_report_dir() {
+    if std::env::var_os(symfonic_evals::REPORT_DIR_ENV).is_none() {
+        let dir = report_dir().join("main-job");
+        // Before any thread starts; children inherit it, so a re-executed
+        // child writes where its parent reads.
+        std::env::set_var(symfonic_evals::REPORT_DIR_ENV, dir);
+    }
+}
+
 fn main() -> ExitCode {
+    own_report_dir();
     let started = Instant::now();
     let jobs = Job::all();
     let workers = workers();
@@ -547,9 +575,11 @@ fn main() -> ExitCode {
     for desk in ["helpdesk", "helpdesk-py"] {
         println!("{desk}: {}", tally.totals(Some(desk)));
     }
+    let honest_passed = tally.honest.iter().filter(|(_, f)| f.is_empty()).count();
     println!(
-        "{} ({:.1} s)",
+        "{}; {honest_passed} of {} honest variants passed ({:.1} s)",
         tally.totals(None),
+        tally.honest.len(),
         started.elapsed().as_secs_f64()
     );
     let path = report_dir().join("helpdesk-summary.json");
