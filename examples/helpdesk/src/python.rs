@@ -491,21 +491,7 @@ pub const TWINS: [PythonTwin; 45] = [
         ),
         // Every probe's resume is judged for a repeated effect; the
         // seed's, as its contract fixes it, is not.
-        &[
-            "approval/restart-before-replay",
-            "approval/crash-inside-resume",
-            "approval/forged-token",
-            "approval/token-bound-to-conversation",
-            "approval/two-conversations",
-            "approval/token-predictable",
-            "approval/second-request",
-            "approval/pending-call-resolved",
-            "approval/question-id-checked",
-            "approval/gated-action",
-            "approval/deny-answer",
-            "approval/unfit-answer",
-            "approval/replicas",
-        ],
+        crate::twins::APPROVAL_RESUMING.split_at(2).1,
     ),
     twin(
         "unfit-answer-accepted",

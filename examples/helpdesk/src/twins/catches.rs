@@ -86,7 +86,7 @@ const APPROVAL_ALL: &[&str] = &[
 
 /// Every approval scenario that resumes (all but the look-alike answers'
 /// probe, which only pauses and is refused).
-const APPROVAL_RESUMING: &[&str] = &[
+pub const APPROVAL_RESUMING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
     "approval/restart-before-replay",

@@ -14,6 +14,8 @@
 
 mod catches;
 
+pub use catches::APPROVAL_RESUMING;
+
 /// The packs, as the twins are grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pack {
