@@ -580,6 +580,34 @@ class LangGraphAdapter(unittest.TestCase):
         self.assertEqual(replay.error["kind"], "PauseTokenReplayedError")
         self.assertEqual(dict(self.tools.runs), runs, "the graph never ran for the replay")
 
+    def test_a_namespaced_thread_is_found_wherever_the_adapter_looks(self) -> None:
+        """An honest desk that maps conversations to thread ids of its own
+        through ``thread_config``: its pauses are resumable and its resumes
+        bound to the checkpoint, on the tenant's thread and no other."""
+
+        class Tenant(LangGraphDeployment):
+            def thread_config(self, conversation: str, **extra: Any) -> Dict[str, Any]:
+                config = super().thread_config(conversation, **extra)
+                config["configurable"]["thread_id"] = f"tenant-a/{conversation}"
+                return config
+
+        peer = self.start(kind=Tenant)
+        paused = peer.prompt("c", "escalate ticket 7 to a supervisor")
+        self.assertTrue(paused.record["terminal"]["resumable"])
+        peer = self.restart(kind=Tenant)
+        resumed = peer.redeem("c", paused).record
+        attributes = resumed["attributes"]
+        self.assertEqual(
+            {k: attributes[k] for k in ("resume_outcome", "resume_checkpoint", "resume_continued")},
+            {"resume_outcome": "resumed", "resume_checkpoint": True, "resume_continued": True},
+        )
+        self.assertEqual(resumed["resolved"][0]["outcome"], {"status": "succeeded", "result": {"escalated": 7}})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+        self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
+        graph = self.servers[-1].deployments[-1].graph
+        threads = {c.config["configurable"]["thread_id"] for c in graph.checkpointer.list(None)}
+        self.assertEqual(threads, {"tenant-a/c"}, "no checkpoint under the bare conversation")
+
     def test_refusals_come_before_the_graph_runs(self) -> None:
         peer = self.start()
         paused = peer.prompt("c", "escalate ticket 7")

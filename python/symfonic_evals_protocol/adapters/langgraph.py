@@ -9,7 +9,8 @@
 
 What the adapter does with the graph:
 
-- **Threads.** The protocol's conversation is the ``thread_id``. A graph
+- **Threads.** The protocol's conversation is the ``thread_id``, unless a
+  subclass's ``thread_config`` maps it to a thread id of its own. A graph
   compiled without a checkpointer gets a ``SqliteSaver``
   (``langgraph-checkpoint-sqlite``) on a file under the trial's durable
   directory, so its checkpoints survive a restart; one compiled with its
@@ -323,7 +324,12 @@ class LangGraphDeployment(Deployment):
     # -- running the graph ---------------------------------------------------------
 
     def thread_config(self, conversation: str, **extra: Any) -> Dict[str, Any]:
-        """The run config of ``conversation``'s thread."""
+        """The run config of ``conversation``'s thread.
+
+        The seam for a desk whose threads are not named by the bare
+        conversation (a tenant or app prefix): override it and every place
+        the adapter touches a thread (runs, state reads, the checkpoint a
+        pause is bound to) uses the ``thread_id`` it returns."""
         config: Dict[str, Any] = {**self._config, **extra}
         if "callbacks" in extra and self._config.get("callbacks"):
             config["callbacks"] = [*self._config["callbacks"], *extra["callbacks"]]
@@ -428,11 +434,17 @@ class LangGraphDeployment(Deployment):
         return record
 
     def _has_checkpoint(self, conversation: str, checkpoint_id: Optional[str]) -> bool:
-        """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``."""
+        """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``.
+
+        The thread is the one :meth:`thread_config` names, as every other
+        look-up of the adapter's: a desk that maps conversations to thread
+        ids of its own (a tenant prefix) must find its checkpoints here too,
+        or every pause would be reported unresumable."""
         if not checkpoint_id or self.graph.checkpointer is None:
             return False
-        config = {"configurable": {"thread_id": conversation, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
-        return self.graph.checkpointer.get_tuple(config) is not None
+        configurable = dict(self.thread_config(conversation).get("configurable", {}))
+        configurable.update(checkpoint_ns="", checkpoint_id=checkpoint_id)
+        return self.graph.checkpointer.get_tuple({"configurable": configurable}) is not None
 
     # -- the evidence ------------------------------------------------------------
 
