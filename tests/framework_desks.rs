@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use helpdesk::frameworks::{self, Framework, FrameworkTwin, TWINS};
+use helpdesk::frameworks::{self, Framework, FrameworkTwin, HONEST, TWINS};
 use helpdesk::{python, upstream};
 use symfonic_evals::replay::{ReplayConfig, RECORD_ENV};
 use symfonic_evals::{run_pack, PackRun, RunOptions};
@@ -94,11 +94,34 @@ fn every_framework_twin_is_caught_where_it_must_be() {
     side_by_side(TWINS, |twin| assert_caught(&twin));
 }
 
-/// The twins each desk offers, as its `TWINS` table lists them.
-fn offered(framework: Framework) -> BTreeSet<String> {
+#[test]
+fn every_honest_framework_variant_passes_every_pack() {
+    let runs: Vec<_> = HONEST
+        .into_iter()
+        .flat_map(|v| v.framework.packs().map(move |p| (v, p)))
+        .collect();
+    let runs = side_by_side(runs, |(variant, pack)| {
+        let spec = variant
+            .framework
+            .variant_spec(framework_python(), variant.name);
+        let kind = frameworks::definition(pack).kind().name();
+        run_pack(
+            &format!("{}::{}::{kind}", variant.framework.name(), variant.name),
+            &frameworks::definition(pack),
+            &options(variant.framework, pack, None),
+            move |ctx| python::start(ctx, &spec),
+        )
+    });
+    runs.iter().for_each(PackRun::assert_passed);
+}
+
+/// The twins (or, with `table = "HONEST"`, the honest variants) each desk
+/// offers, as its table lists them.
+fn offered(framework: Framework, table: &str) -> BTreeSet<String> {
+    let script = format!("import desk; print('\\n'.join(getattr(desk, '{table}', {{}})))");
     let output = Command::new(framework_python())
         .current_dir(framework.dir())
-        .args(["-c", "import desk; print('\\n'.join(desk.TWINS))"])
+        .args(["-c", &script])
         .output()
         .expect("the framework's interpreter runs");
     assert!(
@@ -108,6 +131,7 @@ fn offered(framework: Framework) -> BTreeSet<String> {
     );
     String::from_utf8_lossy(&output.stdout)
         .lines()
+        .filter(|name| !name.is_empty())
         .map(str::to_owned)
         .collect()
 }
@@ -120,7 +144,13 @@ fn every_twin_a_framework_desk_offers_is_tested() {
             .filter(|t| t.framework == framework)
             .map(|t| t.name.to_owned())
             .collect();
-        assert_eq!(offered(framework), tested, "{}", framework.name());
+        assert_eq!(offered(framework, "TWINS"), tested, "{}", framework.name());
+        let honest: BTreeSet<String> = HONEST
+            .iter()
+            .filter(|v| v.framework == framework)
+            .map(|v| v.name.to_owned())
+            .collect();
+        assert_eq!(offered(framework, "HONEST"), honest, "{}", framework.name());
     }
 }
 

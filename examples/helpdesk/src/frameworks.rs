@@ -56,6 +56,13 @@ impl Framework {
         self.dir().join("cassettes").join(format!("{name}.jsonl"))
     }
 
+    /// The command that starts the honest variant `variant` of the desk
+    /// (`--variant`): a correct desk shaped another way, which must pass
+    /// every pack the desk passes.
+    pub fn variant_spec(self, python: impl Into<OsString>, variant: &str) -> ProcessSpec {
+        self.spec(python, None).args(["--variant", variant])
+    }
+
     /// The command that starts the desk, or its twin `twin`, under
     /// `python` (an interpreter with the framework and the companion
     /// installed), forked from an interpreter that imported it once.
@@ -97,6 +104,28 @@ pub fn definition(pack: Pack) -> PackDefinition {
         _ => python::definition(pack),
     }
 }
+
+/// An honest variant of a framework desk: a correct deployment shaped the
+/// way real adopters shape it, which passes every pack the desk passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HonestVariant {
+    /// The desk.
+    pub framework: Framework,
+    /// The `--variant` name.
+    pub name: &'static str,
+}
+
+/// Every honest variant of the framework desks.
+pub const HONEST: [HonestVariant; 1] = [
+    // Thread ids with a tenant prefix, through the LangGraph adapter's
+    // `thread_config` seam: pauses stay resumable and resumes bound to
+    // their checkpoint (the adapter once looked the checkpoint up under
+    // the bare conversation, and reported neither).
+    HonestVariant {
+        framework: Framework::LangGraph,
+        name: "namespaced-threads",
+    },
+];
 
 /// A broken twin of a framework desk, a defect real adopters of the
 /// framework hit, selected with `--twin`.
