@@ -42,6 +42,7 @@ from symfonic_evals_protocol.adapters._common import (
     request_digest,
     require_approval,
 )
+from symfonic_evals_protocol.adapters.tokens import SignedTokenCodec
 
 try:
     import langgraph  # noqa: F401
@@ -55,6 +56,7 @@ try:
     from langgraph.types import Command, interrupt
 
     from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
+    from symfonic_evals_protocol.adapters.langgraph import deployment as langgraph_deployment
 
     HAVE_LANGGRAPH = True
 except ImportError:
@@ -607,6 +609,33 @@ class LangGraphAdapter(unittest.TestCase):
         graph = self.servers[-1].deployments[-1].graph
         threads = {c.config["configurable"]["thread_id"] for c in graph.checkpointer.list(None)}
         self.assertEqual(threads, {"tenant-a/c"}, "no checkpoint under the bare conversation")
+
+    def test_a_token_codec_shapes_the_token_and_nothing_else(self) -> None:
+        peer = self.start(token_codec=SignedTokenCodec("desk secret"))
+        paused = peer.prompt("c", "escalate ticket 7")
+        token = paused.record["terminal"]["token"]
+        key, dot, signature = token.rpartition(".")
+        self.assertTrue(dot and key and signature)
+        unsigned = peer.resume("c", key, APPROVE, paused.record["terminal"]["question_id"])
+        self.assertEqual(unsigned.error["code"], "pause.unknown")
+        peer = self.restart(token_codec=SignedTokenCodec("desk secret"))
+        self.assertEqual(peer.redeem("c", paused).record["resolved"][0]["outcome"]["status"], "succeeded")
+        self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
+
+    def test_deployment_builds_the_graph_in_the_serving_process(self) -> None:
+        built: List[Any] = []
+
+        def make_graph() -> Any:
+            built.append(agent_graph(self.tools))
+            return built[-1]
+
+        factory = langgraph_deployment(make_graph, validate_answer=require_approval)
+        self.assertEqual(built, [], "nothing is built before the factory is called")
+        server = InProcess(factory, self.dir, self.ledger)
+        self.servers.append(server)
+        self.assertEqual(len(built), 1)
+        paused = server.peer.prompt("c", "escalate ticket 7")
+        self.assertEqual(server.peer.redeem("c", paused, {"approved": "yes"}).error["code"], "answer.invalid")
 
     def test_refusals_come_before_the_graph_runs(self) -> None:
         peer = self.start()

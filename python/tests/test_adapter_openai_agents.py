@@ -288,6 +288,26 @@ class InProcess(unittest.TestCase):
         out = self.session([resume(4, token, {"approved": True}, question)])
         self.assertEqual(answered(out, 4)["error"]["kind"], "PauseTokenReplayedError")
 
+    def test_a_token_codec_shapes_the_token(self) -> None:
+        from symfonic_evals_protocol.adapters import SignedTokenCodec
+
+        def signed(durable_dir: str) -> Any:
+            return fake_desk(durable_dir, token_codec=SignedTokenCodec("desk secret"))
+
+        out = self.session([prompt(1, "please escalate ticket 7")], factory=signed)
+        terminal = answered(out, 1)["record"]["terminal"]
+        key, _, _ = terminal["token"].rpartition(".")
+        out = self.session(
+            [
+                resume(2, key, {"approved": True}, terminal["question_id"]),
+                resume(3, terminal["token"], {"approved": True}, terminal["question_id"]),
+                ledger(3, "escalate:7"),
+            ],
+            factory=signed,
+        )
+        self.assertEqual(answered(out, 2)["error"]["code"], "pause.unknown")
+        self.assertEqual(answered(out, 3)["record"]["resolved"][0]["outcome"]["status"], "succeeded")
+
     def test_refusals_keep_the_token_redeemable(self) -> None:
         record = self.pause()
         token, question = record["terminal"]["token"], record["terminal"]["question_id"]

@@ -75,6 +75,7 @@ from .._async import AsyncTurn
 from .._identity import canonical_json
 from .._records import PromptRequest, ResumeRequest, TurnFailure
 from .._sync import Turn
+from .tokens import TokenCodec
 
 __all__ = [
     "ADAPTER_STORE_FILE",
@@ -316,13 +317,18 @@ class PauseRow:
 
 
 class PauseTable:
-    """Pause tokens: minted by the adapter, bound to a conversation and a
-    question id, spent once. Tokens are 32 url-safe random bytes."""
+    """Pauses: minted by the adapter, bound to a conversation and a
+    question id, spent once. Each is stored under a key of 32 url-safe
+    random bytes (``PauseRow.token``, which :meth:`claim`, :meth:`release`
+    and :meth:`finish` take); the token handed out is ``codec``'s for that
+    key (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`; by
+    default the key itself)."""
 
     _COLUMNS = "token, conversation, question_id, interaction, calls, handle, baseline, status, claimed_by"
 
-    def __init__(self, db: _Db) -> None:
+    def __init__(self, db: _Db, codec: Optional[TokenCodec] = None) -> None:
         self._db = db
+        self.codec = codec or TokenCodec()
 
     @staticmethod
     def _row(row: Any) -> Optional[PauseRow]:
@@ -341,9 +347,10 @@ class PauseTable:
         handle: Any,
         baseline: Any = None,
     ) -> str:
-        """Stores a new open pause and returns its token. An open pause of
-        the same conversation and question id (one minted by an attempt that
-        died before answering) is handed out again instead."""
+        """Stores a new open pause and returns its token (the codec's for
+        the pause's key). An open pause of the same conversation and
+        question id (one minted by an attempt that died before answering)
+        is handed out again instead."""
         with self._db.transaction() as conn:
             row = conn.execute(
                 f"SELECT {self._COLUMNS} FROM pauses WHERE conversation = ? AND question_id = ? "
@@ -351,7 +358,7 @@ class PauseTable:
                 (conversation, question_id),
             ).fetchone()
             if row is not None:
-                return str(row[0])
+                return self.codec.issue(str(row[0]), conversation, question_id)
             token = secrets.token_urlsafe(32)
             conn.execute(
                 "INSERT INTO pauses (token, conversation, question_id, interaction, calls, handle, baseline) "
@@ -366,12 +373,18 @@ class PauseTable:
                     json.dumps(baseline),
                 ),
             )
-            return token
+        return self.codec.issue(token, conversation, question_id)
 
     def get(self, token: str) -> Optional[PauseRow]:
-        """The pause minted with exactly ``token``, if any."""
+        """The pause ``token`` names (a token the codec issued), if any."""
+        try:
+            key = self.codec.verify(token)
+        except Exception:  # a token the codec cannot read names no pause
+            key = None
+        if not isinstance(key, str):
+            return None
         with self._db.transaction() as conn:
-            return self._row(conn.execute(f"SELECT {self._COLUMNS} FROM pauses WHERE token = ?", (token,)).fetchone())
+            return self._row(conn.execute(f"SELECT {self._COLUMNS} FROM pauses WHERE token = ?", (key,)).fetchone())
 
     def lookup(self, request: ResumeRequest) -> PauseRow:
         """The pause a resume redeems; raises :func:`unknown_token`,
@@ -427,9 +440,14 @@ class PauseTable:
             )
 
     def finish(self, token: str) -> None:
-        """Spends the token for good: every later redemption is a replay."""
+        """Spends the pause under the key ``token`` for good: every later
+        redemption is a replay. The codec hears of it once."""
         with self._db.transaction() as conn:
-            conn.execute("UPDATE pauses SET status = 'finished' WHERE token = ?", (token,))
+            cursor = conn.execute(
+                "UPDATE pauses SET status = 'finished' WHERE token = ? AND status != 'finished'", (token,)
+            )
+        if cursor.rowcount == 1:
+            self.codec.spend(token)
 
 
 @dataclass(frozen=True)
@@ -530,11 +548,14 @@ class CallIds:
 
 class AdapterStore:
     """The adapter's durable tables in one SQLite file under the durable
-    directory: :attr:`pauses`, :attr:`turns`, :attr:`calls`."""
+    directory: :attr:`pauses` (tokens by ``codec``), :attr:`turns`,
+    :attr:`calls`."""
 
-    def __init__(self, durable_dir: str, filename: str = ADAPTER_STORE_FILE) -> None:
+    def __init__(
+        self, durable_dir: str, filename: str = ADAPTER_STORE_FILE, codec: Optional[TokenCodec] = None
+    ) -> None:
         self._db = _Db(os.path.join(durable_dir, filename))
-        self.pauses = PauseTable(self._db)
+        self.pauses = PauseTable(self._db, codec)
         self.turns = TurnJournal(self._db)
         self.calls = CallIds(self._db)
 

@@ -105,12 +105,14 @@ from ._common import (
     request_digest,
     stale,
 )
+from .tokens import TokenCodec
 
 __all__ = [
     "CHECKPOINT_FILE",
     "LangGraphDeployment",
     "ModelInputRecorder",
     "default_capabilities",
+    "deployment",
     "render_messages",
 ]
 
@@ -254,7 +256,9 @@ class LangGraphDeployment(Deployment):
     every ``invoke``: ``"sync"`` (the default here; LangGraph's own is
     ``"async"``) writes each step's checkpoint before the next step starts,
     so a process killed mid-step loses no finished step; ``None`` leaves
-    LangGraph's default.
+    LangGraph's default. ``token_codec`` turns the pauses' keys into the
+    tokens handed out (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`;
+    default: opaque random tokens).
     """
 
     def __init__(
@@ -269,9 +273,10 @@ class LangGraphDeployment(Deployment):
         answer_of: Optional[Callable[[Any, List[BaseMessage]], str]] = None,
         durability: Optional[str] = "sync",
         extension_tools: Iterable[str] = (),
+        token_codec: Optional[TokenCodec] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.store = AdapterStore(durable_dir)
+        self.store = AdapterStore(durable_dir, codec=token_codec)
         self.run = RunLease(durable_dir)
         self._connection: Optional[sqlite3.Connection] = None
         self.graph = self._attach(graph)
@@ -549,3 +554,11 @@ class LangGraphDeployment(Deployment):
         )
         resumable = self._has_checkpoint(conversation, checkpoint_id)
         return Pause(interaction, resumable, token, question=json_safe(interrupt.value), question_id=question_id)
+
+
+def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str], LangGraphDeployment]:
+    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
+    graph in the process that serves it (after the fork server forked, so
+    its model clients read that process's environment), with ``options``
+    as :class:`LangGraphDeployment` takes them."""
+    return lambda durable_dir: LangGraphDeployment(durable_dir, make_graph(), **options)

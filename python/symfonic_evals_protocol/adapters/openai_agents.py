@@ -105,6 +105,7 @@ from ._common import (
 )
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
 from ._openai_agents_state import AgentsJournal
+from .tokens import TokenCodec
 
 __all__ = [
     "APPROVAL_STAGE",
@@ -323,7 +324,10 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     ``extension_tools`` contributed by ``extensions``, the ``mcp-fixture``
     trait when one of the agent's MCP servers is the harness's fixture, and
     ``traits`` (``idempotent-effects`` when the tools key their effects on
-    the request, ``replicas``...).
+    the request, ``replicas``...). ``token_codec`` turns the pauses' keys
+    into the tokens handed out
+    (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`; default:
+    opaque random tokens).
 
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),
@@ -342,6 +346,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         capabilities: Optional[Capabilities] = None,
         traits: Iterable[str] = (),
         extension_tools: Iterable[str] = (),
+        token_codec: Optional[TokenCodec] = None,
     ) -> None:
         super().__init__(durable_dir)
         self.agent = agent
@@ -354,7 +359,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         self._traits = tuple(traits)
         self._extension_tools = tuple(extension_tools)
         self.lease = RunLease(durable_dir)
-        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE)
+        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
         self.journal = AgentsJournal(durable_dir)
 
     # -- lifecycle -----------------------------------------------------------
