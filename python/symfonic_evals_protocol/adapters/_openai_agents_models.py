@@ -1,6 +1,6 @@
 """The OpenAI Agents SDK adapter's journaled models: every model call of
 one attempt at a request, whichever agent of the run makes it, kept in the
-attempt's journal (:class:`._openai_agents_state.AgentsJournal`) so a
+attempt's journal (:class:`._journal.RunJournal`) so a
 client's retry after a crash replays the responses instead of asking the
 model again.
 
@@ -30,7 +30,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseOutputItem
 from pydantic import TypeAdapter
 
-from ._openai_agents_state import AgentsJournal
+from ._journal import RunJournal
 
 _OUTPUT_ITEM: "TypeAdapter[Any]" = TypeAdapter(ResponseOutputItem)
 
@@ -67,7 +67,7 @@ class JournaledModel(Model):
     responses the crashed attempt got, in order, and asks the model only
     past them."""
 
-    def __init__(self, inner: Model, journal: AgentsJournal, attempt: str, counter: "_Counter | None" = None) -> None:
+    def __init__(self, inner: Model, journal: RunJournal, attempt: str, counter: "_Counter | None" = None) -> None:
         self._inner = inner
         self._journal = journal
         self._attempt = attempt
@@ -97,7 +97,7 @@ class JournaledGraph:
     :attr:`clones` keeps every clone alive (a ``Handoff`` holds its target
     only by weak reference)."""
 
-    def __init__(self, agent: Agent[Any], config: RunConfig, journal: AgentsJournal, attempt: str) -> None:
+    def __init__(self, agent: Agent[Any], config: RunConfig, journal: RunJournal, attempt: str) -> None:
         self._config = config
         self._journal = journal
         self._attempt = attempt

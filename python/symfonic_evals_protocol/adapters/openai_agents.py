@@ -103,8 +103,8 @@ from ._common import (
     require_approval,
     stale,
 )
+from ._journal import RunJournal
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
-from ._openai_agents_state import AgentsJournal
 from .tokens import TokenCodec
 
 __all__ = [
@@ -360,7 +360,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         self._extension_tools = tuple(extension_tools)
         self.lease = RunLease(durable_dir)
         self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
-        self.journal = AgentsJournal(durable_dir)
+        self.journal = RunJournal(durable_dir)
 
     # -- lifecycle -----------------------------------------------------------
 
