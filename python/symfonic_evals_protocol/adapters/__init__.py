@@ -4,6 +4,10 @@
   graph (``pip install 'symfonic-evals-protocol[langgraph]'``).
 - :mod:`symfonic_evals_protocol.adapters.openai_agents`: an OpenAI Agents
   SDK agent (``[openai-agents]``).
+- :mod:`symfonic_evals_protocol.adapters.pydantic_ai`: a Pydantic AI agent
+  (``[pydantic-ai]``).
+- :mod:`symfonic_evals_protocol.adapters.google_adk`: a Google Agent
+  Development Kit agent (``[google-adk]``).
 
 Importing this package needs no framework; each adapter module imports its
 own. :data:`effects` is how a tool body reaches the harness's ledger and
