@@ -1,4 +1,4 @@
-//! The help desk on LangGraph and on the OpenAI Agents SDK, each an
+//! The help desk on LangGraph, the OpenAI Agents SDK and Pydantic AI, each an
 //! adopter's graph or agent served by the companion's adapter, judged by
 //! the approval, extension and exactly-once packs with every probe. The
 //! frameworks talk to the harness's model endpoint as they would to
@@ -8,13 +8,13 @@
 //! The frameworks are installed into a virtual environment: the one
 //! `SYMFONIC_EVALS_FRAMEWORK_VENV` names (CI makes it before the tests),
 //! or else one made under the target directory from `./python` with its
-//! `langgraph` and `openai-agents` extras.
+//! `langgraph`, `openai-agents` and `pydantic-ai` extras.
 //!
 //! To re-record the cassettes (one command), then review and accept:
 //!
 //! ```sh
 //! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed
-//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes
+//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes examples/pydantic-ai-desk/cassettes
 //! ```
 #![cfg(unix)]
 
@@ -34,7 +34,7 @@ const VENV_ENV: &str = "SYMFONIC_EVALS_FRAMEWORK_VENV";
 fn framework_python() -> PathBuf {
     match std::env::var_os(VENV_ENV) {
         Some(venv) => PathBuf::from(venv).join("bin").join("python"),
-        None => venv_python(&["./python[langgraph,openai-agents]"]),
+        None => venv_python(&["./python[langgraph,openai-agents,pydantic-ai]"]),
     }
 }
 

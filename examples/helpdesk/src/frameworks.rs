@@ -1,6 +1,7 @@
-//! The help desk on two agent frameworks, served through the companion's
-//! adapters: LangGraph (`examples/langgraph-desk/`) and the OpenAI Agents
-//! SDK (`examples/openai-agents-desk/`). Both talk to the harness's model
+//! The help desk on agent frameworks, served through the companion's
+//! adapters: LangGraph (`examples/langgraph-desk/`), the OpenAI Agents
+//! SDK (`examples/openai-agents-desk/`) and Pydantic AI
+//! (`examples/pydantic-ai-desk/`). Each talks to the harness's model
 //! endpoint as they would to OpenAI, and replay the cassettes committed
 //! beside them. Here: how they are started, the packs they are judged with,
 //! and their twins with where each must be caught. `tests/framework_desks.rs`
@@ -24,17 +25,25 @@ pub enum Framework {
     LangGraph,
     /// The OpenAI Agents SDK: `needs_approval`, a saved `RunState`.
     OpenAiAgents,
+    /// Pydantic AI: `requires_approval`, `DeferredToolRequests`, the
+    /// message history kept in the durable directory.
+    PydanticAi,
 }
 
 impl Framework {
-    /// Both frameworks.
-    pub const ALL: [Framework; 2] = [Framework::LangGraph, Framework::OpenAiAgents];
+    /// Every framework.
+    pub const ALL: [Framework; 3] = [
+        Framework::LangGraph,
+        Framework::OpenAiAgents,
+        Framework::PydanticAi,
+    ];
 
     /// The example's directory name, which names its runs too.
     pub fn name(self) -> &'static str {
         match self {
             Framework::LangGraph => "langgraph-desk",
             Framework::OpenAiAgents => "openai-agents-desk",
+            Framework::PydanticAi => "pydantic-ai-desk",
         }
     }
 
@@ -197,7 +206,7 @@ const CRASH_RETRIED: (&str, &str, &str, &str) = (
 );
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 7] = [
+pub const TWINS: [FrameworkTwin; 9] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
@@ -273,5 +282,27 @@ pub const TWINS: [FrameworkTwin; 7] = [
             "an error (any kind)",
         ),
         &["approval/type-confused-answer"],
+    ),
+    // The docs' pattern: a paused run's messages kept in a variable. A
+    // restart loses the pause.
+    twin(
+        Framework::PydanticAi,
+        "history-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "UnexpectedError",
+            "the turn succeeds",
+        ),
+        &["approval/crash-inside-resume"],
+    ),
+    // Pydantic AI runs the same approvals on the same history again.
+    twin(
+        Framework::PydanticAi,
+        "trusts-pydantic-ai",
+        Pack::ApprovalResume,
+        REPLAY_ACCEPTED,
+        REPLAYING_PROBES,
     ),
 ];

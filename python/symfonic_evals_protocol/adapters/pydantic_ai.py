@@ -257,7 +257,8 @@ class PydanticAIDeployment(AsyncDeployment):
     (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`).
 
     The seams a subclass may override: :meth:`deps`, :meth:`read_answer`
-    (the person's answer as approve/deny), :meth:`check_spent`,
+    (the person's answer as approve/deny), :meth:`keep_messages` and
+    :meth:`load_messages` (what a pause continues from), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
     """
 
@@ -308,6 +309,17 @@ class PydanticAIDeployment(AsyncDeployment):
         else ``InvalidAnswer`` (the token stays redeemable)."""
         require_approval(answer)
         return bool(answer["approved"])
+
+    def keep_messages(self, messages: List[ModelMessage]) -> Any:
+        """What a pause keeps of its run's messages to continue from, as
+        JSON (default: the messages themselves, serialized, in the durable
+        pause table)."""
+        return ModelMessagesTypeAdapter.dump_json(messages).decode()
+
+    def load_messages(self, pause: PauseRow) -> List[ModelMessage]:
+        """The messages a resume continues from (what :meth:`keep_messages`
+        kept)."""
+        return ModelMessagesTypeAdapter.validate_json(pause.handle["messages"])
 
     def check_spent(self, pause: PauseRow) -> None:
         """Refuses a replay: the token's continuation finished, or a live
@@ -360,7 +372,7 @@ class PydanticAIDeployment(AsyncDeployment):
         if not self.spend(pause):
             raise replayed()
         try:
-            history = ModelMessagesTypeAdapter.validate_json(handle["messages"])
+            history = self.load_messages(pause)
             answer: Any = True if approved else ToolDenied(_DENIED)
             results = DeferredToolResults(approvals={call["call_id"]: answer for call in pause.calls})
             attempt = f"resume:{pause.question_id}"
@@ -463,7 +475,7 @@ class PydanticAIDeployment(AsyncDeployment):
         asked = [{"tool": call["name"], "arguments": json_safe(by_id[call["call_id"]].args_as_dict())} for call in parked]
         question: Any = asked[0] if len(asked) == 1 else {"calls": asked}
         question_id = f"q-{secrets.token_hex(8)}"
-        handle = {"serial": serial, "messages": ModelMessagesTypeAdapter.dump_json(messages).decode()}
+        handle = {"serial": serial, "messages": self.keep_messages(messages)}
         interaction = str(parked[0]["name"])
         token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
         return Pause(interaction, True, token, question=question, question_id=question_id)
