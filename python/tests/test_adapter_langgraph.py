@@ -447,6 +447,10 @@ if HAVE_LANGGRAPH:
         def _llm_type(self) -> str:
             return "scripted"
 
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChat":
+            """The script names its tools itself (``create_agent`` binds them)."""
+            return self
+
         def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
             last = messages[-1]
             if isinstance(last, ToolMessage):
@@ -636,6 +640,23 @@ class LangGraphAdapter(unittest.TestCase):
         self.assertEqual(len(built), 1)
         paused = server.peer.prompt("c", "escalate ticket 7")
         self.assertEqual(server.peer.redeem("c", paused, {"approved": "yes"}).error["code"], "answer.invalid")
+
+    def test_a_create_agent_graph_pauses_and_resumes(self) -> None:
+        """An agent built as LangGraph's docs build one (langchain's
+        ``create_agent``, from the ``langgraph`` extra), served as it is."""
+        try:
+            from langchain.agents import create_agent
+        except ImportError:
+            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+        graph = create_agent(ScriptedChat(), tools=self.tools.all, system_prompt="you are the desk")
+        peer = self.start(graph=graph)
+        paused = peer.prompt("c", "escalate ticket 7")
+        self.assertEqual(paused.record["terminal"]["interaction"], "escalate_ticket")
+        self.assertTrue(paused.record["terminal"]["resumable"])
+        resumed = peer.redeem("c", paused).record
+        self.assertEqual(resumed["resolved"][0]["outcome"], {"status": "succeeded", "result": {"escalated": 7}})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+        self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
 
     def test_refusals_come_before_the_graph_runs(self) -> None:
         peer = self.start()
