@@ -1,20 +1,21 @@
-//! The help desk on LangGraph, the OpenAI Agents SDK and Pydantic AI, each an
-//! adopter's graph or agent served by the companion's adapter, judged by
-//! the approval, extension and exactly-once packs with every probe. The
-//! frameworks talk to the harness's model endpoint as they would to
-//! OpenAI; it replays the cassettes committed under each example, with no
-//! upstream running. Then every twin, each caught where it must be.
+//! The help desk on LangGraph, the OpenAI Agents SDK, Pydantic AI and the
+//! Google ADK, each an adopter's graph or agent served by the companion's
+//! adapter, judged by the approval, extension and exactly-once packs with
+//! every probe. The frameworks talk to the harness's model endpoint as they
+//! would to OpenAI; it replays the cassettes committed under each example,
+//! with no upstream running. Then every twin, each caught where it must
+//! be, and every honest variant, passing.
 //!
 //! The frameworks are installed into a virtual environment: the one
 //! `SYMFONIC_EVALS_FRAMEWORK_VENV` names (CI makes it before the tests),
 //! or else one made under the target directory from `./python` with its
-//! `langgraph`, `openai-agents` and `pydantic-ai` extras.
+//! `langgraph`, `openai-agents`, `pydantic-ai` and `google-adk` extras.
 //!
 //! To re-record the cassettes (one command), then review and accept:
 //!
 //! ```sh
 //! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed
-//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes examples/pydantic-ai-desk/cassettes
+//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes examples/pydantic-ai-desk/cassettes examples/google-adk-desk/cassettes
 //! ```
 #![cfg(unix)]
 
@@ -34,7 +35,7 @@ const VENV_ENV: &str = "SYMFONIC_EVALS_FRAMEWORK_VENV";
 fn framework_python() -> PathBuf {
     match std::env::var_os(VENV_ENV) {
         Some(venv) => PathBuf::from(venv).join("bin").join("python"),
-        None => venv_python(&["./python[langgraph,openai-agents,pydantic-ai]"]),
+        None => venv_python(&["./python[langgraph,openai-agents,pydantic-ai,google-adk]"]),
     }
 }
 
@@ -71,7 +72,7 @@ fn run(
 }
 
 #[test]
-fn committed_cassettes_replay_every_pack_of_both_framework_desks() {
+fn committed_cassettes_replay_every_pack_of_every_framework_desk() {
     let upstream = recording().then(|| upstream::framework_desk().expect("a scripted upstream"));
     let url = upstream.as_ref().map(|u| u.url().to_owned());
     let runs: Vec<_> = Framework::ALL

@@ -1,7 +1,8 @@
 //! The help desk on agent frameworks, served through the companion's
 //! adapters: LangGraph (`examples/langgraph-desk/`), the OpenAI Agents
-//! SDK (`examples/openai-agents-desk/`) and Pydantic AI
-//! (`examples/pydantic-ai-desk/`). Each talks to the harness's model
+//! SDK (`examples/openai-agents-desk/`), Pydantic AI
+//! (`examples/pydantic-ai-desk/`) and Google's ADK
+//! (`examples/google-adk-desk/`). Each talks to the harness's model
 //! endpoint as they would to OpenAI, and replay the cassettes committed
 //! beside them. Here: how they are started, the packs they are judged with,
 //! and their twins with where each must be caught. `tests/framework_desks.rs`
@@ -28,14 +29,18 @@ pub enum Framework {
     /// Pydantic AI: `requires_approval`, `DeferredToolRequests`, the
     /// message history kept in the durable directory.
     PydanticAi,
+    /// Google's Agent Development Kit: `require_confirmation`, SQLite
+    /// sessions in the durable directory.
+    GoogleAdk,
 }
 
 impl Framework {
     /// Every framework.
-    pub const ALL: [Framework; 3] = [
+    pub const ALL: [Framework; 4] = [
         Framework::LangGraph,
         Framework::OpenAiAgents,
         Framework::PydanticAi,
+        Framework::GoogleAdk,
     ];
 
     /// The example's directory name, which names its runs too.
@@ -44,6 +49,7 @@ impl Framework {
             Framework::LangGraph => "langgraph-desk",
             Framework::OpenAiAgents => "openai-agents-desk",
             Framework::PydanticAi => "pydantic-ai-desk",
+            Framework::GoogleAdk => "google-adk-desk",
         }
     }
 
@@ -206,7 +212,7 @@ const CRASH_RETRIED: (&str, &str, &str, &str) = (
 );
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 9] = [
+pub const TWINS: [FrameworkTwin; 11] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
@@ -301,6 +307,29 @@ pub const TWINS: [FrameworkTwin; 9] = [
     twin(
         Framework::PydanticAi,
         "trusts-pydantic-ai",
+        Pack::ApprovalResume,
+        REPLAY_ACCEPTED,
+        REPLAYING_PROBES,
+    ),
+    // The quickstart's InMemorySessionService: a restart loses the
+    // pending confirmation.
+    twin(
+        Framework::GoogleAdk,
+        "sessions-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "UnexpectedError",
+            "the turn succeeds",
+        ),
+        &["approval/crash-inside-resume"],
+    ),
+    // The ADK answers a second confirmation of the same call with silence,
+    // which a desk trusting it reports as a finished turn.
+    twin(
+        Framework::GoogleAdk,
+        "trusts-adk",
         Pack::ApprovalResume,
         REPLAY_ACCEPTED,
         REPLAYING_PROBES,
