@@ -104,7 +104,17 @@ from .._records import (
     TurnFailure,
     TurnRecord,
 )
-from ._common import AdapterStore, PauseRow, RunLease, bound_turn, json_safe, replayed, request_digest, require_approval, stale
+from ._common import (
+    AdapterStore,
+    PauseRow,
+    RunLease,
+    bound_turn,
+    json_safe,
+    replayed,
+    request_digest,
+    require_approval,
+    stale,
+)
 from ._journal import RunJournal
 from .tokens import TokenCodec
 
