@@ -1,20 +1,21 @@
-//! The help desk on LangGraph and on the OpenAI Agents SDK, each an
-//! adopter's graph or agent served by the companion's adapter, judged by
-//! the approval, extension and exactly-once packs with every probe. The
-//! frameworks talk to the harness's model endpoint as they would to
-//! OpenAI; it replays the cassettes committed under each example, with no
-//! upstream running. Then every twin, each caught where it must be.
+//! The help desk on LangGraph, the OpenAI Agents SDK, Pydantic AI and the
+//! Google ADK, each an adopter's graph or agent served by the companion's
+//! adapter, judged by the approval, extension and exactly-once packs with
+//! every probe. The frameworks talk to the harness's model endpoint as they
+//! would to OpenAI; it replays the cassettes committed under each example,
+//! with no upstream running. Then every twin, each caught where it must
+//! be, and every honest variant, passing.
 //!
 //! The frameworks are installed into a virtual environment: the one
 //! `SYMFONIC_EVALS_FRAMEWORK_VENV` names (CI makes it before the tests),
 //! or else one made under the target directory from `./python` with its
-//! `langgraph` and `openai-agents` extras.
+//! `langgraph`, `openai-agents`, `pydantic-ai` and `google-adk` extras.
 //!
 //! To re-record the cassettes (one command), then review and accept:
 //!
 //! ```sh
 //! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed
-//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes
+//! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes examples/pydantic-ai-desk/cassettes examples/google-adk-desk/cassettes
 //! ```
 #![cfg(unix)]
 
@@ -22,7 +23,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use helpdesk::frameworks::{self, Framework, FrameworkTwin, TWINS};
+use helpdesk::frameworks::{self, Framework, FrameworkTwin, HONEST, TWINS};
 use helpdesk::{python, upstream};
 use symfonic_evals::replay::{ReplayConfig, RECORD_ENV};
 use symfonic_evals::{run_pack, PackRun, RunOptions};
@@ -34,7 +35,7 @@ const VENV_ENV: &str = "SYMFONIC_EVALS_FRAMEWORK_VENV";
 fn framework_python() -> PathBuf {
     match std::env::var_os(VENV_ENV) {
         Some(venv) => PathBuf::from(venv).join("bin").join("python"),
-        None => venv_python(&["./python[langgraph,openai-agents]"]),
+        None => venv_python(&["./python[langgraph,openai-agents,pydantic-ai,google-adk]"]),
     }
 }
 
@@ -71,7 +72,7 @@ fn run(
 }
 
 #[test]
-fn committed_cassettes_replay_every_pack_of_both_framework_desks() {
+fn committed_cassettes_replay_every_pack_of_every_framework_desk() {
     let upstream = recording().then(|| upstream::framework_desk().expect("a scripted upstream"));
     let url = upstream.as_ref().map(|u| u.url().to_owned());
     let runs: Vec<_> = Framework::ALL
@@ -94,11 +95,34 @@ fn every_framework_twin_is_caught_where_it_must_be() {
     side_by_side(TWINS, |twin| assert_caught(&twin));
 }
 
-/// The twins each desk offers, as its `TWINS` table lists them.
-fn offered(framework: Framework) -> BTreeSet<String> {
+#[test]
+fn every_honest_framework_variant_passes_every_pack() {
+    let runs: Vec<_> = HONEST
+        .into_iter()
+        .flat_map(|v| v.framework.packs().map(move |p| (v, p)))
+        .collect();
+    let runs = side_by_side(runs, |(variant, pack)| {
+        let spec = variant
+            .framework
+            .variant_spec(framework_python(), variant.name);
+        let kind = frameworks::definition(pack).kind().name();
+        run_pack(
+            &format!("{}::{}::{kind}", variant.framework.name(), variant.name),
+            &frameworks::definition(pack),
+            &options(variant.framework, pack, None),
+            move |ctx| python::start(ctx, &spec),
+        )
+    });
+    runs.iter().for_each(PackRun::assert_passed);
+}
+
+/// The twins (or, with `table = "HONEST"`, the honest variants) each desk
+/// offers, as its table lists them.
+fn offered(framework: Framework, table: &str) -> BTreeSet<String> {
+    let script = format!("import desk; print('\\n'.join(getattr(desk, '{table}', {{}})))");
     let output = Command::new(framework_python())
         .current_dir(framework.dir())
-        .args(["-c", "import desk; print('\\n'.join(desk.TWINS))"])
+        .args(["-c", &script])
         .output()
         .expect("the framework's interpreter runs");
     assert!(
@@ -108,6 +132,7 @@ fn offered(framework: Framework) -> BTreeSet<String> {
     );
     String::from_utf8_lossy(&output.stdout)
         .lines()
+        .filter(|name| !name.is_empty())
         .map(str::to_owned)
         .collect()
 }
@@ -120,7 +145,13 @@ fn every_twin_a_framework_desk_offers_is_tested() {
             .filter(|t| t.framework == framework)
             .map(|t| t.name.to_owned())
             .collect();
-        assert_eq!(offered(framework), tested, "{}", framework.name());
+        assert_eq!(offered(framework, "TWINS"), tested, "{}", framework.name());
+        let honest: BTreeSet<String> = HONEST
+            .iter()
+            .filter(|v| v.framework == framework)
+            .map(|v| v.name.to_owned())
+            .collect();
+        assert_eq!(offered(framework, "HONEST"), honest, "{}", framework.name());
     }
 }
 

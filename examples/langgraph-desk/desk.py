@@ -11,8 +11,9 @@ in ``examples/helpdesk-py`` does. ``escalate_ticket`` asks a supervisor with
 (a thread per conversation, the SQLite checkpointer, pause tokens, replay
 refusal, retries, the evidence) is the adapter's.
 
-``--twin NAME`` (or ``--variant NAME``) starts a broken twin, a defect real
-LangGraph deployments have (``TWINS``); every line that exists for a twin
+``--twin NAME`` starts a broken twin, a defect real LangGraph deployments
+have (``TWINS``), and ``--variant NAME`` an honest variant, a correct desk
+shaped another way (``HONEST``); every line that exists for a twin
 says ``twin``, and a line an adopter writes otherwise says ``adopter:`` and
 how. The workspace tests count the rest: the adopter's part, under 40
 lines.
@@ -40,7 +41,10 @@ TWINS = {  # twin: broken variants, each a defect real LangGraph desks have
     "the adapter's spent-mark and staleness checks are skipped",  # twin
     "checkpoint-in-memory": "compiled with InMemorySaver, as LangGraph's quickstart does: a restart loses the pause",  # twin
 }  # twin
-TWIN = None  # twin: the one this process runs, if any
+HONEST = {  # twin: honest variants, correct desks shaped as real ones are, which every pack must pass
+    "namespaced-threads": "thread ids carry a tenant prefix, mapped through the adapter's thread_config seam",  # twin
+}  # twin
+TWIN = None  # twin: the twin or honest variant this process runs, if any
 SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
 
@@ -83,19 +87,31 @@ def build_graph():
     return builder.compile(checkpointer=InMemorySaver() if in_memory else None)  # adopter: builder.compile()
 
 
-class TrustsFramework(LangGraphDeployment):  # twin
-    def admit(self, pause, snapshot):  # twin
-        pass  # twin: LangGraph is trusted to refuse a replayed resume
+# -- twins and honest variants
+class TrustsFramework(LangGraphDeployment):
+    def admit(self, pause, snapshot):
+        pass  # LangGraph is trusted to refuse a replayed resume
+
+
+class NamespacedThreads(LangGraphDeployment):
+    def thread_config(self, conversation, **extra):
+        config = super().thread_config(conversation, **extra)
+        config["configurable"]["thread_id"] = f"tenant-a/{conversation}"
+        return config
+
+
+KINDS = {"trusts-framework-replay": TrustsFramework, "namespaced-threads": NamespacedThreads}
+# -- end of twins
 
 
 def desk(durable_dir):
-    kind = TrustsFramework if TWIN == "trusts-framework-replay" else LangGraphDeployment  # twin: an adopter returns LangGraphDeployment(...)
+    kind = KINDS.get(TWIN, LangGraphDeployment)  # twin: an adopter returns LangGraphDeployment(...)
     return kind(durable_dir, build_graph(), extension_tools=["weather_lookup"], validate_answer=require_approval)
 
 
 def twin_of(argv=None):  # twin
     parser = argparse.ArgumentParser(description="A help desk on LangGraph.")  # twin
-    parser.add_argument("--twin", "--variant", dest="twin", choices=sorted(TWINS))  # twin
+    parser.add_argument("--twin", "--variant", dest="twin", choices=sorted({**TWINS, **HONEST}))  # twin
     return parser.parse_known_args(argv)[0].twin  # twin
 
 

@@ -42,6 +42,7 @@ from symfonic_evals_protocol.adapters._common import (
     request_digest,
     require_approval,
 )
+from symfonic_evals_protocol.adapters.tokens import SignedTokenCodec
 
 try:
     import langgraph  # noqa: F401
@@ -55,6 +56,7 @@ try:
     from langgraph.types import Command, interrupt
 
     from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
+    from symfonic_evals_protocol.adapters.langgraph import deployment as langgraph_deployment
 
     HAVE_LANGGRAPH = True
 except ImportError:
@@ -445,6 +447,10 @@ if HAVE_LANGGRAPH:
         def _llm_type(self) -> str:
             return "scripted"
 
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChat":
+            """The script names its tools itself (``create_agent`` binds them)."""
+            return self
+
         def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
             last = messages[-1]
             if isinstance(last, ToolMessage):
@@ -579,6 +585,78 @@ class LangGraphAdapter(unittest.TestCase):
         self.assertEqual(replay.error["code"], "pause.replayed")
         self.assertEqual(replay.error["kind"], "PauseTokenReplayedError")
         self.assertEqual(dict(self.tools.runs), runs, "the graph never ran for the replay")
+
+    def test_a_namespaced_thread_is_found_wherever_the_adapter_looks(self) -> None:
+        """An honest desk that maps conversations to thread ids of its own
+        through ``thread_config``: its pauses are resumable and its resumes
+        bound to the checkpoint, on the tenant's thread and no other."""
+
+        class Tenant(LangGraphDeployment):
+            def thread_config(self, conversation: str, **extra: Any) -> Dict[str, Any]:
+                config = super().thread_config(conversation, **extra)
+                config["configurable"]["thread_id"] = f"tenant-a/{conversation}"
+                return config
+
+        peer = self.start(kind=Tenant)
+        paused = peer.prompt("c", "escalate ticket 7 to a supervisor")
+        self.assertTrue(paused.record["terminal"]["resumable"])
+        peer = self.restart(kind=Tenant)
+        resumed = peer.redeem("c", paused).record
+        attributes = resumed["attributes"]
+        self.assertEqual(
+            {k: attributes[k] for k in ("resume_outcome", "resume_checkpoint", "resume_continued")},
+            {"resume_outcome": "resumed", "resume_checkpoint": True, "resume_continued": True},
+        )
+        self.assertEqual(resumed["resolved"][0]["outcome"], {"status": "succeeded", "result": {"escalated": 7}})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+        self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
+        graph = self.servers[-1].deployments[-1].graph
+        threads = {c.config["configurable"]["thread_id"] for c in graph.checkpointer.list(None)}
+        self.assertEqual(threads, {"tenant-a/c"}, "no checkpoint under the bare conversation")
+
+    def test_a_token_codec_shapes_the_token_and_nothing_else(self) -> None:
+        peer = self.start(token_codec=SignedTokenCodec("desk secret"))
+        paused = peer.prompt("c", "escalate ticket 7")
+        token = paused.record["terminal"]["token"]
+        key, dot, signature = token.rpartition(".")
+        self.assertTrue(dot and key and signature)
+        unsigned = peer.resume("c", key, APPROVE, paused.record["terminal"]["question_id"])
+        self.assertEqual(unsigned.error["code"], "pause.unknown")
+        peer = self.restart(token_codec=SignedTokenCodec("desk secret"))
+        self.assertEqual(peer.redeem("c", paused).record["resolved"][0]["outcome"]["status"], "succeeded")
+        self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
+
+    def test_deployment_builds_the_graph_in_the_serving_process(self) -> None:
+        built: List[Any] = []
+
+        def make_graph() -> Any:
+            built.append(agent_graph(self.tools))
+            return built[-1]
+
+        factory = langgraph_deployment(make_graph, validate_answer=require_approval)
+        self.assertEqual(built, [], "nothing is built before the factory is called")
+        server = InProcess(factory, self.dir, self.ledger)
+        self.servers.append(server)
+        self.assertEqual(len(built), 1)
+        paused = server.peer.prompt("c", "escalate ticket 7")
+        self.assertEqual(server.peer.redeem("c", paused, {"approved": "yes"}).error["code"], "answer.invalid")
+
+    def test_a_create_agent_graph_pauses_and_resumes(self) -> None:
+        """An agent built as LangGraph's docs build one (langchain's
+        ``create_agent``, from the ``langgraph`` extra), served as it is."""
+        try:
+            from langchain.agents import create_agent
+        except ImportError:
+            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+        graph = create_agent(ScriptedChat(), tools=self.tools.all, system_prompt="you are the desk")
+        peer = self.start(graph=graph)
+        paused = peer.prompt("c", "escalate ticket 7")
+        self.assertEqual(paused.record["terminal"]["interaction"], "escalate_ticket")
+        self.assertTrue(paused.record["terminal"]["resumable"])
+        resumed = peer.redeem("c", paused).record
+        self.assertEqual(resumed["resolved"][0]["outcome"], {"status": "succeeded", "result": {"escalated": 7}})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+        self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
 
     def test_refusals_come_before_the_graph_runs(self) -> None:
         peer = self.start()

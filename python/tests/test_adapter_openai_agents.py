@@ -34,7 +34,7 @@ HAVE_AGENTS = importlib.util.find_spec("agents") is not None
 DESK_DIR = os.path.join(HERE, "..", "..", "examples", "openai-agents-desk")
 
 if HAVE_AGENTS:
-    from agents import Agent, ModelResponse, function_tool
+    from agents import Agent, ModelResponse, RunHooks, function_tool, handoff
     from agents.mcp import MCPServer
     from agents.models.interface import Model
     from agents.usage import Usage
@@ -136,6 +136,54 @@ if HAVE_AGENTS:
             tools=[issue_refund, escalate_ticket, weather_lookup, broken_tool],
         )
         return OpenAIAgentsDeployment(durable_dir, agent, traits=["idempotent-effects"], **options)
+
+    TRANSFER = "call_transfer"
+
+    class TriageModel(RouterModel):
+        """The triage agent's model: hands every request to billing, with
+        the handoff tool the SDK names ``transfer_to_billing``."""
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+            self._log("triage", _items(input))
+            return ModelResponse(output=[_call("transfer_to_billing", {}, TRANSFER)], usage=Usage(), response_id=None)
+
+        def _log(self, agent: str, items: List[Dict[str, Any]]) -> None:
+            if self.log_dir is not None:
+                with open(os.path.join(self.log_dir, HANDOFF_LOG), "a") as log:
+                    log.write(json.dumps({"agent": agent, "items": items}, default=str) + "\n")
+
+    class BillingModel(TriageModel):
+        """The billing agent's model: the router, blind to the handoff's own
+        call and output."""
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+            items = [i for i in _items(input) if i.get("call_id") != TRANSFER]
+            self._log("billing", items)
+            return await RouterModel.get_response(self, system_instructions, items, *args, **kwargs)
+
+    HANDOFF_LOG = "handoff-model-calls.jsonl"
+
+    class SeenHandoffs(RunHooks):  # type: ignore[type-arg]
+        """An adopter's hooks, with the SDK's own parameter names."""
+
+        def __init__(self) -> None:
+            self.handoffs: List[Any] = []
+
+        async def on_handoff(self, context: Any, from_agent: Any, to_agent: Any) -> None:
+            self.handoffs.append((from_agent.name, to_agent.name))
+
+    def handoff_desk(durable_dir: str, log: bool = False, wrapped: bool = False, **options: Any) -> OpenAIAgentsDeployment:
+        """A triage agent that hands off to billing, whose tools do the work
+        (one of them needs approval); ``wrapped`` hands off through a
+        ``handoff(agent)`` object instead of the agent itself."""
+        logs = durable_dir if log else None
+        billing = Agent(
+            name="billing", instructions="settle billing", model=BillingModel(logs),
+            tools=[issue_refund, escalate_ticket],
+        )
+        target = handoff(billing) if wrapped else billing
+        triage = Agent(name="triage", instructions="route", model=TriageModel(logs), handoffs=[target])
+        return OpenAIAgentsDeployment(durable_dir, triage, **options)
 
 
 # -- the protocol's lines ---------------------------------------------------------
@@ -239,6 +287,26 @@ class InProcess(unittest.TestCase):
         # After a restart too: the spent mark is durable.
         out = self.session([resume(4, token, {"approved": True}, question)])
         self.assertEqual(answered(out, 4)["error"]["kind"], "PauseTokenReplayedError")
+
+    def test_a_token_codec_shapes_the_token(self) -> None:
+        from symfonic_evals_protocol.adapters import SignedTokenCodec
+
+        def signed(durable_dir: str) -> Any:
+            return fake_desk(durable_dir, token_codec=SignedTokenCodec("desk secret"))
+
+        out = self.session([prompt(1, "please escalate ticket 7")], factory=signed)
+        terminal = answered(out, 1)["record"]["terminal"]
+        key, _, _ = terminal["token"].rpartition(".")
+        out = self.session(
+            [
+                resume(2, key, {"approved": True}, terminal["question_id"]),
+                resume(3, terminal["token"], {"approved": True}, terminal["question_id"]),
+                ledger(3, "escalate:7"),
+            ],
+            factory=signed,
+        )
+        self.assertEqual(answered(out, 2)["error"]["code"], "pause.unknown")
+        self.assertEqual(answered(out, 3)["record"]["resolved"][0]["outcome"]["status"], "succeeded")
 
     def test_refusals_keep_the_token_redeemable(self) -> None:
         record = self.pause()
@@ -423,6 +491,90 @@ class McpTools(unittest.TestCase):
 
 
 # -- a child process, killed as the harness kills it ----------------------------------
+
+
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+class Handoffs(unittest.TestCase):
+    """A triage agent handing off to billing: the adopter's hooks hear the
+    handoff by the SDK's keyword names, the target's tool calls and model
+    input are the turn's, a pause inside the target resumes after a restart
+    (the saved state finds the target again), and the target's model calls
+    are journaled like the starting agent's."""
+
+    def setUp(self) -> None:
+        self._dir = tempfile.TemporaryDirectory()
+        self.durable = self._dir.name
+        self.addCleanup(self._dir.cleanup)
+
+    def session(self, lines: List[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
+        from harness import async_session
+
+        return async_session(lambda d: handoff_desk(d, **options), [hello(self.durable), *lines])
+
+    def test_the_target_works_and_the_hooks_hear_the_handoff(self) -> None:
+        for wrapped in (False, True):
+            with self.subTest(wrapped=wrapped):
+                hooks = SeenHandoffs()
+                out = self.session([prompt(1, "refund order 3", f"c-{wrapped}"), ledger(1, "refund:3")], hooks=hooks, wrapped=wrapped)
+                record = answered(out, 1)["record"]
+                self.assertEqual(record["terminal"], {"kind": "completed"})
+                refunds = [c for c in record["tool_calls"] if c["name"] == "issue_refund"]
+                self.assertEqual([c["outcome"] for c in refunds], [{"status": "succeeded", "result": {"refunded": 3}}])
+                self.assertEqual(hooks.handoffs, [("triage", "billing")])
+                self.assertIn("system: route", record["model_input"])
+                self.assertIn("system: settle billing", record["model_input"])
+                self.assertEqual(record["answer"], "done: {'refunded': 3}")
+
+    def test_the_capabilities_reach_through_the_handoffs(self) -> None:
+        capabilities = self.session([])[0]["capabilities"]
+        self.assertEqual(capabilities["capabilities"], ["human", "tools"])
+        self.assertEqual(capabilities["operations"], ["resume"])
+
+    def test_a_pause_inside_the_target_resumes_after_a_restart(self) -> None:
+        for wrapped in (False, True):
+            with self.subTest(wrapped=wrapped):
+                conversation = f"c-{wrapped}"
+                out = self.session([prompt(1, "escalate ticket 7", conversation)], wrapped=wrapped)
+                paused = answered(out, 1)["record"]
+                terminal = paused["terminal"]
+                self.assertEqual((terminal["kind"], terminal["interaction"]), ("paused", "escalate_ticket"))
+                out = self.session(
+                    [
+                        resume(2, terminal["token"], {"approved": True}, terminal["question_id"], conversation),
+                        ledger(2, "escalate:7"),
+                        resume(3, terminal["token"], {"approved": True}, terminal["question_id"], conversation),
+                    ],
+                    wrapped=wrapped,
+                )
+                resumed = answered(out, 2)["record"]
+                self.assertEqual(
+                    resumed["resolved"],
+                    [{"id": paused["tool_calls"][-1]["id"], "outcome": {"status": "succeeded", "result": {"escalated": 7}}}],
+                )
+                self.assertIn("system: settle billing", resumed["model_input"])
+                self.assertEqual(answered(out, 3)["error"]["code"], "pause.replayed")
+
+    def test_a_retry_replays_the_targets_model_calls(self) -> None:
+        command = [sys.executable, os.path.abspath(__file__), "--child-handoff", self.durable]
+        child = Child(self.durable, command)
+        child.send(prompt(1, "refund order 3"))
+        self.assertEqual(child.read()["key"], "refund:3")
+        child.kill()
+        with open(os.path.join(self.durable, HANDOFF_LOG)) as log:
+            before = [json.loads(line)["agent"] for line in log]
+        self.assertEqual(before, ["triage", "billing"])
+        child = Child(self.durable, command)
+        self.addCleanup(child.close)
+        child.send(prompt(2, "refund order 3"))
+        self.assertEqual(child.read()["key"], "refund:3")
+        child.send(ledger(2, "refund:3", applied=False))
+        record = child.read()
+        self.assertEqual(record["type"], "turn_record", record)
+        with open(os.path.join(self.durable, HANDOFF_LOG)) as log:
+            after = [json.loads(line)["agent"] for line in log]
+        # Triage's handoff and billing's plan came from the journal: only
+        # billing's reply after the refund asked a model.
+        self.assertEqual(after, ["triage", "billing", "billing"])
 
 
 class Child:
@@ -711,4 +863,6 @@ def _child(durable: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "--child":
         sys.exit(_child(sys.argv[2]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "--child-handoff":
+        sys.exit(serve(lambda d: handoff_desk(d, log=True), argv=["--durable-dir", sys.argv[2]]))
     unittest.main()

@@ -1,10 +1,10 @@
 //! What the fork server saves the Python deployments: the reference Python
-//! desk, and the help desk on LangGraph and on the OpenAI Agents SDK
-//! (replaying their committed cassettes). For each, start-up (spawn to the
-//! handshake's end) and restart (a running desk stopped, as a pack stops it,
-//! then the next one started to its handshake) with and without it, median
-//! of `starts` each, and each of
-//! its packs' full default run with and without it, median of `runs`, all
+//! desk, and the help desk on LangGraph, on the OpenAI Agents SDK, on
+//! Pydantic AI and on the Google ADK (replaying their committed cassettes).
+//! For each, start-up (spawn to the handshake's end) and restart (a running
+//! desk stopped, as a pack stops it, then the next one started to its
+//! handshake) with and without it, median of `starts` each, and each of its
+//! packs' full default run with and without it, median of `runs`, all
 //! measured in one process.
 //!
 //! ```sh
@@ -217,6 +217,8 @@ fn main() {
     let frameworks = [
         (Framework::LangGraph, "langgraph"),
         (Framework::OpenAiAgents, "openai-agents"),
+        (Framework::PydanticAi, "pydantic-ai"),
+        (Framework::GoogleAdk, "google-adk"),
     ];
     if frameworks.iter().any(|(_, label)| wanted(label)) {
         match framework_python() {
@@ -227,7 +229,7 @@ fn main() {
                     .map(|(framework, label)| framework_desk(framework, label, &python)),
             ),
             None => println!(
-                "framework desks skipped: no interpreter with ./python[langgraph,openai-agents] \
+                "framework desks skipped: no interpreter with ./python[langgraph,openai-agents,pydantic-ai,google-adk] \
                  (set SYMFONIC_EVALS_FRAMEWORK_VENV to a virtual environment that has it)"
             ),
         }

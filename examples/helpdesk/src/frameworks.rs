@@ -1,6 +1,8 @@
-//! The help desk on two agent frameworks, served through the companion's
-//! adapters: LangGraph (`examples/langgraph-desk/`) and the OpenAI Agents
-//! SDK (`examples/openai-agents-desk/`). Both talk to the harness's model
+//! The help desk on agent frameworks, served through the companion's
+//! adapters: LangGraph (`examples/langgraph-desk/`), the OpenAI Agents
+//! SDK (`examples/openai-agents-desk/`), Pydantic AI
+//! (`examples/pydantic-ai-desk/`) and Google's ADK
+//! (`examples/google-adk-desk/`). Each talks to the harness's model
 //! endpoint as they would to OpenAI, and replay the cassettes committed
 //! beside them. Here: how they are started, the packs they are judged with,
 //! and their twins with where each must be caught. `tests/framework_desks.rs`
@@ -24,17 +26,30 @@ pub enum Framework {
     LangGraph,
     /// The OpenAI Agents SDK: `needs_approval`, a saved `RunState`.
     OpenAiAgents,
+    /// Pydantic AI: `requires_approval`, `DeferredToolRequests`, the
+    /// message history kept in the durable directory.
+    PydanticAi,
+    /// Google's Agent Development Kit: `require_confirmation`, SQLite
+    /// sessions in the durable directory.
+    GoogleAdk,
 }
 
 impl Framework {
-    /// Both frameworks.
-    pub const ALL: [Framework; 2] = [Framework::LangGraph, Framework::OpenAiAgents];
+    /// Every framework.
+    pub const ALL: [Framework; 4] = [
+        Framework::LangGraph,
+        Framework::OpenAiAgents,
+        Framework::PydanticAi,
+        Framework::GoogleAdk,
+    ];
 
     /// The example's directory name, which names its runs too.
     pub fn name(self) -> &'static str {
         match self {
             Framework::LangGraph => "langgraph-desk",
             Framework::OpenAiAgents => "openai-agents-desk",
+            Framework::PydanticAi => "pydantic-ai-desk",
+            Framework::GoogleAdk => "google-adk-desk",
         }
     }
 
@@ -54,6 +69,13 @@ impl Framework {
     pub fn cassette(self, pack: Pack) -> PathBuf {
         let name = definition(pack).kind().name();
         self.dir().join("cassettes").join(format!("{name}.jsonl"))
+    }
+
+    /// The command that starts the honest variant `variant` of the desk
+    /// (`--variant`): a correct desk shaped another way, which must pass
+    /// every pack the desk passes.
+    pub fn variant_spec(self, python: impl Into<OsString>, variant: &str) -> ProcessSpec {
+        self.spec(python, None).args(["--variant", variant])
     }
 
     /// The command that starts the desk, or its twin `twin`, under
@@ -97,6 +119,28 @@ pub fn definition(pack: Pack) -> PackDefinition {
         _ => python::definition(pack),
     }
 }
+
+/// An honest variant of a framework desk: a correct deployment shaped the
+/// way real adopters shape it, which passes every pack the desk passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HonestVariant {
+    /// The desk.
+    pub framework: Framework,
+    /// The `--variant` name.
+    pub name: &'static str,
+}
+
+/// Every honest variant of the framework desks.
+pub const HONEST: [HonestVariant; 1] = [
+    // Thread ids with a tenant prefix, through the LangGraph adapter's
+    // `thread_config` seam: pauses stay resumable and resumes bound to
+    // their checkpoint (the adapter once looked the checkpoint up under
+    // the bare conversation, and reported neither).
+    HonestVariant {
+        framework: Framework::LangGraph,
+        name: "namespaced-threads",
+    },
+];
 
 /// A broken twin of a framework desk, a defect real adopters of the
 /// framework hit, selected with `--twin`.
@@ -170,7 +214,7 @@ const CRASH_RETRIED: (&str, &str, &str, &str) = (
 );
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 7] = [
+pub const TWINS: [FrameworkTwin; 11] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
@@ -246,5 +290,50 @@ pub const TWINS: [FrameworkTwin; 7] = [
             "an error (any kind)",
         ),
         &["approval/type-confused-answer"],
+    ),
+    // The docs' pattern: a paused run's messages kept in a variable. A
+    // restart loses the pause.
+    twin(
+        Framework::PydanticAi,
+        "history-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "UnexpectedError",
+            "the turn succeeds",
+        ),
+        &["approval/crash-inside-resume"],
+    ),
+    // Pydantic AI runs the same approvals on the same history again.
+    twin(
+        Framework::PydanticAi,
+        "trusts-pydantic-ai",
+        Pack::ApprovalResume,
+        REPLAY_ACCEPTED,
+        REPLAYING_PROBES,
+    ),
+    // The quickstart's InMemorySessionService: a restart loses the
+    // pending confirmation.
+    twin(
+        Framework::GoogleAdk,
+        "sessions-in-memory",
+        Pack::ApprovalResume,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "UnexpectedError",
+            "the turn succeeds",
+        ),
+        &["approval/crash-inside-resume"],
+    ),
+    // The ADK answers a second confirmation of the same call with silence,
+    // which a desk trusting it reports as a finished turn.
+    twin(
+        Framework::GoogleAdk,
+        "trusts-adk",
+        Pack::ApprovalResume,
+        REPLAY_ACCEPTED,
+        REPLAYING_PROBES,
     ),
 ];

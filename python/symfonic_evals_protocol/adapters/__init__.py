@@ -2,15 +2,23 @@
 
 - :mod:`symfonic_evals_protocol.adapters.langgraph`: a compiled LangGraph
   graph (``pip install 'symfonic-evals-protocol[langgraph]'``).
+- :mod:`symfonic_evals_protocol.adapters.openai_agents`: an OpenAI Agents
+  SDK agent (``[openai-agents]``).
+- :mod:`symfonic_evals_protocol.adapters.pydantic_ai`: a Pydantic AI agent
+  (``[pydantic-ai]``).
+- :mod:`symfonic_evals_protocol.adapters.google_adk`: a Google Agent
+  Development Kit agent (``[google-adk]``).
 
 Importing this package needs no framework; each adapter module imports its
 own. :data:`effects` is how a tool body reaches the harness's ledger and
 witness while an adapter runs its turn; :func:`require_approval` is the
-strict answer check for an approve/deny question. The shared machinery
+strict answer check for an approve/deny question; :class:`TokenCodec`
+(:mod:`.tokens`) shapes the pause tokens a desk hands out. The shared machinery
 (durable pause tokens, retry detection, call ids) is in
 :mod:`symfonic_evals_protocol.adapters._common`.
 """
 
 from ._common import Effects, effects, require_approval
+from .tokens import SignedTokenCodec, TokenCodec
 
-__all__ = ["Effects", "effects", "require_approval"]
+__all__ = ["Effects", "SignedTokenCodec", "TokenCodec", "effects", "require_approval"]

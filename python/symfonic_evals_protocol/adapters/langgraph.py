@@ -9,7 +9,8 @@
 
 What the adapter does with the graph:
 
-- **Threads.** The protocol's conversation is the ``thread_id``. A graph
+- **Threads.** The protocol's conversation is the ``thread_id``, unless a
+  subclass's ``thread_config`` maps it to a thread id of its own. A graph
   compiled without a checkpointer gets a ``SqliteSaver``
   (``langgraph-checkpoint-sqlite``) on a file under the trial's durable
   directory, so its checkpoints survive a restart; one compiled with its
@@ -104,12 +105,14 @@ from ._common import (
     request_digest,
     stale,
 )
+from .tokens import TokenCodec
 
 __all__ = [
     "CHECKPOINT_FILE",
     "LangGraphDeployment",
     "ModelInputRecorder",
     "default_capabilities",
+    "deployment",
     "render_messages",
 ]
 
@@ -253,7 +256,9 @@ class LangGraphDeployment(Deployment):
     every ``invoke``: ``"sync"`` (the default here; LangGraph's own is
     ``"async"``) writes each step's checkpoint before the next step starts,
     so a process killed mid-step loses no finished step; ``None`` leaves
-    LangGraph's default.
+    LangGraph's default. ``token_codec`` turns the pauses' keys into the
+    tokens handed out (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`;
+    default: opaque random tokens).
     """
 
     def __init__(
@@ -268,9 +273,10 @@ class LangGraphDeployment(Deployment):
         answer_of: Optional[Callable[[Any, List[BaseMessage]], str]] = None,
         durability: Optional[str] = "sync",
         extension_tools: Iterable[str] = (),
+        token_codec: Optional[TokenCodec] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.store = AdapterStore(durable_dir)
+        self.store = AdapterStore(durable_dir, codec=token_codec)
         self.run = RunLease(durable_dir)
         self._connection: Optional[sqlite3.Connection] = None
         self.graph = self._attach(graph)
@@ -323,7 +329,12 @@ class LangGraphDeployment(Deployment):
     # -- running the graph ---------------------------------------------------------
 
     def thread_config(self, conversation: str, **extra: Any) -> Dict[str, Any]:
-        """The run config of ``conversation``'s thread."""
+        """The run config of ``conversation``'s thread.
+
+        The seam for a desk whose threads are not named by the bare
+        conversation (a tenant or app prefix): override it and every place
+        the adapter touches a thread (runs, state reads, the checkpoint a
+        pause is bound to) uses the ``thread_id`` it returns."""
         config: Dict[str, Any] = {**self._config, **extra}
         if "callbacks" in extra and self._config.get("callbacks"):
             config["callbacks"] = [*self._config["callbacks"], *extra["callbacks"]]
@@ -428,11 +439,17 @@ class LangGraphDeployment(Deployment):
         return record
 
     def _has_checkpoint(self, conversation: str, checkpoint_id: Optional[str]) -> bool:
-        """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``."""
+        """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``.
+
+        The thread is the one :meth:`thread_config` names, as every other
+        look-up of the adapter's: a desk that maps conversations to thread
+        ids of its own (a tenant prefix) must find its checkpoints here too,
+        or every pause would be reported unresumable."""
         if not checkpoint_id or self.graph.checkpointer is None:
             return False
-        config = {"configurable": {"thread_id": conversation, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
-        return self.graph.checkpointer.get_tuple(config) is not None
+        configurable = dict(self.thread_config(conversation).get("configurable", {}))
+        configurable.update(checkpoint_ns="", checkpoint_id=checkpoint_id)
+        return self.graph.checkpointer.get_tuple({"configurable": configurable}) is not None
 
     # -- the evidence ------------------------------------------------------------
 
@@ -537,3 +554,11 @@ class LangGraphDeployment(Deployment):
         )
         resumable = self._has_checkpoint(conversation, checkpoint_id)
         return Pause(interaction, resumable, token, question=json_safe(interrupt.value), question_id=question_id)
+
+
+def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str], LangGraphDeployment]:
+    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
+    graph in the process that serves it (after the fork server forked, so
+    its model clients read that process's environment), with ``options``
+    as :class:`LangGraphDeployment` takes them."""
+    return lambda durable_dir: LangGraphDeployment(durable_dir, make_graph(), **options)

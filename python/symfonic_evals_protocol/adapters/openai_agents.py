@@ -38,6 +38,9 @@ What the adapter reports and keeps:
   responses of every attempt are journaled, and the retry replays them
   instead of asking the model again; the tools run again, so their ledger
   keys come back as duplicates.
+- **Handoffs**: the run goes through a copy of the agent's handoff graph,
+  every agent's model journaled, so a retry replays the handoff target's
+  responses too. The adopter's hooks see these copies.
 - **The model input** as the SDK handed it to the model (``on_llm_start``:
   instructions and input items after any ``call_model_input_filter``),
   every model call of the turn, as text.
@@ -50,8 +53,8 @@ What the adapter reports and keeps:
 What it cannot see: a tool with its own ``failure_error_function`` reports
 its failures as results (the SDK never says the string is an error); a
 streamed run (``Runner.run_streamed``) is not what the adapter drives;
-handoff targets' model calls are not journaled (only the starting agent's
-model is), hosted tools (web search, code interpreter) have no output item
+a custom ``Handoff`` that names no target agent (no ``handoff(agent)``)
+runs with its target's model calls unjournaled; hosted tools (web search, code interpreter) have no output item
 and are not reported.
 """
 
@@ -69,11 +72,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 try:
     from agents import Agent, RunConfig, RunHooks, Runner, RunState
     from agents.exceptions import AgentsException
-    from agents.items import ModelResponse, ToolCallItem, ToolCallOutputItem
+    from agents.items import ToolCallItem, ToolCallOutputItem
     from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import ResponseOutputItem
-    from pydantic import TypeAdapter
 except ImportError as missing:  # pragma: no cover - exercised without the SDK
     raise ImportError(
         "the OpenAI Agents SDK adapter needs the SDK: pip install 'symfonic-evals-protocol[openai-agents]'"
@@ -103,7 +103,9 @@ from ._common import (
     require_approval,
     stale,
 )
-from ._openai_agents_state import AgentsJournal
+from ._journal import RunJournal
+from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
+from .tokens import TokenCodec
 
 __all__ = [
     "APPROVAL_STAGE",
@@ -119,9 +121,6 @@ APPROVAL_STAGE = "human-approval"
 ADAPTER_STORE_FILE = "openai-agents-adapter.sqlite3"
 """The shared adapter store's file name for this adapter, in the durable
 directory (the tables of :mod:`._common`)."""
-
-_OUTPUT_ITEM: "TypeAdapter[Any]" = TypeAdapter(ResponseOutputItem)
-
 
 # -- what one turn saw ---------------------------------------------------------
 
@@ -233,87 +232,50 @@ def _failure(error: BaseException) -> Optional[TurnFailure]:
 # -- the SDK's seams -------------------------------------------------------------
 
 
-def _dump_response(response: ModelResponse) -> str:
-    output = [
-        item.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(item, "model_dump") else item
-        for item in response.output
-    ]
-    return json.dumps({"output": output, "response_id": response.response_id})
-
-
-def _load_response(text: str) -> ModelResponse:
-    data = json.loads(text)
-    output = [_OUTPUT_ITEM.validate_python(item) for item in data["output"]]
-    return ModelResponse(output=output, usage=Usage(), response_id=data.get("response_id"))
-
-
-class _JournaledModel(Model):
-    """The agent's model, its responses kept per attempt: a retry gets the
-    responses the crashed attempt got, in order, and asks the model only
-    past them."""
-
-    def __init__(self, inner: Model, journal: AgentsJournal, attempt: str) -> None:
-        self._inner = inner
-        self._journal = journal
-        self._attempt = attempt
-        self._seq = 0
-
-    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        seq, self._seq = self._seq, self._seq + 1
-        kept = self._journal.response(self._attempt, seq)
-        if kept is not None:
-            return _load_response(kept)
-        response = await self._inner.get_response(*args, **kwargs)
-        self._journal.keep(self._attempt, seq, _dump_response(response))
-        return response
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        return self._inner.stream_response(*args, **kwargs)
-
-    async def _cleanup_on_run_end(self, owner: object) -> None:
-        await self._inner._cleanup_on_run_end(owner)
-
-    def get_retry_advice(self, request: Any) -> Any:
-        return self._inner.get_retry_advice(request)
-
-
 class _Hooks(RunHooks):  # type: ignore[type-arg]
     """Records each model call's input; forwards everything to the
-    adopter's hooks, if any."""
+    adopter's hooks, if any, as the SDK called it (positionally or by
+    keyword: the SDK calls ``on_handoff(context=..., from_agent=...,
+    to_agent=...)``)."""
 
     def __init__(self, inner: Optional[RunHooks]) -> None:  # type: ignore[type-arg]
         self._inner = inner
 
-    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+    async def _forward(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+        if self._inner is not None:
+            await getattr(self._inner, name)(*args, **kwargs)
+
+    async def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
         scope = _SCOPE.get()
         if scope is not None:
-            scope.model_inputs.append(render_model_input(system_prompt, input_items))
-        if self._inner is not None:
-            await self._inner.on_llm_start(context, agent, system_prompt, input_items)
+            bound = _LLM_START.bind(*args, **kwargs).arguments
+            scope.model_inputs.append(render_model_input(bound["system_prompt"], bound["input_items"]))
+        await self._forward("on_llm_start", args, kwargs)
 
-    async def on_llm_end(self, *args: Any) -> None:
-        if self._inner is not None:
-            await self._inner.on_llm_end(*args)
+    async def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+        await self._forward("on_llm_end", args, kwargs)
 
-    async def on_agent_start(self, *args: Any) -> None:
-        if self._inner is not None:
-            await self._inner.on_agent_start(*args)
+    async def on_agent_start(self, *args: Any, **kwargs: Any) -> None:
+        await self._forward("on_agent_start", args, kwargs)
 
-    async def on_agent_end(self, *args: Any) -> None:
-        if self._inner is not None:
-            await self._inner.on_agent_end(*args)
+    async def on_agent_end(self, *args: Any, **kwargs: Any) -> None:
+        await self._forward("on_agent_end", args, kwargs)
 
-    async def on_handoff(self, *args: Any) -> None:
-        if self._inner is not None:
-            await self._inner.on_handoff(*args)
+    async def on_handoff(self, *args: Any, **kwargs: Any) -> None:
+        await self._forward("on_handoff", args, kwargs)
 
-    async def on_tool_start(self, *args: Any) -> None:
-        if self._inner is not None:
-            await self._inner.on_tool_start(*args)
+    async def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+        await self._forward("on_tool_start", args, kwargs)
 
-    async def on_tool_end(self, *args: Any) -> None:
-        if self._inner is not None:
-            await self._inner.on_tool_end(*args)
+    async def on_tool_end(self, *args: Any, **kwargs: Any) -> None:
+        await self._forward("on_tool_end", args, kwargs)
+
+
+def _llm_start(context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+    """The SDK's ``RunHooks.on_llm_start`` parameters, to bind a call to."""
+
+
+_LLM_START = inspect.signature(_llm_start)
 
 
 def _watch_mcp_server(server: Any) -> None:
@@ -362,7 +324,10 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     ``extension_tools`` contributed by ``extensions``, the ``mcp-fixture``
     trait when one of the agent's MCP servers is the harness's fixture, and
     ``traits`` (``idempotent-effects`` when the tools key their effects on
-    the request, ``replicas``...).
+    the request, ``replicas``...). ``token_codec`` turns the pauses' keys
+    into the tokens handed out
+    (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`; default:
+    opaque random tokens).
 
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),
@@ -381,6 +346,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         capabilities: Optional[Capabilities] = None,
         traits: Iterable[str] = (),
         extension_tools: Iterable[str] = (),
+        token_codec: Optional[TokenCodec] = None,
     ) -> None:
         super().__init__(durable_dir)
         self.agent = agent
@@ -393,8 +359,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         self._traits = tuple(traits)
         self._extension_tools = tuple(extension_tools)
         self.lease = RunLease(durable_dir)
-        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE)
-        self.journal = AgentsJournal(durable_dir)
+        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
+        self.journal = RunJournal(durable_dir)
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -402,8 +368,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         if self._capabilities is not None:
             return self._capabilities
         capabilities = Capabilities()
-        tools = list(getattr(self.agent, "tools", []) or [])
-        servers = list(getattr(self.agent, "mcp_servers", []) or [])
+        agents = list(reachable(self.agent))
+        tools = [tool for agent in agents for tool in getattr(agent, "tools", []) or []]
+        servers = [server for agent in agents for server in getattr(agent, "mcp_servers", []) or []]
         if tools or servers:
             capabilities.capability("tools")
         if any(getattr(tool, "needs_approval", False) is not False for tool in tools):
@@ -419,14 +386,23 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             capabilities.with_trait(trait)
         return capabilities
 
+    def _mcp_servers(self) -> List[Any]:
+        """The MCP servers of every agent the run can reach, each once."""
+        servers: Dict[int, Any] = {}
+        for agent in reachable(self.agent):
+            for server in getattr(agent, "mcp_servers", []) or []:
+                servers.setdefault(id(server), server)
+        return list(servers.values())
+
     async def start(self) -> None:
-        """Connects the agent's MCP servers, watching their tool errors."""
-        for server in getattr(self.agent, "mcp_servers", []) or []:
+        """Connects the MCP servers of the agent and its handoff targets,
+        watching their tool errors."""
+        for server in self._mcp_servers():
             _watch_mcp_server(server)
             await server.connect()
 
     async def close(self) -> None:
-        for server in getattr(self.agent, "mcp_servers", []) or []:
+        for server in self._mcp_servers():
             try:
                 await server.cleanup()
             except Exception:  # a server gone at shutdown is no error of the turn's
@@ -531,15 +507,14 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     # -- running the agent ---------------------------------------------------------
 
     def _journaled(self, attempt: str) -> Tuple[Agent[Any], RunConfig]:
-        """The agent and config of one attempt, the starting agent's model
-        journaled under ``attempt``."""
+        """The agent and config of one attempt, every model the run can
+        reach journaled under ``attempt``: the config's model, or else each
+        agent's of the handoff graph (:class:`JournaledGraph`)."""
         config = self.run_config
         if config.model is not None:
             inner = config.model if isinstance(config.model, Model) else config.model_provider.get_model(config.model)
-            return self.agent, dataclasses.replace(config, model=_JournaledModel(inner, self.journal, attempt))
-        model = self.agent.model
-        inner = model if isinstance(model, Model) else config.model_provider.get_model(model)
-        return self.agent.clone(model=_JournaledModel(inner, self.journal, attempt)), config
+            return self.agent, dataclasses.replace(config, model=JournaledModel(inner, self.journal, attempt))
+        return JournaledGraph(self.agent, config, self.journal, attempt).start, config
 
     async def _run(
         self,

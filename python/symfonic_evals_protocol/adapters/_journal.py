@@ -1,15 +1,19 @@
-"""What the OpenAI Agents SDK adapter keeps beside the shared adapter store
-(:mod:`symfonic_evals_protocol.adapters._common`: pause tokens, retry
-detection, call ids): one more SQLite file in the trial's durable directory.
-Standard library only, so it imports (and is tested) without the SDK.
+"""What an adapter for a framework without checkpoints between the steps of
+a run keeps beside the shared adapter store (:mod:`._common`: pause tokens,
+retry detection, call ids): one more SQLite file in the trial's durable
+directory. Standard library only, so it imports (and is tested) without
+any framework. The OpenAI Agents SDK and Pydantic AI adapters use it.
 
 - **journal**: the model responses of each attempt at a request, in order.
-  The SDK keeps no checkpoint between the steps of a run, so a client's
-  retry after a crash replays these instead of asking the model again: the
-  run continues with the decisions it had made (the tools run again, and
-  their ledger keys come back as duplicates) rather than starting over.
+  The framework keeps no checkpoint between the steps of a run, so a
+  client's retry after a crash replays these instead of asking the model
+  again: the run continues with the decisions it had made (the tools run
+  again, and their ledger keys come back as duplicates) rather than
+  starting over.
 - **prompts**: a serial number per prompt turn of a conversation, so a
   pause knows whether its conversation moved on (a newer prompt) since.
+- **histories**: a conversation's message history as the framework
+  serializes it, for a framework that hands the history to each run.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import threading
 from typing import Optional
 
 JOURNAL_FILE = "openai-agents-journal.sqlite3"
-"""The file's name in the durable directory."""
+"""The OpenAI Agents SDK adapter's file name in the durable directory
+(others name their own)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
@@ -28,14 +33,16 @@ CREATE TABLE IF NOT EXISTS journal (
     PRIMARY KEY (attempt, seq));
 CREATE TABLE IF NOT EXISTS prompts (conversation TEXT PRIMARY KEY, serial INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS histories (conversation TEXT PRIMARY KEY, history TEXT NOT NULL);
 """
 
 
-class AgentsJournal:
-    """The journal and the prompt serials; every write commits at once."""
+class RunJournal:
+    """The journal, the prompt serials and the histories; every write
+    commits at once."""
 
-    def __init__(self, durable_dir: str) -> None:
-        self._db = sqlite3.connect(os.path.join(durable_dir, JOURNAL_FILE), timeout=30.0, check_same_thread=False)
+    def __init__(self, durable_dir: str, filename: str = JOURNAL_FILE) -> None:
+        self._db = sqlite3.connect(os.path.join(durable_dir, filename), timeout=30.0, check_same_thread=False)
         self._lock = threading.RLock()
         with self._lock, self._db:
             self._db.executescript(_SCHEMA)
@@ -94,3 +101,20 @@ class AgentsJournal:
         with self._lock:
             row = self._db.execute("SELECT serial FROM prompts WHERE conversation = ?", (conversation,)).fetchone()
         return 0 if row is None else int(row[0])
+
+    # -- conversation histories ----------------------------------------------------
+
+    def history(self, conversation: str) -> Optional[str]:
+        """The conversation's history as last kept, if any."""
+        with self._lock:
+            row = self._db.execute("SELECT history FROM histories WHERE conversation = ?", (conversation,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def keep_history(self, conversation: str, history: str) -> None:
+        """Keeps the conversation's history (replacing the one before)."""
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO histories (conversation, history) VALUES (?, ?) "
+                "ON CONFLICT(conversation) DO UPDATE SET history = excluded.history",
+                (conversation, history),
+            )

@@ -1,0 +1,513 @@
+"""Serve a Pydantic AI agent (``pydantic_ai.Agent``) as a symfonic-evals
+deployment.
+
+::
+
+    from pydantic_ai import Agent
+    from symfonic_evals_protocol import serve
+    from symfonic_evals_protocol.adapters import effects
+    from symfonic_evals_protocol.adapters.pydantic_ai import PydanticAIDeployment
+
+    agent = Agent("openai:gpt-4o", instructions="...")
+
+    @agent.tool_plain(requires_approval=True)
+    def escalate_ticket(ticket: int) -> dict:
+        effects.apply(f"escalate:{ticket}", tool="escalate_ticket")  # the harness's ledger
+        return {"escalated": ticket}
+
+    serve(lambda durable_dir: PydanticAIDeployment(durable_dir, agent))
+
+What the adapter reports and keeps:
+
+- **Conversations**: each conversation's message history
+  (``result.all_messages()``, serialized with ``ModelMessagesTypeAdapter``)
+  is kept in the trial's durable directory and handed to the next run as
+  ``message_history``, so a restart keeps the conversation.
+- **Tool calls** from the run's new messages: a ``ToolCallPart`` answered by
+  a ``ToolReturnPart`` whose ``outcome`` is ``success`` is succeeded (the
+  content, as JSON when it parses); ``failed``, ``retried`` (the tool raised
+  ``ModelRetry``, or its arguments failed validation) and ``interrupted``
+  are failed; ``denied`` (a person rejected it) is refused by the
+  ``human-approval`` stage; a call awaiting approval is pending. Output
+  tools (``final_result...``) are the run's answer, not calls. Ids are the
+  model's, made unique across the trial.
+- **The pause**: a run whose output is ``DeferredToolRequests`` with
+  approvals (a tool with ``requires_approval=True``, or one raising
+  ``ApprovalRequired``) ends the turn paused, with a token the adapter mints
+  into its durable table, bound to the conversation and a question id, the
+  run's messages kept beside it. The adapter adds ``DeferredToolRequests``
+  to the run's output types when the agent's lack it.
+- **The resume** checks the token (unknown, foreign, question id, spent or
+  claimed by a live run), the answer (strictly ``{"approved": true|false}``)
+  and staleness (a newer prompt in the conversation), claims the token, and
+  runs the kept messages on with ``DeferredToolResults`` approving (or
+  denying) every parked call; they come back in ``resolved``. The token is
+  spent once the continuation finished. Pydantic AI itself refuses none of
+  these: the same ``DeferredToolResults`` handed to the same history runs
+  the approved tool again.
+- **A client's retry after a crash** continues the request: the model's
+  responses of every attempt are journaled, and the retry replays them
+  instead of asking the model again (the tools run again, so their ledger
+  keys come back as duplicates).
+- **The model input**: every request the agent made to its model in the
+  turn (instructions, then each part as text), recorded by a wrapper around
+  the agent's model.
+
+What it cannot see: deferred calls that wait for an external result or an
+answer (``CallDeferred``, ``DeferredToolRequests.calls``: a turn that ends
+on one fails with ``DeferredCallUnsupported``); a tool that catches its own
+errors and returns them as text (reported succeeded); a tool raising
+anything but ``ModelRetry`` (Pydantic AI fails the run, which answers
+``UnhandledException``); streamed runs
+(``run_stream``, or an ``event_stream_handler``: the model's streamed
+responses are not journaled); operator turns (refused with
+``operator.unsupported``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+try:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        RetryPromptPart,
+        SystemPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+        repair_messages,
+    )
+    from pydantic_ai.models.wrapper import WrapperModel
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDenied
+except ImportError as missing:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "the Pydantic AI adapter needs Pydantic AI: pip install 'symfonic-evals-protocol[pydantic-ai]'"
+    ) from missing
+
+from .._async import AsyncDeployment, AsyncTurn
+from .._records import (
+    Capabilities,
+    Pause,
+    PromptRequest,
+    ResolvedCall,
+    ResumeRequest,
+    ToolCall,
+    TurnFailure,
+    TurnRecord,
+)
+from ._common import (
+    AdapterStore,
+    PauseRow,
+    RunLease,
+    bound_turn,
+    json_safe,
+    replayed,
+    request_digest,
+    require_approval,
+    stale,
+)
+from ._journal import RunJournal
+from .tokens import TokenCodec
+
+__all__ = [
+    "APPROVAL_STAGE",
+    "PydanticAIDeployment",
+    "deployment",
+    "render_messages",
+]
+
+APPROVAL_STAGE = "human-approval"
+"""The stage a call is reported refused by when a person denied it."""
+
+ADAPTER_STORE_FILE = "pydantic-ai-adapter.sqlite3"
+JOURNAL_FILE = "pydantic-ai-journal.sqlite3"
+
+OUTPUT_TOOL_PREFIX = "final_result"
+"""Pydantic AI's output tools are named so: the run's answer, not a call."""
+
+_DENIED = "The tool call was denied."
+
+
+# -- model input ---------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        return "".join(_text(part) for part in content)
+    return json.dumps(json_safe(content), ensure_ascii=False)
+
+
+def render_messages(messages: Sequence[ModelMessage]) -> str:
+    """Messages as the model receives them, one part a line: the request's
+    instructions, ``system:``/``user:`` prompts, ``tool NAME [ID]:`` returns
+    and retries, ``assistant:`` text and ``call NAME ARGS`` calls."""
+    lines: List[str] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            if message.instructions:
+                lines.append(f"system: {message.instructions}")
+            for part in message.parts:
+                if isinstance(part, SystemPromptPart):
+                    lines.append(f"system: {part.content}")
+                elif isinstance(part, UserPromptPart):
+                    lines.append(f"user: {_text(part.content)}")
+                elif isinstance(part, ToolReturnPart):
+                    lines.append(f"tool {part.tool_name} [{part.tool_call_id}]: {part.model_response_str()}")
+                elif isinstance(part, RetryPromptPart):
+                    lines.append(f"tool {part.tool_name or ''} [{part.tool_call_id}]: {part.model_response()}")
+        elif isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    lines.append(f"assistant: {part.content}")
+                elif isinstance(part, ToolCallPart):
+                    arguments = json.dumps(json_safe(part.args_as_dict()), ensure_ascii=False)
+                    lines.append(f"call {part.tool_name} {arguments}")
+    return "\n".join(lines)
+
+
+class _JournaledModel(WrapperModel):
+    """The agent's model, each request's messages recorded as the turn's
+    model input and each response kept under the attempt: a retry gets the
+    responses the crashed attempt got, in order, and asks the model only
+    past them."""
+
+    def __init__(self, wrapped: Any, journal: RunJournal, attempt: str, inputs: List[str]) -> None:
+        super().__init__(wrapped)
+        self._journal = journal
+        self._attempt = attempt
+        self._inputs = inputs
+        self._seq = 0
+
+    async def request(self, messages: List[ModelMessage], *args: Any, **kwargs: Any) -> ModelResponse:
+        self._inputs.append(render_messages(messages))
+        seq, self._seq = self._seq, self._seq + 1
+        kept = self._journal.response(self._attempt, seq)
+        if kept is not None:
+            (response,) = ModelMessagesTypeAdapter.validate_json(kept)
+            return response  # type: ignore[no-any-return]
+        response = await super().request(messages, *args, **kwargs)
+        self._journal.keep(self._attempt, seq, ModelMessagesTypeAdapter.dump_json([response]).decode())
+        return response
+
+
+# -- reading a run ---------------------------------------------------------------------
+
+
+def _result(content: Any) -> Any:
+    """A tool's return as the result to report: text holding JSON is that
+    JSON, anything else as JSON carries it."""
+    if isinstance(content, str):
+        stripped = content.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.loads(stripped)
+            except ValueError:
+                pass
+        return content
+    return json_safe(content)
+
+
+def _returns(messages: Sequence[ModelMessage]) -> Dict[str, Union[ToolReturnPart, RetryPromptPart]]:
+    """Each call id's answer in ``messages`` (the last one, for a retried id)."""
+    answers: Dict[str, Union[ToolReturnPart, RetryPromptPart]] = {}
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id:
+                    answers[part.tool_call_id] = part
+    return answers
+
+
+def _settled(answer: Union[ToolReturnPart, RetryPromptPart]) -> Tuple[str, Any]:
+    """How an answered call ended: ``succeeded`` with its result, ``refused``,
+    or ``failed`` with the error's text."""
+    if isinstance(answer, RetryPromptPart):
+        return "failed", answer.model_response()
+    outcome = getattr(answer, "outcome", "success")
+    if outcome == "success":
+        return "succeeded", _result(answer.content)
+    if outcome == "denied":
+        return "refused", APPROVAL_STAGE
+    return "failed", answer.model_response_str() or f"the tool call {outcome}"
+
+
+def _calls(messages: Sequence[ModelMessage]) -> List[ToolCallPart]:
+    return [
+        part
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, ToolCallPart) and not part.tool_name.startswith(OUTPUT_TOOL_PREFIX)
+    ]
+
+
+# -- the deployment ------------------------------------------------------------------------
+
+
+class PydanticAIDeployment(AsyncDeployment):
+    """A ``pydantic_ai.Agent`` served over the protocol.
+
+    ``capabilities`` replaces the declared evidence; otherwise it is
+    derived: ``tools``, ``human`` and the ``resume`` operation (tools may
+    need approval, which the agent does not tell before a run), each of
+    ``extension_tools`` contributed by ``extensions``, and ``traits``.
+    ``deps(request)`` is the run's ``deps`` (default: ``None``);
+    ``token_codec`` turns the pauses' keys into the tokens handed out
+    (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`).
+
+    The seams a subclass may override: :meth:`deps`, :meth:`read_answer`
+    (the person's answer as approve/deny), :meth:`keep_messages` and
+    :meth:`load_messages` (what a pause continues from), :meth:`check_spent`,
+    :meth:`spend` and :meth:`finish` (the token's spent mark).
+    """
+
+    def __init__(
+        self,
+        durable_dir: str,
+        agent: Agent[Any, Any],
+        *,
+        capabilities: Optional[Capabilities] = None,
+        traits: Iterable[str] = (),
+        extension_tools: Iterable[str] = (),
+        deps: Optional[Callable[[Union[PromptRequest, ResumeRequest]], Any]] = None,
+        token_codec: Optional[TokenCodec] = None,
+    ) -> None:
+        super().__init__(durable_dir)
+        self.agent = agent
+        self._capabilities = capabilities
+        self._traits = tuple(traits)
+        self._extension_tools = tuple(extension_tools)
+        self._deps = deps
+        self._lease = RunLease(durable_dir)
+        self._store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
+        self._journal = RunJournal(durable_dir, JOURNAL_FILE)
+
+    def capabilities(self) -> Capabilities:
+        if self._capabilities is not None:
+            return self._capabilities
+        capabilities = Capabilities().capability("tools").capability("human").operation("resume")
+        for name in self._extension_tools:
+            capabilities.contributes("extensions", name)
+        for trait in self._traits:
+            capabilities.with_trait(trait)
+        return capabilities
+
+    async def close(self) -> None:
+        self._journal.close()
+        self._store.close()
+        self._lease.close()
+
+    # -- seams -----------------------------------------------------------------
+
+    def deps(self, request: Union[PromptRequest, ResumeRequest]) -> Any:
+        """The run's ``deps`` (tools read them as ``ctx.deps``)."""
+        return self._deps(request) if self._deps is not None else None
+
+    def read_answer(self, answer: Any) -> bool:
+        """Whether the person approved: exactly ``{"approved": true|false}``,
+        else ``InvalidAnswer`` (the token stays redeemable)."""
+        require_approval(answer)
+        return bool(answer["approved"])
+
+    def keep_messages(self, messages: List[ModelMessage]) -> Any:
+        """What a pause keeps of its run's messages to continue from, as
+        JSON (default: the messages themselves, serialized, in the durable
+        pause table)."""
+        return ModelMessagesTypeAdapter.dump_json(messages).decode()
+
+    def load_messages(self, pause: PauseRow) -> List[ModelMessage]:
+        """The messages a resume continues from (what :meth:`keep_messages`
+        kept)."""
+        return ModelMessagesTypeAdapter.validate_json(pause.handle["messages"])
+
+    def check_spent(self, pause: PauseRow) -> None:
+        """Refuses a replay: the token's continuation finished, or a live
+        run holds it (a dead run's claim is a client's retry)."""
+        self._store.pauses.refuse_replay(pause, self._lease)
+
+    def spend(self, pause: PauseRow) -> bool:
+        """Claims the token for this run's continuation; ``False`` when
+        another redemption won."""
+        return self._store.pauses.claim(pause.token, self._lease)
+
+    def finish(self, pause: PauseRow) -> None:
+        """Spends the token for good, once its continuation finished."""
+        self._store.pauses.finish(pause.token)
+
+    # -- turns -----------------------------------------------------------------
+
+    async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
+        if request.is_operator:
+            raise TurnFailure("OperatorTurnUnsupported", "this agent has no operator door", code="operator.unsupported")
+        conversation = request.conversation
+        digest = request_digest(request)
+        begun = self._store.turns.begin(conversation, digest, self._lease, lambda: None)
+        attempt = f"prompt:{conversation}:{digest}"
+        if not begun.retry:
+            self._journal.forget(attempt)
+        serial = self._journal.next_serial("prompt")
+        self._journal.prompt_started(conversation, serial)
+        kept = self._journal.history(conversation)
+        # A pause the conversation moves on from leaves calls unanswered,
+        # which a run with a new prompt refuses: close them out (the pause
+        # is stale from now on).
+        history = repair_messages(ModelMessagesTypeAdapter.validate_json(kept)) if kept else None
+        try:
+            result, inputs = await self._run(attempt, turn, request, request.prompt, history, None)
+            record = self._record(result, inputs, conversation, f"prompt-{serial}", serial)
+        except BaseException:
+            self._store.turns.release(conversation, self._lease)
+            raise
+        self._store.turns.finish(conversation, self._lease)
+        return record
+
+    async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
+        pause = self._store.pauses.lookup(request)
+        self.check_spent(pause)
+        approved = self.read_answer(request.answer)
+        handle = pause.handle
+        if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
+            raise stale()
+        if not self.spend(pause):
+            raise replayed()
+        try:
+            history = self.load_messages(pause)
+            answer: Any = True if approved else ToolDenied(_DENIED)
+            results = DeferredToolResults(approvals={call["call_id"]: answer for call in pause.calls})
+            attempt = f"resume:{pause.question_id}"
+            result, inputs = await self._run(attempt, turn, request, None, history, results)
+            record = self._record(
+                result, inputs, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"])
+            )
+            record.resolved = self._resolved(pause, result)
+            record.attributes.update(
+                resume_outcome="resumed",
+                resume_name=pause.interaction,
+                resume_checkpoint=True,
+                resume_continued=True,
+            )
+        except BaseException:
+            self._store.pauses.release(pause.token, self._lease)
+            raise
+        self.finish(pause)
+        return record
+
+    # -- running the agent -------------------------------------------------------
+
+    def _output_type(self) -> Any:
+        """The agent's output types with ``DeferredToolRequests`` among them."""
+        declared = getattr(self.agent, "output_type", str)
+        types = list(declared) if isinstance(declared, (list, tuple)) else [declared]
+        return types if DeferredToolRequests in types else [*types, DeferredToolRequests]
+
+    async def _run(
+        self,
+        attempt: str,
+        turn: AsyncTurn,
+        request: Union[PromptRequest, ResumeRequest],
+        prompt: Optional[str],
+        history: Optional[List[ModelMessage]],
+        results: Optional[DeferredToolResults],
+    ) -> Tuple[Any, List[str]]:
+        inputs: List[str] = []
+        model = _JournaledModel(self.agent.model, self._journal, attempt, inputs)
+        with bound_turn(turn, request, asyncio.get_running_loop()):
+            result = await self.agent.run(
+                prompt,
+                message_history=history,
+                deferred_tool_results=results,
+                output_type=self._output_type(),
+                model=model,
+                deps=self.deps(request),
+            )
+        return result, inputs
+
+    # -- evidence ----------------------------------------------------------------
+
+    def _record(self, result: Any, inputs: List[str], conversation: str, scope: str, serial: int) -> TurnRecord:
+        """The turn's evidence from the run's new messages; pauses (minting
+        a token) when the run stopped on calls awaiting approval."""
+        messages = result.all_messages()
+        self._journal.keep_history(conversation, ModelMessagesTypeAdapter.dump_json(messages).decode())
+        new = result.new_messages()
+        answers = _returns(new)
+        output = result.output
+        waiting = output if isinstance(output, DeferredToolRequests) else None
+        if waiting is not None and waiting.calls:
+            raise TurnFailure(
+                "DeferredCallUnsupported",
+                "the run waits on an external call, which the adapter cannot pause on",
+                code="deferred.unsupported",
+            )
+        pending = {call.tool_call_id for call in waiting.approvals} if waiting is not None else set()
+        record = TurnRecord(model_input="\n\n".join(inputs))
+        parked: List[Dict[str, Any]] = []
+        for call in _calls(new):
+            reported = self._store.calls.report_id(conversation, scope, call.tool_call_id)
+            arguments = json_safe(call.args_as_dict())
+            if call.tool_call_id in pending:
+                record.tool_calls.append(ToolCall.pending(reported, call.tool_name, arguments))
+                parked.append({"id": reported, "call_id": call.tool_call_id, "name": call.tool_name})
+                continue
+            answer = answers.get(call.tool_call_id)
+            if answer is None:
+                record.tool_calls.append(ToolCall.failed(reported, call.tool_name, arguments, "the agent never ran this call"))
+                continue
+            status, detail = _settled(answer)
+            made = {"succeeded": ToolCall.succeeded, "refused": ToolCall.refused, "failed": ToolCall.failed}[status]
+            record.tool_calls.append(made(reported, call.tool_name, arguments, detail))
+        if parked:
+            record.pause = self._pause(waiting, conversation, serial, parked, messages)
+        else:
+            record.answer = output if isinstance(output, str) else json.dumps(json_safe(output), ensure_ascii=False)
+        return record
+
+    def _pause(
+        self,
+        waiting: Any,
+        conversation: str,
+        serial: int,
+        parked: List[Dict[str, Any]],
+        messages: List[ModelMessage],
+    ) -> Pause:
+        by_id = {call.tool_call_id: call for call in waiting.approvals}
+        asked = [{"tool": call["name"], "arguments": json_safe(by_id[call["call_id"]].args_as_dict())} for call in parked]
+        question: Any = asked[0] if len(asked) == 1 else {"calls": asked}
+        question_id = f"q-{secrets.token_hex(8)}"
+        handle = {"serial": serial, "messages": self.keep_messages(messages)}
+        interaction = str(parked[0]["name"])
+        token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
+        return Pause(interaction, True, token, question=question, question_id=question_id)
+
+    def _resolved(self, pause: PauseRow, result: Any) -> List[ResolvedCall]:
+        """How the resumed run settled the calls the pause parked."""
+        answers = _returns(result.new_messages())
+        resolved = []
+        for call in pause.calls:
+            answer = answers.get(call["call_id"])
+            if answer is None:
+                resolved.append(ResolvedCall.failed(call["id"], "the approved call did not run"))
+                continue
+            status, detail = _settled(answer)
+            made = {"succeeded": ResolvedCall.succeeded, "refused": ResolvedCall.refused, "failed": ResolvedCall.failed}
+            resolved.append(made[status](call["id"], detail))
+        return resolved
+
+
+def deployment(make_agent: Callable[[], Agent[Any, Any]], **options: Any) -> Callable[[str], PydanticAIDeployment]:
+    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
+    agent in the process that serves it (after the fork server forked, so
+    its model client reads that process's environment), with ``options`` as
+    :class:`PydanticAIDeployment` takes them."""
+    return lambda durable_dir: PydanticAIDeployment(durable_dir, make_agent(), **options)
