@@ -53,11 +53,11 @@ FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
 def escalate_ticket(ticket: int) -> dict:
     """Escalate a ticket to a supervisor; a supervisor approves it first."""
     if TWIN == "notice-before-interrupt":  # twin
-        effects.apply(f"notice:{uuid.uuid4()}", tool="notify_requester")  # twin
+        effects.apply(f"notice:{uuid.uuid4()}", tool="notify_requester", arguments={"ticket": ticket})  # twin
     answer = interrupt({"question": f"may I escalate ticket {ticket}?"})
     if not answer["approved"]:
         return {"escalated": False}
-    effects.apply(f"escalate:{ticket}", tool="escalate_ticket")  # keyed by the request, never the attempt
+    effects.apply(f"escalate:{ticket}", tool="escalate_ticket", arguments={"ticket": ticket})  # keyed by the request
     return {"escalated": ticket}
 
 

@@ -204,14 +204,13 @@ const REPLAY_ACCEPTED: (&str, &str, &str, &str) = (
     "PauseTokenReplayedError",
 );
 
-/// A crash inside the resume's effect: a retry must apply it under the
-/// same key, which a notice keyed by the attempt cannot.
-const CRASH_RETRIED: (&str, &str, &str, &str) = (
-    "approval/crash-inside-resume",
-    "resume killed at its first effect",
-    "CrashedEffectRetried",
-    "retried under its idempotency key",
-);
+/// Every approval probe that answers a pause, less the one that catches a
+/// re-posted notice first and the replicas probe, which no framework desk
+/// declares (it comes last in the list).
+const NOTICE_REPOSTED: &[&str] = {
+    let (_, probes) = crate::twins::APPROVAL_RESUMING.split_at(2);
+    probes.split_at(probes.len() - 1).0
+};
 
 /// Every framework twin, and where its pack catches it by default.
 pub const TWINS: [FrameworkTwin; 11] = [
@@ -229,12 +228,19 @@ pub const TWINS: [FrameworkTwin; 11] = [
         ),
         &[],
     ),
+    // With the notice's arguments on its effect, the resume that runs the
+    // node again is seen posting it twice, without a crash.
     twin(
         Framework::LangGraph,
         "notice-before-interrupt",
         Pack::ApprovalResume,
-        CRASH_RETRIED,
-        &[],
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume",
+            "EffectNotRepeated",
+            "EffectNotRepeated",
+        ),
+        NOTICE_REPOSTED,
     ),
     // LangGraph accepts a second `Command(resume=...)`.
     twin(

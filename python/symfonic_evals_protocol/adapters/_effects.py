@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 from .._async import AsyncTurn
 from .._records import PromptRequest, ResumeRequest
 from .._sync import Turn
+from .._wire import _UNSET
 from ._values import json_safe
 
 __all__ = [
@@ -27,6 +28,15 @@ __all__ = [
 ]
 
 # -- the ledger from a tool body -----------------------------------------------
+
+
+def _named(tool: Optional[str], arguments: Any) -> Dict[str, Any]:
+    """What an effect names of its call: the tool, and the arguments only
+    when given (a turn from before arguments were reported takes none)."""
+    named: Dict[str, Any] = {"tool": tool}
+    if arguments is not _UNSET:
+        named["arguments"] = arguments
+    return named
 
 _CURRENT: "contextvars.ContextVar[Optional[_Bound]]" = contextvars.ContextVar("symfonic_evals_turn", default=None)
 
@@ -127,25 +137,30 @@ class Effects:
         """The request the running turn answers (a prompt's ``state`` is on it)."""
         return self._bound().request
 
-    def apply(self, key: str, tool: Optional[str] = None) -> bool:
-        """Records an effect under ``key`` (of ``tool``'s call, when named);
-        ``True``: perform it now, ``False``: it was applied before."""
+    def apply(self, key: str, tool: Optional[str] = None, arguments: Any = _UNSET) -> bool:
+        """Records an effect under ``key`` (of ``tool``'s call, when named,
+        applied with ``arguments``, when given: the harness keeps their
+        digest, so a tool body run again on resume shows as the same effect
+        under a new key); ``True``: perform it now, ``False``: it was
+        applied before."""
         bound = self._bound()
+        named = _named(tool, arguments)
         if isinstance(bound.turn, AsyncTurn):
             if bound.loop is None:
                 raise TypeError("this turn is asynchronous: await effects.apply_async(...)")
             turn = bound.turn
-            return bool(bound.on_loop(lambda: turn.ledger_apply(key, tool=tool)))
+            return bool(bound.on_loop(lambda: turn.ledger_apply(key, **named)))
         with bound.lock:
-            return bound.turn.ledger_apply(key, tool=tool)
+            return bound.turn.ledger_apply(key, **named)
 
-    async def apply_async(self, key: str, tool: Optional[str] = None) -> bool:
+    async def apply_async(self, key: str, tool: Optional[str] = None, arguments: Any = _UNSET) -> bool:
         """:meth:`apply` for a coroutine tool body."""
         bound = self._bound()
+        named = _named(tool, arguments)
         if isinstance(bound.turn, AsyncTurn):
-            return await bound.turn.ledger_apply(key, tool=tool)
+            return await bound.turn.ledger_apply(key, **named)
         with bound.lock:
-            return bound.turn.ledger_apply(key, tool=tool)
+            return bound.turn.ledger_apply(key, **named)
 
     def witness(self, tool: str, arguments: Any, **outcome: Any) -> None:
         """Records what the body of ``tool`` received and how it ended:
