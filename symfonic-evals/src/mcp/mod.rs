@@ -18,12 +18,16 @@
 //! pack knows to judge by it. The server itself needs the `mcp` feature
 //! (on by default); the records and the checks over them do not.
 
+#[cfg(feature = "mcp")]
+mod delivery;
 mod log;
 #[cfg(feature = "mcp")]
 mod server;
 
+#[cfg(feature = "mcp")]
+pub use delivery::ACK_TIMEOUT;
 pub(crate) use log::mask_nonces;
-pub use log::{FixtureCall, FixtureLog, FixtureRefusal, FixtureTool};
+pub use log::{Delivery, FixtureCall, FixtureLog, FixtureRefusal, FixtureTool, SETTLE_TIMEOUT};
 #[cfg(feature = "mcp")]
 pub use server::McpFixture;
 

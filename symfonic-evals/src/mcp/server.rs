@@ -17,6 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::delivery::Delivering;
 use super::log::{FixtureLog, FixtureRefusal, FixtureTool};
 
 /// Connections served at once; more wait for one to close.
@@ -160,6 +161,16 @@ impl McpFixture {
         self.stdio_address
     }
 
+    /// A connection to the fixture's line side, opened as the stdio bridge
+    /// opens it: each line a JSON-RPC message.
+    ///
+    /// # Errors
+    ///
+    /// When the connection cannot be made.
+    pub fn stdio_client(&self) -> io::Result<std::net::TcpStream> {
+        std::net::TcpStream::connect(self.stdio_address)
+    }
+
     /// The trial's record, shared with the server.
     pub fn log(&self) -> &FixtureLog {
         &self.log
@@ -198,6 +209,7 @@ async fn serve_lines(listener: std::net::TcpListener, handler: Handler, cancel: 
         tokio::spawn(async move {
             // A client that never initializes, or speaks garbage, ends
             // only its own session.
+            let stream = Delivering::new(stream, handler.log.clone());
             if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
                 let _ = session.waiting().await;
             }
@@ -215,6 +227,7 @@ async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: Cancel
         .with_cancellation_token(cancel.child_token());
     let mut config = config;
     config.max_request_body_bytes = BODY_LIMIT;
+    let log = handler.log.clone();
     let service: StreamableHttpService<Handler, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::default(), config);
     let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
@@ -235,6 +248,7 @@ async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: Cancel
         };
         let service = hyper_util::service::TowerToHyperService::new(service.clone());
         let cancel = cancel.clone();
+        let stream = Delivering::new(stream, log.clone());
         tokio::spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
