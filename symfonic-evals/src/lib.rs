@@ -14,6 +14,7 @@
 
 mod assertion;
 mod async_target;
+pub mod bounded_read;
 mod capability;
 mod clock;
 pub mod contracts;
