@@ -30,6 +30,7 @@ mod report;
 mod runner;
 mod scenario;
 mod scratch;
+pub mod server_policy;
 mod target;
 
 #[doc(hidden)]

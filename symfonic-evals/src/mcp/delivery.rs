@@ -73,6 +73,12 @@ impl Acknowledging for tokio::net::TcpStream {
     }
 }
 
+impl<S: Acknowledging> Acknowledging for crate::server_policy::watch::Guarded<S> {
+    fn peer(&self) -> Peer {
+        self.get_ref().peer()
+    }
+}
+
 /// The socket's state, from the kernel: its pending error, and on Linux
 /// its TCP state and the bytes not yet acknowledged.
 #[cfg(unix)]

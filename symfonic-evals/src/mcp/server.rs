@@ -19,12 +19,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::delivery::Delivering;
 use super::log::{FixtureLog, FixtureRefusal, FixtureTool};
+use crate::server_policy::http::refuse;
+use crate::server_policy::watch::{Guarded, Phase};
+use crate::server_policy::{Admission, ServerPolicy};
 
-/// Connections served at once; more wait for one to close.
-const CONNECTIONS: usize = 32;
-/// How long a connection may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// The largest request body the fixture reads.
+/// The largest request body the fixture reads (the server policy's
+/// default for the fixture; see [`crate::server_policy`]).
 const BODY_LIMIT: usize = 1 << 20;
 
 /// One `ServerHandler` per MCP session, all writing to the trial's log.
@@ -115,6 +115,16 @@ impl McpFixture {
     ///
     /// When the port cannot be bound or the runtime cannot start.
     pub fn start(tool: FixtureTool) -> io::Result<Self> {
+        Self::start_with(tool, ServerPolicy::from_env(BODY_LIMIT))
+    }
+
+    /// As [`Self::start`], with the server policy `policy` on both sides
+    /// (HTTP and the bridge's lines) in place of the environment's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::start`].
+    pub fn start_with(tool: FixtureTool, policy: ServerPolicy) -> io::Result<Self> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
@@ -135,8 +145,9 @@ impl McpFixture {
             .name("symfonic-evals-mcp".into())
             .spawn(move || {
                 runtime.block_on(async {
-                    let lines = tokio::spawn(serve_lines(lines, handler.clone(), token.clone()));
-                    serve(listener, handler, token).await;
+                    let lines =
+                        tokio::spawn(serve_lines(lines, handler.clone(), policy, token.clone()));
+                    serve(listener, handler, policy, token).await;
                     lines.abort();
                 });
                 runtime.shutdown_timeout(Duration::from_millis(200));
@@ -191,34 +202,56 @@ fn url(address: SocketAddr) -> String {
 }
 
 /// Serves each connection of the stdio bridge as one MCP session of
-/// line-delimited JSON-RPC, as a server launched over stdio speaks it.
-async fn serve_lines(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {
+/// line-delimited JSON-RPC, as a server launched over stdio speaks it,
+/// under the server policy: a connection must initialize within the head
+/// deadline (and is shed first while it has not); an initialized session
+/// holds its slot until it ends.
+async fn serve_lines(
+    listener: std::net::TcpListener,
+    handler: Handler,
+    policy: ServerPolicy,
+    cancel: CancellationToken,
+) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
-    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+    let admission = Admission::new(policy);
     loop {
-        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
-            return;
+        let Ok((stream, peer)) = listener.accept().await else {
+            continue;
         };
-        let Ok((stream, _)) = listener.accept().await else {
+        let Some(admitted) = admission.admit(peer.ip()) else {
             continue;
         };
         let handler = handler.clone();
         let cancel = cancel.child_token();
         tokio::spawn(async move {
+            let connection = Arc::clone(admitted.connection());
+            let stream = Guarded::new(stream, Arc::clone(&connection));
+            let stream = Delivering::new(stream, handler.log.clone());
             // A client that never initializes, or speaks garbage, ends
             // only its own session.
-            let stream = Delivering::new(stream, handler.log.clone());
-            if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
-                let _ = session.waiting().await;
+            let session = async {
+                if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
+                    connection.enter(Phase::Working);
+                    let _ = session.waiting().await;
+                }
+            };
+            tokio::select! {
+                () = session => {}
+                _ = connection.watch(policy) => {}
             }
-            drop(permit);
+            drop(admitted);
         });
     }
 }
 
-async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {
+async fn serve(
+    listener: std::net::TcpListener,
+    handler: Handler,
+    policy: ServerPolicy,
+    cancel: CancellationToken,
+) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
@@ -226,39 +259,37 @@ async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: Cancel
         .with_sse_keep_alive(None)
         .with_cancellation_token(cancel.child_token());
     let mut config = config;
-    config.max_request_body_bytes = BODY_LIMIT;
+    config.max_request_body_bytes = policy.max_body_bytes;
     let log = handler.log.clone();
     let service: StreamableHttpService<Handler, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::default(), config);
-    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+    let service = hyper_util::service::TowerToHyperService::new(service);
+    let admission = Admission::new(policy);
     loop {
-        let permit = tokio::select! {
-            () = cancel.cancelled() => return,
-            permit = Arc::clone(&slots).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => return,
-            },
-        };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(_) => continue,
             },
         };
-        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        let Some(admitted) = admission.admit(peer.ip()) else {
+            refuse(stream);
+            continue;
+        };
+        let service = service.clone();
         let cancel = cancel.clone();
+        let stream = Guarded::new(stream, Arc::clone(admitted.connection()));
         let stream = Delivering::new(stream, log.clone());
         tokio::spawn(async move {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let served =
+                crate::server_policy::http::serve(stream, admitted, policy, move |request| {
+                    hyper::service::Service::call(&service, request)
+                });
             tokio::select! {
                 () = cancel.cancelled() => {}
-                _ = connection => {}
+                () = served => {}
             }
-            drop(permit);
         });
     }
 }

@@ -38,6 +38,8 @@ mod error;
 mod mode;
 mod nearest;
 #[cfg(test)]
+mod policy_tests;
+#[cfg(test)]
 mod properties;
 mod record;
 mod safe_write;
