@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::json;
-use symfonic_evals::mcp::{FixtureTool, McpFixture};
+use symfonic_evals::mcp::{FixtureTool, McpFixture, SessionLimits};
 use symfonic_evals::server_policy::ServerPolicy;
 
 fn fixture() -> McpFixture {
@@ -28,6 +28,7 @@ fn fixture() -> McpFixture {
     McpFixture::start_with(
         FixtureTool::new("track", None, None, Some(&json!({ "status": "ok" }))),
         policy,
+        SessionLimits::default(),
     )
     .expect("starts")
 }
@@ -107,4 +108,112 @@ fn idle_connections_do_not_stop_the_bridge() {
     let mut line = String::new();
     reader.read_line(&mut line).expect("initialized");
     assert!(line.contains("\"result\""), "{line}");
+}
+
+/// One raw `initialize` over HTTP with `origin`; the status line.
+fn initialize_from(fixture: &McpFixture, origin: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let mut stream = TcpStream::connect(address(fixture)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{origin}accept: application/json, text/event-stream\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = BufReader::new(stream).read_line(&mut answer);
+    answer.trim().to_owned()
+}
+
+#[test]
+fn a_page_of_another_origin_is_refused_and_local_clients_are_not() {
+    let fixture = fixture();
+    assert!(initialize_from(&fixture, "origin: http://attacker.example\r\n").contains("403"));
+    assert!(initialize_from(&fixture, "origin: http://127.0.0.1:8080\r\n").contains("200"));
+    assert!(initialize_from(&fixture, "origin: http://localhost:3000\r\n").contains("200"));
+    // No Origin: not a browser page.
+    assert!(initialize_from(&fixture, "").contains("200"));
+}
+
+/// Sends one request of session `session` (or of none); the status line
+/// and the session id the answer gave.
+fn request(fixture: &McpFixture, session: Option<&str>, body: &str) -> (String, Option<String>) {
+    let mut stream = TcpStream::connect(address(fixture)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let session = session.map_or(String::new(), |id| format!("mcp-session-id: {id}\r\n"));
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{session}accept: application/json, text/event-stream\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut status = String::new();
+    let mut reader = BufReader::new(stream);
+    let _ = reader.read_line(&mut status);
+    let mut id = None;
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("mcp-session-id:") {
+            id = Some(value.trim().to_owned());
+        }
+        line.clear();
+    }
+    (status.trim().to_owned(), id)
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+fn session(fixture: &McpFixture) -> String {
+    let (status, id) = request(fixture, None, INITIALIZE);
+    assert!(status.contains("200"), "{status}");
+    let id = id.expect("a session id");
+    let (status, _) = request(fixture, Some(&id), INITIALIZED);
+    assert!(status.contains("202"), "{status}");
+    id
+}
+
+#[test]
+fn sessions_past_the_cap_close_the_least_recently_used_and_idle_ones_expire() {
+    let policy = ServerPolicy::defaults(1 << 20);
+    let tool = || FixtureTool::new("track", None, None, None);
+    let capped = McpFixture::start_with(
+        tool(),
+        policy,
+        SessionLimits {
+            max_sessions: 2,
+            idle: Duration::from_secs(600),
+        },
+    )
+    .unwrap();
+    let first = session(&capped);
+    let second = session(&capped);
+    // The first is used again; a third session closes the second.
+    assert!(request(&capped, Some(&first), LIST).0.contains("200"));
+    let third = session(&capped);
+    assert!(request(&capped, Some(&first), LIST).0.contains("200"));
+    assert!(request(&capped, Some(&third), LIST).0.contains("200"));
+    assert!(request(&capped, Some(&second), LIST).0.contains("404"));
+
+    let expiring = McpFixture::start_with(
+        tool(),
+        policy,
+        SessionLimits {
+            max_sessions: 8,
+            idle: Duration::from_millis(100),
+        },
+    )
+    .unwrap();
+    let id = session(&expiring);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !request(&expiring, Some(&id), LIST).0.contains("404") {
+        assert!(std::time::Instant::now() < deadline, "never expired");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

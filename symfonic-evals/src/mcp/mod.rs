@@ -23,6 +23,8 @@ mod delivery;
 mod log;
 #[cfg(feature = "mcp")]
 mod server;
+#[cfg(feature = "mcp")]
+mod sessions;
 
 #[cfg(feature = "mcp")]
 pub use delivery::ACK_TIMEOUT;
@@ -30,6 +32,8 @@ pub(crate) use log::mask_nonces;
 pub use log::{Delivery, FixtureCall, FixtureLog, FixtureRefusal, FixtureTool, SETTLE_TIMEOUT};
 #[cfg(feature = "mcp")]
 pub use server::McpFixture;
+#[cfg(feature = "mcp")]
+pub use sessions::{SessionLimits, MAX_SESSIONS, MAX_SESSIONS_ENV, SESSION_IDLE, SESSION_IDLE_ENV};
 
 /// The trait a deployment declares when it binds the extension's tool to
 /// the harness's MCP fixture: the extension pack then runs its

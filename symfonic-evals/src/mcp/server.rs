@@ -11,7 +11,6 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
@@ -19,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::delivery::Delivering;
 use super::log::{FixtureLog, FixtureRefusal, FixtureTool};
+use super::sessions::{BoundedSessions, SessionLimits};
 use crate::server_policy::http::refuse;
 use crate::server_policy::watch::{Guarded, Phase};
 use crate::server_policy::{Admission, ServerPolicy};
@@ -26,6 +26,9 @@ use crate::server_policy::{Admission, ServerPolicy};
 /// The largest request body the fixture reads (the server policy's
 /// default for the fixture; see [`crate::server_policy`]).
 const BODY_LIMIT: usize = 1 << 20;
+
+/// The browser origins the HTTP side answers: loopback pages only.
+const LOCAL_ORIGINS: [&str; 3] = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"];
 
 /// One `ServerHandler` per MCP session, all writing to the trial's log.
 #[derive(Clone)]
@@ -115,16 +118,25 @@ impl McpFixture {
     ///
     /// When the port cannot be bound or the runtime cannot start.
     pub fn start(tool: FixtureTool) -> io::Result<Self> {
-        Self::start_with(tool, ServerPolicy::from_env(BODY_LIMIT))
+        Self::start_with(
+            tool,
+            ServerPolicy::from_env(BODY_LIMIT),
+            SessionLimits::from_env(),
+        )
     }
 
     /// As [`Self::start`], with the server policy `policy` on both sides
-    /// (HTTP and the bridge's lines) in place of the environment's.
+    /// (HTTP and the bridge's lines) and the session limits `sessions` in
+    /// place of the environment's.
     ///
     /// # Errors
     ///
     /// As [`Self::start`].
-    pub fn start_with(tool: FixtureTool, policy: ServerPolicy) -> io::Result<Self> {
+    pub fn start_with(
+        tool: FixtureTool,
+        policy: ServerPolicy,
+        sessions: SessionLimits,
+    ) -> io::Result<Self> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
@@ -147,7 +159,7 @@ impl McpFixture {
                 runtime.block_on(async {
                     let lines =
                         tokio::spawn(serve_lines(lines, handler.clone(), policy, token.clone()));
-                    serve(listener, handler, policy, token).await;
+                    serve(listener, handler, policy, sessions, token).await;
                     lines.abort();
                 });
                 runtime.shutdown_timeout(Duration::from_millis(200));
@@ -250,19 +262,25 @@ async fn serve(
     listener: std::net::TcpListener,
     handler: Handler,
     policy: ServerPolicy,
+    sessions: SessionLimits,
     cancel: CancellationToken,
 ) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
+    // The MCP specification asks a local server to check `Origin` (a web
+    // page's script must not reach it): only loopback origins pass, and a
+    // request without one (any non-browser client) is not a page's.
     let config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(None)
+        .with_allowed_origins(LOCAL_ORIGINS)
         .with_cancellation_token(cancel.child_token());
     let mut config = config;
     config.max_request_body_bytes = policy.max_body_bytes;
     let log = handler.log.clone();
-    let service: StreamableHttpService<Handler, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(handler.clone()), Arc::default(), config);
+    let sessions = Arc::new(BoundedSessions::new(sessions));
+    let service: StreamableHttpService<Handler, BoundedSessions> =
+        StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
     let service = hyper_util::service::TowerToHyperService::new(service);
     let admission = Admission::new(policy);
     loop {
