@@ -179,7 +179,7 @@ fn a_dropped_fixture_stops_serving_even_with_a_session_open() {
 /// The stdio bridge, launched as a deployment launches a stdio MCP server.
 fn bridge(fixture: &McpFixture) -> std::process::Child {
     std::process::Command::new(env!("CARGO_BIN_EXE_symfonic-evals-mcp-stdio"))
-        .arg(fixture.stdio_address().to_string())
+        .arg(fixture.stdio_locator())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -211,9 +211,50 @@ fn sessions_past_the_cap_close_the_least_recently_used_and_idle_ones_expire() {
     )
     .unwrap();
     let id = session(&expiring);
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !request(&expiring, Some(&id), LIST).0.contains("404") {
-        assert!(std::time::Instant::now() < deadline, "never expired");
-        std::thread::sleep(Duration::from_millis(20));
+    // Each look is a request, which keeps the session alive: look again
+    // after ever longer silences, until one outlasts the idle limit.
+    let mut silence = Duration::from_millis(200);
+    loop {
+        std::thread::sleep(silence);
+        if request(&expiring, Some(&id), LIST).0.contains("404") {
+            break;
+        }
+        silence *= 2;
+        assert!(silence < Duration::from_secs(30), "never expired");
     }
+}
+
+#[test]
+fn the_line_side_drops_anything_but_the_bridge_at_once() {
+    let fixture = fixture();
+    // A client speaking MCP without the trial's secret is dropped at its
+    // first byte, unanswered.
+    let mut stranger = TcpStream::connect(fixture.stdio_address()).unwrap();
+    stranger
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = writeln!(
+        stranger,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{}}}}"#
+    );
+    let mut answer = Vec::new();
+    let _ = stranger.read_to_end(&mut answer);
+    assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+    // A wrong secret of the right shape too.
+    let locator = fixture.stdio_locator();
+    let (_, secret) = locator.split_once('/').unwrap();
+    let mut guesser = TcpStream::connect(fixture.stdio_address()).unwrap();
+    guesser
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let wrong: String = secret
+        .chars()
+        .map(|c| if c == '0' { '1' } else { '0' })
+        .collect();
+    let _ = writeln!(guesser, "{wrong}");
+    let mut answer = Vec::new();
+    let _ = guesser.read_to_end(&mut answer);
+    assert!(answer.is_empty());
+    // Each trial has its own secret.
+    assert_ne!(fixture.stdio_locator(), self::fixture().stdio_locator());
 }

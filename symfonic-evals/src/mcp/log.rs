@@ -209,6 +209,14 @@ fn fresh_nonce() -> String {
     format!("{NONCE_PREFIX}{hex}")
 }
 
+/// A fresh per-trial secret for the stdio bridge's handshake: 128 bits
+/// from the operating system's CSPRNG, as hex.
+pub(crate) fn fresh_secret() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// How long [`FixtureLog::settle`] waits for answers still on their way
 /// when the harness reads a step's evidence. A client that read its answer
 /// has acknowledged it long before; only an answer nobody reads waits this

@@ -45,8 +45,10 @@ pub const MCP_FIXTURE: &str = "mcp-fixture";
 /// Streamable HTTP URL from.
 pub const MCP_URL_ENV: &str = "SYMFONIC_EVALS_MCP_URL";
 
-/// The variable a deployment in a child process reads the address of the
-/// fixture's stdio side from (the bridge's argument).
+/// The variable a deployment in a child process reads the locator of the
+/// fixture's stdio side from (the bridge's argument): `<host:port>/<secret>`,
+/// the line side's address and the trial's secret, without which the line
+/// side serves no one.
 pub const MCP_STDIO_ADDR_ENV: &str = "SYMFONIC_EVALS_MCP_STDIO_ADDR";
 
 /// The variable a deployment in a child process reads the stdio bridge's

@@ -98,6 +98,8 @@ impl ServerHandler for Handler {
 pub struct McpFixture {
     url: String,
     stdio_address: SocketAddr,
+    /// The per-trial secret the bridge's first line must carry.
+    stdio_secret: Arc<str>,
     log: FixtureLog,
     cancel: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -147,6 +149,8 @@ impl McpFixture {
             .enable_all()
             .build()?;
         let log = FixtureLog::new();
+        let stdio_secret: Arc<str> = super::log::fresh_secret().into();
+        let secret = Arc::clone(&stdio_secret);
         let cancel = CancellationToken::new();
         let handler = Handler {
             tool: Arc::new(tool),
@@ -157,8 +161,13 @@ impl McpFixture {
             .name("symfonic-evals-mcp".into())
             .spawn(move || {
                 runtime.block_on(async {
-                    let lines =
-                        tokio::spawn(serve_lines(lines, handler.clone(), policy, token.clone()));
+                    let lines = tokio::spawn(serve_lines(
+                        lines,
+                        handler.clone(),
+                        policy,
+                        secret,
+                        token.clone(),
+                    ));
                     serve(listener, handler, policy, sessions, token).await;
                     lines.abort();
                 });
@@ -167,6 +176,7 @@ impl McpFixture {
         Ok(Self {
             url: url(address),
             stdio_address,
+            stdio_secret,
             log,
             cancel,
             thread: Some(thread),
@@ -178,20 +188,32 @@ impl McpFixture {
         &self.url
     }
 
-    /// The loopback address the stdio bridge connects a launched command
-    /// to (see [`TargetContext::mcp_command`](crate::TargetContext::mcp_command)).
+    /// The loopback address of the fixture's line side (see
+    /// [`Self::stdio_locator`] for what the bridge is given).
     pub fn stdio_address(&self) -> SocketAddr {
         self.stdio_address
     }
 
+    /// What the stdio bridge is given to reach the fixture,
+    /// `<host:port>/<secret>`: the line side's address and the trial's
+    /// secret, which the bridge sends as its first line. The line side
+    /// serves only a connection that does, and drops any other at its
+    /// first wrong byte (see
+    /// [`TargetContext::mcp_command`](crate::TargetContext::mcp_command)).
+    pub fn stdio_locator(&self) -> String {
+        format!("{}/{}", self.stdio_address, self.stdio_secret)
+    }
+
     /// A connection to the fixture's line side, opened as the stdio bridge
-    /// opens it: each line a JSON-RPC message.
+    /// opens it: the secret line sent, then each line a JSON-RPC message.
     ///
     /// # Errors
     ///
     /// When the connection cannot be made.
     pub fn stdio_client(&self) -> io::Result<std::net::TcpStream> {
-        std::net::TcpStream::connect(self.stdio_address)
+        let mut stream = std::net::TcpStream::connect(self.stdio_address)?;
+        std::io::Write::write_all(&mut stream, format!("{}\n", self.stdio_secret).as_bytes())?;
+        Ok(stream)
     }
 
     /// The trial's record, shared with the server.
@@ -222,6 +244,7 @@ async fn serve_lines(
     listener: std::net::TcpListener,
     handler: Handler,
     policy: ServerPolicy,
+    secret: Arc<str>,
     cancel: CancellationToken,
 ) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
@@ -237,13 +260,18 @@ async fn serve_lines(
         };
         let handler = handler.clone();
         let cancel = cancel.child_token();
+        let secret = Arc::clone(&secret);
         tokio::spawn(async move {
             let connection = Arc::clone(admitted.connection());
             let stream = Guarded::new(stream, Arc::clone(&connection));
-            let stream = Delivering::new(stream, handler.log.clone());
-            // A client that never initializes, or speaks garbage, ends
-            // only its own session.
+            let mut stream = Delivering::new(stream, handler.log.clone());
+            // Only the bridge knows the secret; anything else is dropped
+            // at its first wrong byte. A client that never initializes,
+            // or speaks garbage, ends only its own session.
             let session = async {
+                if !bridge_handshake(&mut stream, &secret).await {
+                    return;
+                }
                 if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
                     connection.enter(Phase::Working);
                     let _ = session.waiting().await;
@@ -256,6 +284,19 @@ async fn serve_lines(
             drop(admitted);
         });
     }
+}
+
+/// Reads the bridge's first line, byte by byte (nothing of the session
+/// after it is consumed): whether it is exactly the trial's secret.
+async fn bridge_handshake(stream: &mut (impl tokio::io::AsyncRead + Unpin), secret: &str) -> bool {
+    use tokio::io::AsyncReadExt;
+    for expected in secret.bytes().chain(std::iter::once(b'\n')) {
+        let mut byte = [0u8; 1];
+        if stream.read_exact(&mut byte).await.is_err() || byte[0] != expected {
+            return false;
+        }
+    }
+    true
 }
 
 async fn serve(
