@@ -1,6 +1,7 @@
 //! The fixture's MCP sessions, bounded: at most [`MAX_SESSIONS`] live at
-//! once, the least recently used closed to make room for a new one, and
-//! each closed after [`SESSION_IDLE`] without a request.
+//! once, a session never used past its `initialize` and then the least
+//! recently used closed to make room for a new one, and each closed after
+//! [`SESSION_IDLE`] without a request.
 //!
 //! Every `initialize` makes a session, and a session holds a worker, its
 //! channels and its caches until it is closed; unbounded, 2,000
@@ -69,12 +70,20 @@ impl SessionLimits {
     }
 }
 
+/// When a session was last used, and whether for more than `initialize`.
+#[derive(Debug, Clone, Copy)]
+struct Use {
+    at: Instant,
+    beyond_initialize: bool,
+}
+
 /// The SDK's session manager, with a cap and least-recently-used eviction.
 pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     cap: usize,
-    /// When each live session was last used.
-    used: Mutex<HashMap<SessionId, Instant>>,
+    /// When each live session was last used, and whether it was ever
+    /// used past its `initialize`.
+    used: Mutex<HashMap<SessionId, Use>>,
 }
 
 impl BoundedSessions {
@@ -93,19 +102,24 @@ impl BoundedSessions {
 
     fn touch(&self, id: &SessionId) {
         let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(at) = used.get_mut(id) {
-            *at = Instant::now();
+        if let Some(using) = used.get_mut(id) {
+            *using = Use {
+                at: Instant::now(),
+                beyond_initialize: true,
+            };
         }
     }
 
-    /// The sessions to close so one more fits: least recently used first.
+    /// The sessions to close so one more fits: those never used past
+    /// their `initialize` first (a flood of them must not close a session
+    /// a client works in), then the least recently used.
     fn evictions(&self) -> Vec<SessionId> {
         let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
         let mut evicted = Vec::new();
         while used.len() >= self.cap {
             let Some(oldest) = used
                 .iter()
-                .min_by_key(|(_, at)| **at)
+                .min_by_key(|(_, using)| (using.beyond_initialize, using.at))
                 .map(|(id, _)| id.clone())
             else {
                 break;
@@ -140,7 +154,13 @@ impl SessionManager for BoundedSessions {
         self.used
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), Instant::now());
+            .insert(
+                id.clone(),
+                Use {
+                    at: Instant::now(),
+                    beyond_initialize: false,
+                },
+            );
         Ok((id, transport))
     }
 
@@ -149,7 +169,6 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.touch(id);
         self.inner.initialize_session(id, message).await
     }
 
@@ -239,6 +258,8 @@ mod tests {
             sessions.touch(&a);
             let (c, _tc) = sessions.create_session().await.unwrap();
             assert_eq!(sessions.live(), 2);
+            // A flood of sessions nobody uses closes its own kind first:
+            // `a`, in use, outlives every one of them.
             assert!(sessions.has_session(&a).await.unwrap());
             assert!(!sessions.has_session(&b).await.unwrap(), "evicted");
             assert!(sessions.has_session(&c).await.unwrap());
@@ -248,6 +269,7 @@ mod tests {
                 kept.push(sessions.create_session().await.unwrap());
             }
             assert_eq!(sessions.live(), 2);
+            assert!(sessions.has_session(&a).await.unwrap());
         });
     }
 }
