@@ -7,9 +7,9 @@
 //! resident memory at the end and at its peak, beside the same client with
 //! no attack.
 //!
-//! `cargo run --release -p symfonic-evals --example server_attacks [-- ATTACKERS SECONDS]`
-//! (defaults: 1000 attackers per attack, 10 s per attack; Linux, for the
-//! memory figures).
+//! `cargo run --release -p symfonic-evals --example server_attacks [-- ATTACKERS SECONDS [ATTACK | SERVER]]`
+//! (defaults: 1000 attackers per attack, 10 s per attack, every attack on
+//! both servers; Linux, for the memory figures).
 //!
 //! The attacks: `slow-body` (a head, then a body byte a second),
 //! `slow-head` (a head byte a second), `idle` (connects, sends nothing),
@@ -417,7 +417,12 @@ fn run(kind: &'static str, attack: &'static str, attackers: usize, seconds: u64)
     std::thread::sleep(Duration::from_millis(if count > 0 { 1500 } else { 0 }));
     let gap = Duration::from_secs(seconds) / LEGIT_CALLS as u32;
     let mut answered = Vec::new();
+    // Bounded in time too: calls not made by then count as unanswered.
+    let until = Instant::now() + Duration::from_secs(seconds) + CALL_TIMEOUT;
     for _ in 0..LEGIT_CALLS {
+        if Instant::now() > until {
+            break;
+        }
         let started = Instant::now();
         if let Some(latency) = legit_call(kind, &address, &mut session) {
             answered.push(latency);
@@ -446,8 +451,15 @@ fn main() {
     println!("{LEGIT_CALLS} legitimate calls over {seconds} s per attack, each on a fresh connection, answered within {} s", CALL_TIMEOUT.as_secs());
     println!("| server   | attack          | attackers | answered | p50 ms | p99 ms | RSS MiB | peak MiB |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    let only = args.get(2).cloned();
     for kind in ["endpoint", "mcp"] {
         for attack in ATTACKS {
+            if only
+                .as_deref()
+                .is_some_and(|only| only != attack && only != kind)
+            {
+                continue;
+            }
             run(kind, attack, attackers, seconds);
         }
     }

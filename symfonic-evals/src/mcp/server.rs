@@ -140,9 +140,11 @@ impl McpFixture {
         sessions: SessionLimits,
     ) -> io::Result<Self> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        crate::server_policy::deepen_backlog(&listener);
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
         let lines = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        crate::server_policy::deepen_backlog(&lines);
         lines.set_nonblocking(true)?;
         let stdio_address = lines.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -244,6 +244,7 @@ impl HttpServer {
         policy: ServerPolicy,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        crate::server_policy::deepen_backlog(&listener);
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()

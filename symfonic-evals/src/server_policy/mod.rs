@@ -146,6 +146,25 @@ impl ServerPolicy {
     }
 }
 
+/// How many connections may wait to be accepted: more than the default
+/// 128, so a burst of reconnecting clients does not make the kernel drop a
+/// legitimate client's SYN (which it retries only after a second).
+const BACKLOG: i32 = 1024;
+
+/// Deepens the accept queue of a listening socket to [`BACKLOG`] (capped
+/// by the system's own limit). On Linux, `listen` on a listening socket
+/// resizes its queue; elsewhere this does nothing.
+pub(crate) fn deepen_backlog(listener: &std::net::TcpListener) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the descriptor is the listener's own, open and listening.
+        let _ = unsafe { libc::listen(listener.as_raw_fd(), BACKLOG) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (listener, BACKLOG);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
