@@ -80,7 +80,8 @@ impl Admission {
 }
 
 /// Sheds the connection (of `peer`, if given) waiting on its client
-/// longest, freeing its slot now; `None` when there is none.
+/// longest (a kept-alive one lingering after its answer first), freeing
+/// its slot now; `None` when there is none.
 fn shed_longest_waiting(
     open: &mut HashMap<u64, Arc<Connection>>,
     peer: Option<IpAddr>,
@@ -89,7 +90,7 @@ fn shed_longest_waiting(
         .iter()
         .filter(|(_, c)| peer.is_none_or(|p| c.peer == p))
         .filter_map(|(id, c)| c.waiting_since().map(|since| (*id, since)))
-        .min_by_key(|(id, since)| (*since, *id))?;
+        .min_by_key(|(id, rank)| (*rank, *id))?;
     let connection = open.remove(&id)?;
     connection.shed();
     Some(())

@@ -20,9 +20,10 @@
 //! | request body size | 64 MiB (model endpoint), 1 MiB (MCP fixture) | `SYMFONIC_EVALS_SERVER_MAX_BODY_BYTES`, [`ServerPolicy::max_body_bytes`] |
 //!
 //! When a connection arrives and its peer or the server is at its limit,
-//! the connection *waiting on its client* longest (for a request head, a
-//! body, or the next request: the server owes it nothing) is shed to make
-//! room; only when every connection is being answered is the new one
+//! a connection *waiting on its client* (for a request head, a body, or
+//! the next request: the server owes it nothing) is shed to make room: a
+//! kept-alive one lingering after its answer first, then the one waiting
+//! longest; only when every connection is being answered is the new one
 //! refused (HTTP: `503` and close). A peer is an IP address: on loopback
 //! every local process is the same peer, so the per-peer limit keeps one
 //! address from taking every slot, and the deadlines and the shedding are

@@ -73,6 +73,9 @@ pub(crate) struct Connection {
     last_traffic: AtomicU64,
     /// Since when a write has been waiting for the client (zero: none is).
     write_blocked: AtomicU64,
+    /// Whether it has been answered at least once (a keep-alive
+    /// connection between requests).
+    answered: AtomicBool,
     shed: AtomicBool,
     wake: Notify,
 }
@@ -88,6 +91,7 @@ impl Connection {
             head_from: AtomicU64::new(0),
             last_traffic: AtomicU64::new(at),
             write_blocked: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
             shed: AtomicBool::new(false),
             wake: Notify::new(),
         }
@@ -95,6 +99,9 @@ impl Connection {
 
     /// The connection enters `phase` now.
     pub(crate) fn enter(&self, phase: Phase) {
+        if phase == Phase::Head && self.phase() != Phase::Head {
+            self.answered.store(true, Ordering::Release);
+        }
         self.phase.store(phase as u8, Ordering::Release);
         self.phase_since.store(now(), Ordering::Release);
         if phase == Phase::Head {
@@ -108,10 +115,17 @@ impl Connection {
     }
 
     /// Since when it has been waiting on its client (for a head or a
-    /// body), if it is: the admission sheds the longest waiting first.
-    pub(crate) fn waiting_since(&self) -> Option<u64> {
+    /// body), if it is, behind whether it is a kept-alive connection
+    /// between requests with nothing of the next one read: the admission
+    /// sheds those first (their client has had its answer), then the
+    /// longest waiting. A connection just accepted, whose request may be
+    /// in the kernel unread, so outlives an answered client that lingers.
+    pub(crate) fn waiting_since(&self) -> Option<(bool, u64)> {
+        let lingering = self.phase() == Phase::Head
+            && self.answered.load(Ordering::Acquire)
+            && self.head_from.load(Ordering::Acquire) == 0;
         matches!(self.phase(), Phase::Head | Phase::Body)
-            .then(|| self.phase_since.load(Ordering::Acquire))
+            .then(|| (!lingering, self.phase_since.load(Ordering::Acquire)))
     }
 
     /// Asks the connection to end at once (its slot is wanted).
@@ -314,12 +328,21 @@ mod tests {
     #[test]
     fn only_a_connection_waiting_on_its_client_can_be_shed() {
         let connection = Connection::new(1, [127, 0, 0, 1].into());
-        assert!(connection.waiting_since().is_some());
+        assert_eq!(connection.waiting_since().map(|(rank, _)| rank), Some(true));
         connection.enter(Phase::Body);
         assert!(connection.waiting_since().is_some());
         connection.enter(Phase::Working);
         assert_eq!(connection.waiting_since(), None);
         connection.enter(Phase::Answering);
         assert_eq!(connection.waiting_since(), None);
+        // Answered and lingering: first in line to be shed.
+        connection.enter(Phase::Head);
+        assert_eq!(
+            connection.waiting_since().map(|(rank, _)| rank),
+            Some(false)
+        );
+        // Once its next head begins, it waits like any other.
+        connection.read_some();
+        assert_eq!(connection.waiting_since().map(|(rank, _)| rank), Some(true));
     }
 }
