@@ -250,3 +250,49 @@ fn an_oversized_body_is_refused_by_size() {
     }
     assert!(read_all(&mut large).starts_with(b"HTTP/1.1 413"));
 }
+
+#[test]
+fn a_kept_alive_connection_lingering_after_its_answer_is_shed_first() {
+    let (server, _) = start(policy());
+    let mut lingering: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = connect(&server);
+            stream
+                .write_all(b"POST /a HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi")
+                .unwrap();
+            // Its whole answer, and the connection kept.
+            let mut answer = Vec::new();
+            let mut byte = [0u8; 1];
+            while !answer.ends_with(b"\r\n\r\nhi") {
+                stream.read_exact(&mut byte).unwrap();
+                answer.push(byte[0]);
+            }
+            stream
+        })
+        .collect();
+    // A silent connection, newer than both answers: it waits for a
+    // request that may be on its way, so a lingering one goes first.
+    let mut silent = connect(&server);
+    open_becomes(&server, 3);
+    let mut client = connect(&server);
+    client
+        .write_all(
+            b"POST /a HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok",
+        )
+        .unwrap();
+    assert!(read_all(&mut client).starts_with(b"HTTP/1.1 200"));
+    assert!(
+        read_all(&mut lingering[0]).is_empty(),
+        "the first lingering one was shed"
+    );
+    silent
+        .write_all(
+            b"POST /a HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 2\r\n\r\nhi",
+        )
+        .unwrap();
+    assert!(
+        read_all(&mut silent).starts_with(b"HTTP/1.1 200"),
+        "the silent one kept its slot"
+    );
+    drop(lingering);
+}

@@ -111,6 +111,13 @@ impl Body for ResponseBody {
         }
     }
 
+    /// A whole body is over once its one frame is taken: hyper stops at
+    /// the declared length without polling again, and the server policy
+    /// reads the end of the answer from here.
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Self::Whole(None))
+    }
+
     fn size_hint(&self) -> SizeHint {
         match self {
             Self::Whole(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
