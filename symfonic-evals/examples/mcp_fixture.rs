@@ -114,7 +114,7 @@ fn stdio_round_trips() -> Option<Vec<Duration>> {
     let bridge = symfonic_evals::mcp::stdio_bridge()?;
     let fixture = McpFixture::start(tool()).expect("fixture starts");
     let mut child = std::process::Command::new(bridge)
-        .arg(fixture.stdio_address().to_string())
+        .arg(fixture.stdio_locator())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

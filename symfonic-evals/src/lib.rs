@@ -14,6 +14,7 @@
 
 mod assertion;
 mod async_target;
+pub mod bounded_read;
 mod capability;
 mod clock;
 pub mod contracts;
@@ -29,6 +30,7 @@ mod report;
 mod runner;
 mod scenario;
 mod scratch;
+pub mod server_policy;
 mod target;
 
 #[doc(hidden)]

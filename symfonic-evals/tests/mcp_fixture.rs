@@ -78,8 +78,13 @@ fn each_call_is_recorded_as_received_and_answered_with_its_own_nonce() {
     let second = runtime
         .block_on(client.call_tool(call(json!({}))))
         .expect("answered");
+    assert_eq!(fixture.log().settle(Duration::from_secs(10)), 0);
     let calls = fixture.log().calls();
     assert_eq!(calls.len(), 3);
+    assert!(
+        calls.iter().all(|call| call.delivered),
+        "every answer the client read was delivered"
+    );
     assert_eq!(calls[0].arguments, json!({ "order": 7 }));
     assert_eq!(calls[1].arguments, json!({ "order": 8 }));
     assert_eq!(calls[2].arguments, json!({}));
@@ -174,7 +179,7 @@ fn a_dropped_fixture_stops_serving_even_with_a_session_open() {
 /// The stdio bridge, launched as a deployment launches a stdio MCP server.
 fn bridge(fixture: &McpFixture) -> std::process::Child {
     std::process::Command::new(env!("CARGO_BIN_EXE_symfonic-evals-mcp-stdio"))
-        .arg(fixture.stdio_address().to_string())
+        .arg(fixture.stdio_locator())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -2,9 +2,11 @@
 //! its MCP servers as commands launches this one, and its stdin and stdout
 //! are carried to the trial's fixture over loopback, line for line.
 //!
-//! `symfonic-evals-mcp-stdio <host:port>` (the address is also read from
+//! `symfonic-evals-mcp-stdio <host:port>/<secret>` (also read from
 //! `SYMFONIC_EVALS_MCP_STDIO_ADDR`); `TargetContext::mcp_command` gives the
-//! whole command. Exits when either side closes.
+//! whole command. The trial's secret is sent as the first line: the
+//! fixture serves only a connection that carries it. Exits when either
+//! side closes.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -29,16 +31,26 @@ fn main() -> ExitCode {
         .nth(1)
         .or_else(|| std::env::var("SYMFONIC_EVALS_MCP_STDIO_ADDR").ok());
     let Some(address) = address else {
-        eprintln!("usage: symfonic-evals-mcp-stdio <host:port> (the fixture's stdio address)");
+        eprintln!(
+            "usage: symfonic-evals-mcp-stdio <host:port>/<secret> (the fixture's stdio locator)"
+        );
         return ExitCode::from(2);
     };
-    let stream = match TcpStream::connect(&address) {
+    let Some((address, secret)) = address.split_once('/') else {
+        eprintln!("symfonic-evals-mcp-stdio: the locator carries no secret (<host:port>/<secret>)");
+        return ExitCode::from(2);
+    };
+    let mut stream = match TcpStream::connect(address) {
         Ok(stream) => stream,
         Err(error) => {
             eprintln!("symfonic-evals-mcp-stdio: cannot reach the MCP fixture: {error}");
             return ExitCode::from(1);
         }
     };
+    if stream.write_all(format!("{secret}\n").as_bytes()).is_err() {
+        eprintln!("symfonic-evals-mcp-stdio: the MCP fixture closed the connection");
+        return ExitCode::from(1);
+    }
     let Ok(upstream) = stream.try_clone() else {
         return ExitCode::from(1);
     };

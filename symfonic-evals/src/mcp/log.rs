@@ -1,11 +1,12 @@
 //! What the fixture serves and what it saw: the tool's definition, and the
-//! trial's calls in order, each with the nonce its result carried.
+//! trial's calls in order, each with the nonce its result carried and
+//! whether that result was delivered.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The tool the fixture serves: its name, its input schema, and the fixed
 /// content every result carries beside its nonce.
@@ -74,7 +75,8 @@ fn derived_schema(arguments: Option<&Value>) -> Value {
     json!({ "type": "object", "properties": properties })
 }
 
-/// One `tools/call` the fixture answered.
+/// One `tools/call` the fixture received, and whether its answer reached
+/// the client.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FixtureCall {
     /// Its place among the trial's calls (from 1).
@@ -88,6 +90,25 @@ pub struct FixtureCall {
     /// Whether the fixture answered it with a tool error, as the step
     /// asked.
     pub failed: bool,
+    /// Whether the whole answer was written to the client's connection and
+    /// acknowledged by the client's end (see [`Delivery`]). Only a
+    /// delivered call counts as served: a connection closed before the
+    /// answer arrived, or a client that never read it, leaves it `false`.
+    pub delivered: bool,
+}
+
+/// Where a call's answer stands on its way to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Received and answered; the answer is not yet known to have arrived.
+    InFlight,
+    /// The whole answer was written to the client's connection and, where
+    /// the platform tells (Linux), acknowledged by the client's TCP stack
+    /// on a connection it had not closed.
+    Delivered,
+    /// The connection ended, failed or timed out before the answer was
+    /// delivered.
+    Lost,
 }
 
 /// A request the fixture refused: what it was, never what it carried.
@@ -111,25 +132,27 @@ impl std::fmt::Display for FixtureRefusal {
 #[derive(Debug, Default)]
 struct Events {
     calls: Vec<FixtureCall>,
+    /// Each call's delivery, by index into `calls`.
+    delivery: Vec<Delivery>,
     listings: u64,
     refusals: Vec<FixtureRefusal>,
 }
 
 /// The fixture's record of a trial, shared between the server and the
-/// harness: calls, listings and refusals in order, and whether the next
-/// calls must fail.
+/// harness: calls, listings and refusals in order, whether each call's
+/// answer was delivered, and whether the next calls must fail.
 #[derive(Debug, Clone, Default)]
 pub struct FixtureLog {
     events: Arc<Mutex<Events>>,
+    /// Signalled whenever a call's delivery is settled.
+    settled: Arc<Condvar>,
     failing: Arc<std::sync::atomic::AtomicBool>,
-    salt: Arc<String>,
 }
 
-static NONCES: AtomicU64 = AtomicU64::new(0);
-
-/// How every nonce begins; sixteen hex digits follow.
+/// How every nonce begins; [`NONCE_DIGITS`] hex digits follow.
 pub(crate) const NONCE_PREFIX: &str = "mcp-nonce-";
-const NONCE_DIGITS: usize = 16;
+/// A nonce's hex digits: 128 bits from the operating system's CSPRNG.
+pub(crate) const NONCE_DIGITS: usize = 32;
 const MASK: &str = "mcp-nonce-<fresh>";
 
 /// `value` with every fixture nonce in its strings replaced by one
@@ -167,17 +190,45 @@ fn masked(text: &str) -> String {
     out
 }
 
+/// A fresh nonce: 128 bits from the operating system's CSPRNG.
+///
+/// A nonce proves the model saw *this* call's result, so a deployment must
+/// not be able to compute it without reading the answer. An earlier
+/// scheme hashed the process id, the start time and a counter; from one
+/// observed nonce a deployment in the same process recovered those inputs
+/// and predicted every later nonce. Nothing here derives from state a
+/// deployment can see: each nonce is drawn from the kernel (`getrandom`),
+/// so earlier nonces say nothing about the next.
+fn fresh_nonce() -> String {
+    let mut bytes = [0u8; NONCE_DIGITS / 2];
+    // The kernel's generator does not fail once the system is up; if it
+    // ever did, a predictable nonce would silently weaken every probe, so
+    // the fixture stops instead.
+    getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{NONCE_PREFIX}{hex}")
+}
+
+/// A fresh per-trial secret for the stdio bridge's handshake: 128 bits
+/// from the operating system's CSPRNG, as hex.
+pub(crate) fn fresh_secret() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source is unavailable");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How long [`FixtureLog::settle`] waits for answers still on their way
+/// when the harness reads a step's evidence. A client that read its answer
+/// has acknowledged it long before; only an answer nobody reads waits this
+/// long, and then counts as not delivered.
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(1);
+
 impl FixtureLog {
-    /// An empty record, with nonces no other record in this process (or
-    /// any earlier one) will repeat.
+    /// An empty record. Its nonces come from the operating system's
+    /// CSPRNG, so no record, in this process or another, repeats or
+    /// predicts them.
     pub fn new() -> Self {
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        Self {
-            salt: Arc::new(format!("{}:{}", std::process::id(), since.as_nanos())),
-            ..Self::default()
-        }
+        Self::default()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Events> {
@@ -197,18 +248,64 @@ impl FixtureLog {
             events.refusals.push(FixtureRefusal::Flooded);
             return Err(FixtureRefusal::Flooded);
         }
-        let count = NONCES.fetch_add(1, Ordering::Relaxed);
-        let digest = Sha256::digest(format!("{}:{count}", self.salt).as_bytes());
-        let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         let call = FixtureCall {
             seq: events.calls.len() as u64 + 1,
             tool: tool.to_owned(),
             arguments,
-            nonce: format!("{NONCE_PREFIX}{hex}"),
+            nonce: fresh_nonce(),
             failed: self.failing.load(Ordering::SeqCst),
+            delivered: false,
         };
         events.calls.push(call.clone());
+        events.delivery.push(Delivery::InFlight);
         Ok(call)
+    }
+
+    /// Settles the delivery of the call whose answer carried `nonce`: the
+    /// connection that carried it says whether the whole answer arrived.
+    /// A call settles once; a nonce the log never issued is ignored.
+    pub(crate) fn settle_delivery(&self, nonce: &str, delivery: Delivery) {
+        let mut events = self.lock();
+        let Some(index) = events.calls.iter().position(|call| call.nonce == nonce) else {
+            return;
+        };
+        if events.delivery[index] != Delivery::InFlight || delivery == Delivery::InFlight {
+            return;
+        }
+        events.delivery[index] = delivery;
+        events.calls[index].delivered = delivery == Delivery::Delivered;
+        drop(events);
+        self.settled.notify_all();
+    }
+
+    /// Waits, at most `timeout`, until no call's answer is still on its
+    /// way; returns how many still are. The harness settles before it
+    /// reads a step's calls, so an answer the client read is always seen
+    /// as delivered.
+    pub fn settle(&self, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let mut events = self.lock();
+        loop {
+            let in_flight = events
+                .delivery
+                .iter()
+                .filter(|d| **d == Delivery::InFlight)
+                .count();
+            let left = deadline.saturating_duration_since(Instant::now());
+            if in_flight == 0 || left.is_zero() {
+                return in_flight;
+            }
+            events = self
+                .settled
+                .wait_timeout(events, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Each call's delivery so far, in call order.
+    pub fn deliveries(&self) -> Vec<Delivery> {
+        self.lock().delivery.clone()
     }
 
     /// Records a refused request.
@@ -221,7 +318,8 @@ impl FixtureLog {
         self.failing.store(failing, Ordering::SeqCst);
     }
 
-    /// Every call so far, in order.
+    /// Every call so far, in order, each saying whether its answer was
+    /// delivered (settle first to wait for answers on their way).
     pub fn calls(&self) -> Vec<FixtureCall> {
         self.lock().calls.clone()
     }
@@ -266,6 +364,114 @@ mod tests {
         // Another record never repeats a nonce.
         let other = FixtureLog::new().call("track", json!({})).unwrap();
         assert_ne!(other.nonce, first.nonce);
+    }
+
+    fn nanos_now() -> u128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    }
+
+    /// The earlier scheme: a hash of the process id, the start time and a
+    /// counter, cut to `digits` hex digits.
+    fn hashed(pid: u32, start: u128, count: u64, digits: usize) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(format!("{pid}:{start}:{count}").as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{NONCE_PREFIX}{}", &hex[..digits])
+    }
+
+    /// The recovery an in-process deployment ran against that scheme: it
+    /// knows its process id and roughly when the record was made, searches
+    /// the start time and counter that give the nonce it saw, and computes
+    /// the next one.
+    fn predict_next(observed: &str, window: std::ops::RangeInclusive<u128>) -> Option<String> {
+        let digits = observed.len() - NONCE_PREFIX.len();
+        let pid = std::process::id();
+        for start in window {
+            for count in 0..8 {
+                if hashed(pid, start, count, digits) == observed {
+                    return Some(hashed(pid, start, count + 1, digits));
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn the_next_nonce_cannot_be_recovered_from_an_observed_one() {
+        // The recovery works against the earlier scheme (so this test can
+        // fail)...
+        let before = nanos_now();
+        let start = nanos_now();
+        let after = nanos_now();
+        let digits = NONCE_DIGITS;
+        let predicted = predict_next(
+            &hashed(std::process::id(), start, 0, digits),
+            before..=after,
+        );
+        assert_eq!(
+            predicted,
+            Some(hashed(std::process::id(), start, 1, digits))
+        );
+        // ...and finds nothing in the fixture's nonces: they derive from
+        // nothing a deployment can see.
+        // The window the search covers is kept to 20 microseconds (retried
+        // when the thread was preempted), so a miss is quick.
+        let (log, first, before, after) = (0..1000)
+            .map(|_| {
+                let before = nanos_now();
+                let log = FixtureLog::new();
+                let first = log.call("t", json!({})).unwrap().nonce;
+                (log, first, before, nanos_now())
+            })
+            .find(|(_, _, before, after)| after - before < 20_000)
+            .expect("a quiet moment");
+        let second = log.call("t", json!({})).unwrap().nonce;
+        let predicted = predict_next(&first, before..=after);
+        assert_eq!(predicted, None);
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn nonces_are_128_random_bits_and_never_repeat() {
+        let log = FixtureLog::new();
+        let nonces: std::collections::HashSet<String> = (0..super::super::CALL_LIMIT)
+            .map(|_| log.call("t", json!({})).unwrap().nonce)
+            .collect();
+        assert_eq!(nonces.len(), super::super::CALL_LIMIT);
+        let mut ones = 0u32;
+        for nonce in &nonces {
+            let digits = nonce.strip_prefix(NONCE_PREFIX).unwrap();
+            assert_eq!(digits.len(), 32, "{nonce}");
+            let bits = u128::from_str_radix(digits, 16).unwrap();
+            ones += bits.count_ones();
+        }
+        // Half the bits set, give or take: 256 x 128 bits, standard
+        // deviation 90; a counter or a timestamp sits far off.
+        let expected = 128 * 256 / 2;
+        assert!(
+            ones.abs_diff(expected) < 1_000,
+            "{ones} bits set of {}",
+            2 * expected
+        );
+    }
+
+    #[test]
+    fn a_call_is_delivered_only_once_its_connection_says_so() {
+        let log = FixtureLog::new();
+        let read = log.call("t", json!({})).unwrap();
+        let lost = log.call("t", json!({})).unwrap();
+        assert_eq!(log.settle(Duration::ZERO), 2);
+        log.settle_delivery(&read.nonce, Delivery::Delivered);
+        log.settle_delivery(&lost.nonce, Delivery::Lost);
+        // Settled once: a later word does not change it.
+        log.settle_delivery(&lost.nonce, Delivery::Delivered);
+        assert_eq!(log.settle(Duration::ZERO), 0);
+        let delivered: Vec<bool> = log.calls().iter().map(|c| c.delivered).collect();
+        assert_eq!(delivered, [true, false]);
+        assert_eq!(log.deliveries(), [Delivery::Delivered, Delivery::Lost]);
     }
 
     #[test]

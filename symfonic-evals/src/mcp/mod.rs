@@ -18,14 +18,22 @@
 //! pack knows to judge by it. The server itself needs the `mcp` feature
 //! (on by default); the records and the checks over them do not.
 
+#[cfg(feature = "mcp")]
+mod delivery;
 mod log;
 #[cfg(feature = "mcp")]
 mod server;
+#[cfg(feature = "mcp")]
+mod sessions;
 
+#[cfg(feature = "mcp")]
+pub use delivery::ACK_TIMEOUT;
 pub(crate) use log::mask_nonces;
-pub use log::{FixtureCall, FixtureLog, FixtureRefusal, FixtureTool};
+pub use log::{Delivery, FixtureCall, FixtureLog, FixtureRefusal, FixtureTool, SETTLE_TIMEOUT};
 #[cfg(feature = "mcp")]
 pub use server::McpFixture;
+#[cfg(feature = "mcp")]
+pub use sessions::{SessionLimits, MAX_SESSIONS, MAX_SESSIONS_ENV, SESSION_IDLE, SESSION_IDLE_ENV};
 
 /// The trait a deployment declares when it binds the extension's tool to
 /// the harness's MCP fixture: the extension pack then runs its
@@ -37,8 +45,10 @@ pub const MCP_FIXTURE: &str = "mcp-fixture";
 /// Streamable HTTP URL from.
 pub const MCP_URL_ENV: &str = "SYMFONIC_EVALS_MCP_URL";
 
-/// The variable a deployment in a child process reads the address of the
-/// fixture's stdio side from (the bridge's argument).
+/// The variable a deployment in a child process reads the locator of the
+/// fixture's stdio side from (the bridge's argument): `<host:port>/<secret>`,
+/// the line side's address and the trial's secret, without which the line
+/// side serves no one.
 pub const MCP_STDIO_ADDR_ENV: &str = "SYMFONIC_EVALS_MCP_STDIO_ADDR";
 
 /// The variable a deployment in a child process reads the stdio bridge's

@@ -11,20 +11,24 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::delivery::Delivering;
 use super::log::{FixtureLog, FixtureRefusal, FixtureTool};
+use super::sessions::{BoundedSessions, SessionLimits};
+use crate::server_policy::http::refuse;
+use crate::server_policy::watch::{Guarded, Phase};
+use crate::server_policy::{Admission, ServerPolicy};
 
-/// Connections served at once; more wait for one to close.
-const CONNECTIONS: usize = 32;
-/// How long a connection may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// The largest request body the fixture reads.
+/// The largest request body the fixture reads (the server policy's
+/// default for the fixture; see [`crate::server_policy`]).
 const BODY_LIMIT: usize = 1 << 20;
+
+/// The browser origins the HTTP side answers: loopback pages only.
+const LOCAL_ORIGINS: [&str; 3] = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"];
 
 /// One `ServerHandler` per MCP session, all writing to the trial's log.
 #[derive(Clone)]
@@ -94,6 +98,8 @@ impl ServerHandler for Handler {
 pub struct McpFixture {
     url: String,
     stdio_address: SocketAddr,
+    /// The per-trial secret the bridge's first line must carry.
+    stdio_secret: Arc<str>,
     log: FixtureLog,
     cancel: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -114,16 +120,39 @@ impl McpFixture {
     ///
     /// When the port cannot be bound or the runtime cannot start.
     pub fn start(tool: FixtureTool) -> io::Result<Self> {
+        Self::start_with(
+            tool,
+            ServerPolicy::from_env(BODY_LIMIT),
+            SessionLimits::from_env(),
+        )
+    }
+
+    /// As [`Self::start`], with the server policy `policy` on both sides
+    /// (HTTP and the bridge's lines) and the session limits `sessions` in
+    /// place of the environment's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::start`].
+    pub fn start_with(
+        tool: FixtureTool,
+        policy: ServerPolicy,
+        sessions: SessionLimits,
+    ) -> io::Result<Self> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        crate::server_policy::deepen_backlog(&listener);
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
         let lines = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        crate::server_policy::deepen_backlog(&lines);
         lines.set_nonblocking(true)?;
         let stdio_address = lines.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let log = FixtureLog::new();
+        let stdio_secret: Arc<str> = super::log::fresh_secret().into();
+        let secret = Arc::clone(&stdio_secret);
         let cancel = CancellationToken::new();
         let handler = Handler {
             tool: Arc::new(tool),
@@ -134,8 +163,14 @@ impl McpFixture {
             .name("symfonic-evals-mcp".into())
             .spawn(move || {
                 runtime.block_on(async {
-                    let lines = tokio::spawn(serve_lines(lines, handler.clone(), token.clone()));
-                    serve(listener, handler, token).await;
+                    let lines = tokio::spawn(serve_lines(
+                        lines,
+                        handler.clone(),
+                        policy,
+                        secret,
+                        token.clone(),
+                    ));
+                    serve(listener, handler, policy, sessions, token).await;
                     lines.abort();
                 });
                 runtime.shutdown_timeout(Duration::from_millis(200));
@@ -143,6 +178,7 @@ impl McpFixture {
         Ok(Self {
             url: url(address),
             stdio_address,
+            stdio_secret,
             log,
             cancel,
             thread: Some(thread),
@@ -154,10 +190,32 @@ impl McpFixture {
         &self.url
     }
 
-    /// The loopback address the stdio bridge connects a launched command
-    /// to (see [`TargetContext::mcp_command`](crate::TargetContext::mcp_command)).
+    /// The loopback address of the fixture's line side (see
+    /// [`Self::stdio_locator`] for what the bridge is given).
     pub fn stdio_address(&self) -> SocketAddr {
         self.stdio_address
+    }
+
+    /// What the stdio bridge is given to reach the fixture,
+    /// `<host:port>/<secret>`: the line side's address and the trial's
+    /// secret, which the bridge sends as its first line. The line side
+    /// serves only a connection that does, and drops any other at its
+    /// first wrong byte (see
+    /// [`TargetContext::mcp_command`](crate::TargetContext::mcp_command)).
+    pub fn stdio_locator(&self) -> String {
+        format!("{}/{}", self.stdio_address, self.stdio_secret)
+    }
+
+    /// A connection to the fixture's line side, opened as the stdio bridge
+    /// opens it: the secret line sent, then each line a JSON-RPC message.
+    ///
+    /// # Errors
+    ///
+    /// When the connection cannot be made.
+    pub fn stdio_client(&self) -> io::Result<std::net::TcpStream> {
+        let mut stream = std::net::TcpStream::connect(self.stdio_address)?;
+        std::io::Write::write_all(&mut stream, format!("{}\n", self.stdio_secret).as_bytes())?;
+        Ok(stream)
     }
 
     /// The trial's record, shared with the server.
@@ -180,71 +238,119 @@ fn url(address: SocketAddr) -> String {
 }
 
 /// Serves each connection of the stdio bridge as one MCP session of
-/// line-delimited JSON-RPC, as a server launched over stdio speaks it.
-async fn serve_lines(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {
+/// line-delimited JSON-RPC, as a server launched over stdio speaks it,
+/// under the server policy: a connection must initialize within the head
+/// deadline (and is shed first while it has not); an initialized session
+/// holds its slot until it ends.
+async fn serve_lines(
+    listener: std::net::TcpListener,
+    handler: Handler,
+    policy: ServerPolicy,
+    secret: Arc<str>,
+    cancel: CancellationToken,
+) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
-    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+    let admission = Admission::new(policy);
     loop {
-        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
-            return;
+        let Ok((stream, peer)) = listener.accept().await else {
+            continue;
         };
-        let Ok((stream, _)) = listener.accept().await else {
+        let Some(admitted) = admission.admit(peer.ip()) else {
             continue;
         };
         let handler = handler.clone();
         let cancel = cancel.child_token();
+        let secret = Arc::clone(&secret);
         tokio::spawn(async move {
-            // A client that never initializes, or speaks garbage, ends
-            // only its own session.
-            if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
-                let _ = session.waiting().await;
+            let connection = Arc::clone(admitted.connection());
+            let stream = Guarded::new(stream, Arc::clone(&connection));
+            let mut stream = Delivering::new(stream, handler.log.clone());
+            // Only the bridge knows the secret; anything else is dropped
+            // at its first wrong byte. A client that never initializes,
+            // or speaks garbage, ends only its own session.
+            let session = async {
+                if !bridge_handshake(&mut stream, &secret).await {
+                    return;
+                }
+                if let Ok(session) = handler.serve_with_ct(stream, cancel).await {
+                    connection.enter(Phase::Working);
+                    let _ = session.waiting().await;
+                }
+            };
+            tokio::select! {
+                () = session => {}
+                _ = connection.watch(policy) => {}
             }
-            drop(permit);
+            drop(admitted);
         });
     }
 }
 
-async fn serve(listener: std::net::TcpListener, handler: Handler, cancel: CancellationToken) {
+/// Reads the bridge's first line, byte by byte (nothing of the session
+/// after it is consumed): whether it is exactly the trial's secret.
+async fn bridge_handshake(stream: &mut (impl tokio::io::AsyncRead + Unpin), secret: &str) -> bool {
+    use tokio::io::AsyncReadExt;
+    for expected in secret.bytes().chain(std::iter::once(b'\n')) {
+        let mut byte = [0u8; 1];
+        if stream.read_exact(&mut byte).await.is_err() || byte[0] != expected {
+            return false;
+        }
+    }
+    true
+}
+
+async fn serve(
+    listener: std::net::TcpListener,
+    handler: Handler,
+    policy: ServerPolicy,
+    sessions: SessionLimits,
+    cancel: CancellationToken,
+) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
+    // The MCP specification asks a local server to check `Origin` (a web
+    // page's script must not reach it): only loopback origins pass, and a
+    // request without one (any non-browser client) is not a page's.
     let config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(None)
+        .with_allowed_origins(LOCAL_ORIGINS)
         .with_cancellation_token(cancel.child_token());
     let mut config = config;
-    config.max_request_body_bytes = BODY_LIMIT;
-    let service: StreamableHttpService<Handler, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(handler.clone()), Arc::default(), config);
-    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+    config.max_request_body_bytes = policy.max_body_bytes;
+    let log = handler.log.clone();
+    let sessions = Arc::new(BoundedSessions::new(sessions));
+    let service: StreamableHttpService<Handler, BoundedSessions> =
+        StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
+    let service = hyper_util::service::TowerToHyperService::new(service);
+    let admission = Admission::new(policy);
     loop {
-        let permit = tokio::select! {
-            () = cancel.cancelled() => return,
-            permit = Arc::clone(&slots).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => return,
-            },
-        };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(_) => continue,
             },
         };
-        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        let Some(admitted) = admission.admit(peer.ip()) else {
+            refuse(stream);
+            continue;
+        };
+        let service = service.clone();
         let cancel = cancel.clone();
+        let stream = Guarded::new(stream, Arc::clone(admitted.connection()));
+        let stream = Delivering::new(stream, log.clone());
         tokio::spawn(async move {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let served =
+                crate::server_policy::http::serve(stream, admitted, policy, move |request| {
+                    hyper::service::Service::call(&service, request)
+                });
             tokio::select! {
                 () = cancel.cancelled() => {}
-                _ = connection => {}
+                () = served => {}
             }
-            drop(permit);
         });
     }
 }

@@ -12,7 +12,7 @@
 //! and line, and nothing is replayed from that cassette.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -26,6 +26,7 @@ use super::error::{MissReason, Nearest, ReplayError};
 use super::nearest::{self, nearest, Recordings, Sketch, Summary};
 use super::safe_write;
 use super::scrub::Scrubber;
+use crate::bounded_read::{self, ReadRefusal};
 
 /// How many differing paths a miss lists before it says "and N more".
 const LISTED_DIFFERENCES: usize = 8;
@@ -149,22 +150,25 @@ impl Cassette {
     ///
     /// # Errors
     ///
-    /// `CassetteUnreadable` when the file cannot be read;
+    /// `CassetteUnreadable` when the file cannot be read, when it is not a
+    /// regular file once links are followed (a link to `/dev/zero`, a
+    /// FIFO, a directory: the error says which), or when it is larger than
+    /// [`max_file_bytes`](crate::bounded_read::max_file_bytes);
     /// `CassetteMalformed` with the one-based line of the first line that is
     /// not valid UTF-8 JSON of an exchange, or that repeats an earlier key.
     pub fn load(path: &Path, volatile_fields: &[String]) -> Result<Self, ReplayError> {
-        let bytes = match fs::read(path) {
+        let bytes = match bounded_read::read_regular(path, bounded_read::max_file_bytes()) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReadRefusal::NotFound { .. }) => {
                 return Ok(Self {
                     path: path.to_owned(),
                     ..Self::default()
                 })
             }
-            Err(e) => {
+            Err(refusal) => {
                 return Err(ReplayError::CassetteUnreadable {
                     path: path.to_owned(),
-                    reason: e.to_string(),
+                    reason: refusal.reason(),
                 })
             }
         };
@@ -524,6 +528,8 @@ pub fn accept_pending(
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use serde_json::json;
 
     use crate::replay::ReplayMiss;

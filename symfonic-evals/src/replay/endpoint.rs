@@ -14,8 +14,9 @@ use super::canonical::{volatile_paths, CanonicalRequest, VolatilePath};
 use super::cassette::{
     Cassette, Exchange, Lookup, PendingWriter, RecordedRequest, RecordedResponse,
 };
-use super::config::{ReplayConfig, ReplayMode, ReplaySettings};
+use super::config::{ReplayConfig, ReplaySettings};
 use super::error::{MissReason, ReplayError, ReplayMiss};
+use super::mode::ReplayMode;
 use super::record::Forwarder;
 use super::scrub::Scrubber;
 use super::server::{Handler, HttpServer, Request, Responder};

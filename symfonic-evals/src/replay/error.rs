@@ -7,8 +7,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::config::ReplayMode;
 use super::diff::PathDiff;
+use super::mode::ReplayMode;
 
 /// Why the endpoint could not start, replay or record.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,7 +35,10 @@ mod config;
 mod diff;
 mod endpoint;
 mod error;
+mod mode;
 mod nearest;
+#[cfg(test)]
+mod policy_tests;
 #[cfg(test)]
 mod properties;
 mod record;
@@ -53,13 +56,13 @@ pub use cassette::{
     accept_pending, Accepted, Cassette, Exchange, RecordedRequest, RecordedResponse,
 };
 pub use config::{
-    default_cassette, pending_path, ReplayConfig, ReplayMode, ReplaySettings, Upstream,
-    UpstreamAuth, CI_ENV, DEFAULT_VOLATILE_FIELDS, RECORD_ENV, UPSTREAM_AUTH_ENV, UPSTREAM_KEY_ENV,
-    UPSTREAM_URL_ENV,
+    default_cassette, pending_path, ReplayConfig, ReplaySettings, Upstream, UpstreamAuth, CI_ENV,
+    DEFAULT_VOLATILE_FIELDS, RECORD_ENV, UPSTREAM_AUTH_ENV, UPSTREAM_KEY_ENV, UPSTREAM_URL_ENV,
 };
 pub use diff::{structural_diff, PathDiff};
 pub use endpoint::{child_env, EndpointFailure, ModelEndpoint, ReplaySession};
 pub use error::{MissReason, Nearest, ReplayError, ReplayMiss};
+pub use mode::ReplayMode;
 pub use target::TargetRefusal;
 pub use upstream::{ScriptedUpstream, UpstreamReply, UpstreamRequest};
 

@@ -2,11 +2,12 @@
 //! upstream: hyper on a tokio runtime of its own, bound to 127.0.0.1 only.
 //!
 //! Hyper does the protocol (request parsing, chunked bodies, keep-alive,
-//! `Expect: 100-continue`, chunked event streams); this module adds what
-//! an endpoint reachable by any local process needs: a header-read timeout
-//! that also ends idle keep-alive connections, a body-read timeout, a cap
-//! on open connections, a per-request body limit, and a cap on body bytes
-//! buffered across every connection of the process.
+//! `Expect: 100-continue`, chunked event streams); the crate's
+//! [`server_policy`](crate::server_policy) holds every connection to its
+//! deadlines and limits (head, whole body, idle, write, connections in
+//! total and per peer, body size), as it does the MCP fixture's. This
+//! module adds the cap on body bytes buffered across every connection of
+//! the process.
 //!
 //! Handlers stay synchronous (record mode blocks on the upstream): each
 //! request runs on the runtime's blocking pool and answers through a
@@ -25,41 +26,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::StatusCode;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot};
 
-/// The limits one server enforces.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    /// Time allowed to receive a request's head, counted from the moment
-    /// the connection is idle: it is also the idle timeout.
-    pub(crate) head: Duration,
-    /// Time allowed between two pieces of a request body.
-    pub(crate) body: Duration,
-    /// Connections open at once; more wait in the listen backlog.
-    pub(crate) connections: usize,
-    /// The largest request body.
-    pub(crate) request_body: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            head: Duration::from_secs(30),
-            body: Duration::from_secs(30),
-            connections: 128,
-            request_body: MAX_BODY_BYTES,
-        }
-    }
-}
+use crate::server_policy::http::{BodyError, PolicedBody};
+use crate::server_policy::watch::Guarded;
+use crate::server_policy::{Admission, ServerPolicy};
 
 /// The largest request body accepted.
 pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
@@ -132,6 +109,13 @@ impl Body for ResponseBody {
             Self::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Self::Stream(chunks) => chunks.poll_recv(cx).map(|c| c.map(|b| Ok(Frame::data(b)))),
         }
+    }
+
+    /// A whole body is over once its one frame is taken: hyper stops at
+    /// the declared length without polling again, and the server policy
+    /// reads the end of the answer from here.
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Self::Whole(None))
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -246,37 +230,44 @@ impl Responder {
 /// A running loopback server.
 pub(crate) struct HttpServer {
     addr: SocketAddr,
+    /// Its connections, for tests that watch the policy act.
+    #[cfg_attr(not(test), expect(dead_code))]
+    admission: Arc<Admission>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl HttpServer {
-    /// Binds 127.0.0.1 on a free port and starts serving with `handler`.
+    /// Binds 127.0.0.1 on a free port and starts serving with `handler`,
+    /// under the server policy the environment gives.
     pub(crate) fn start(handler: Arc<dyn Handler>, name: &str) -> io::Result<Self> {
-        Self::start_with(handler, name, Limits::default())
+        Self::start_with(handler, name, ServerPolicy::from_env(MAX_BODY_BYTES))
     }
 
-    /// As [`Self::start`], with `limits`.
+    /// As [`Self::start`], with `policy`.
     pub(crate) fn start_with(
         handler: Arc<dyn Handler>,
         name: &str,
-        limits: Limits,
+        policy: ServerPolicy,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        crate::server_policy::deepen_backlog(&listener);
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .max_blocking_threads(limits.connections.max(1))
+            .max_blocking_threads(policy.max_connections.max(1))
             .thread_name(format!("{name}-work"))
             .build()?;
         let (stop, stopped) = oneshot::channel();
+        let admission = Admission::new(policy);
+        let admitting = Arc::clone(&admission);
         let thread = std::thread::Builder::new()
             .name(format!("{name}-http"))
             .spawn(move || {
                 let served = runtime.block_on(async move {
                     let listener = tokio::net::TcpListener::from_std(listener)?;
-                    accept_loop(listener, handler, limits, stopped).await;
+                    accept_loop(listener, handler, admitting, policy, stopped).await;
                     io::Result::Ok(())
                 });
                 drop(served);
@@ -287,9 +278,16 @@ impl HttpServer {
             })?;
         Ok(Self {
             addr,
+            admission,
             stop: Some(stop),
             thread: Some(thread),
         })
+    }
+
+    /// How many connections hold a slot.
+    #[cfg(test)]
+    pub(crate) fn open_connections(&self) -> usize {
+        self.admission.open()
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -312,38 +310,31 @@ impl Drop for HttpServer {
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     handler: Arc<dyn Handler>,
-    limits: Limits,
+    admission: Arc<Admission>,
+    policy: ServerPolicy,
     mut stopped: oneshot::Receiver<()>,
 ) {
-    let open = Arc::new(Semaphore::new(limits.connections.max(1)));
     loop {
-        let permit = tokio::select! {
-            _ = &mut stopped => return,
-            permit = Arc::clone(&open).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => return,
-            },
-        };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = &mut stopped => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(_) => continue,
             },
         };
+        let Some(admitted) = admission.admit(peer.ip()) else {
+            crate::server_policy::http::refuse(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let handler = Arc::clone(&handler);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                serve(Arc::clone(&handler), limits, request)
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.head)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            drop(permit);
-        });
+        let stream = Guarded::new(stream, Arc::clone(admitted.connection()));
+        tokio::spawn(crate::server_policy::http::serve(
+            stream,
+            admitted,
+            policy,
+            move |request| serve(Arc::clone(&handler), policy, request),
+        ));
     }
 }
 
@@ -358,21 +349,21 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
 
 async fn serve(
     handler: Arc<dyn Handler>,
-    limits: Limits,
-    request: hyper::Request<Incoming>,
+    policy: ServerPolicy,
+    request: hyper::Request<PolicedBody>,
 ) -> Result<Response, Infallible> {
     let (parts, body) = request.into_parts();
     let declared = parts
         .headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limits.request_body as u64) {
+    if declared.is_some_and(|n| n > policy.max_body_bytes as u64) {
         return Ok(plain(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request body too large",
         ));
     }
-    let (body, buffered) = match read_body(body, limits).await {
+    let (body, buffered) = match read_body(body).await {
         Ok(read) => read,
         Err(refusal) => return Ok(refusal),
     };
@@ -416,28 +407,31 @@ async fn serve(
     }))
 }
 
-/// Reads a request body within the limits, or the response refusing it.
-async fn read_body(mut body: Incoming, limits: Limits) -> Result<(Vec<u8>, Buffered), Response> {
+/// Reads a request body (held to its deadline and size by the policy), or
+/// the response refusing it.
+async fn read_body(mut body: PolicedBody) -> Result<(Vec<u8>, Buffered), Response> {
     let mut bytes = Vec::new();
     let mut buffered = Buffered(0);
     loop {
-        let frame = match tokio::time::timeout(limits.body, body.frame()).await {
-            Err(_) => return Err(plain(StatusCode::REQUEST_TIMEOUT, "request body too slow")),
-            Ok(None) => return Ok((bytes, buffered)),
-            Ok(Some(Err(_))) => {
+        let frame = match body.frame().await {
+            None => return Ok((bytes, buffered)),
+            Some(Err(BodyError::TooSlow)) => {
+                return Err(plain(StatusCode::REQUEST_TIMEOUT, "request body too slow"))
+            }
+            Some(Err(BodyError::TooLarge)) => {
+                return Err(plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "request body too large",
+                ))
+            }
+            Some(Err(BodyError::Broken(_))) => {
                 return Err(plain(StatusCode::BAD_REQUEST, "malformed HTTP request"))
             }
-            Ok(Some(Ok(frame))) => frame,
+            Some(Ok(frame)) => frame,
         };
         let Ok(data) = frame.into_data() else {
             continue; // trailers
         };
-        if bytes.len().saturating_add(data.len()) > limits.request_body {
-            return Err(plain(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request body too large",
-            ));
-        }
         if !buffered.grow(data.len()) {
             return Err(plain(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -452,6 +446,7 @@ async fn read_body(mut body: Incoming, limits: Limits) -> Result<(Vec<u8>, Buffe
 mod tests {
     use std::io::{Read, Write};
     use std::net::TcpStream;
+    use std::time::Duration;
 
     use super::*;
 
@@ -477,12 +472,15 @@ mod tests {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    fn short() -> Limits {
-        Limits {
-            head: Duration::from_millis(300),
-            body: Duration::from_millis(300),
-            connections: 4,
-            request_body: 1024,
+    fn short() -> ServerPolicy {
+        ServerPolicy {
+            head_timeout: Duration::from_millis(300),
+            body_timeout: Duration::from_millis(300),
+            idle_timeout: Duration::from_millis(300),
+            write_timeout: Duration::from_millis(300),
+            max_connections: 4,
+            max_per_peer: 4,
+            max_body_bytes: 1024,
         }
     }
 
@@ -549,7 +547,8 @@ mod tests {
 
     #[test]
     fn dropping_the_server_closes_its_connections() {
-        let server = HttpServer::start_with(Arc::new(Echo), "test", Limits::default()).unwrap();
+        let server =
+            HttpServer::start_with(Arc::new(Echo), "test", ServerPolicy::defaults(1024)).unwrap();
         let mut open = connect(&server);
         drop(server);
         let started = std::time::Instant::now();

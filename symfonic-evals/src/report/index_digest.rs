@@ -44,11 +44,14 @@ fn read(dir: &Path, index: &str) -> Digest {
             && (d.offset == 0 || index.as_bytes()[d.offset - 1] == b'\n')
             && (d.offset == 0 || d.head == head_of(index))
     };
-    std::fs::read(dir.join(DIGEST_FILE))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<Digest>(&bytes).ok())
-        .filter(fits)
-        .unwrap_or_default()
+    crate::bounded_read::read_regular(
+        &dir.join(DIGEST_FILE),
+        crate::bounded_read::max_file_bytes(),
+    )
+    .ok()
+    .and_then(|bytes| serde_json::from_slice::<Digest>(&bytes).ok())
+    .filter(fits)
+    .unwrap_or_default()
 }
 
 /// The latest index line of every report, parsed: the digest brought up to

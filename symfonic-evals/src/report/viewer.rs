@@ -889,7 +889,11 @@ pub fn refresh_index(dir: &Path) -> std::io::Result<PathBuf> {
     let path = dir.join(VIEWER_INDEX_FILE);
     let index_file = dir.join(super::INDEX_FILE);
     for _ in 0..4 {
-        let index = std::fs::read_to_string(&index_file).unwrap_or_default();
+        let index =
+            crate::bounded_read::read_regular(&index_file, crate::bounded_read::max_file_bytes())
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .unwrap_or_default();
         let mut entries = entries_from_index(dir, &index);
         write_atomic(&path, index_page(&mut entries).as_bytes())?;
         let now = std::fs::metadata(&index_file).map_or(0, |m| m.len());
@@ -932,7 +936,9 @@ fn is_report(value: &Value) -> bool {
 /// path of its `index.html`. Each report gets its page in `out`; a report
 /// whose file name another directory already used gets its page under a
 /// name prefixed with its directory's position (`2.X.html`). Unreadable
-/// files and JSON that is not a report are skipped.
+/// files, anything but a regular file (links followed), files past
+/// [`max_file_bytes`](crate::bounded_read::max_file_bytes) and JSON that is
+/// not a report are skipped.
 ///
 /// # Errors
 ///
@@ -948,7 +954,11 @@ pub fn build_viewer(dirs: &[PathBuf], out: &Path) -> std::io::Result<PathBuf> {
             .collect();
         files.sort();
         for file in files {
-            let Ok(bytes) = std::fs::read(&file) else {
+            // A report directory is a user's path: only regular files, and
+            // none past the cap (a link to /dev/zero is skipped, not read).
+            let Ok(bytes) =
+                crate::bounded_read::read_regular(&file, crate::bounded_read::max_file_bytes())
+            else {
                 continue;
             };
             let Ok(document) = serde_json::from_slice::<Value>(&bytes) else {

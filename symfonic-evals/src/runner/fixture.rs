@@ -48,7 +48,7 @@ impl TrialFixture {
         {
             context
                 .with_mcp_url(self.server.url())
-                .with_mcp_stdio(self.server.stdio_address().to_string())
+                .with_mcp_stdio(self.server.stdio_locator())
         }
         #[cfg(not(feature = "mcp"))]
         {

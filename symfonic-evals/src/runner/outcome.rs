@@ -162,6 +162,10 @@ pub struct FixtureCallSeen {
     pub nonce_digest: String,
     /// Whether the fixture answered with a tool error, as the step asked.
     pub failed: bool,
+    /// Whether the answer was delivered to the client (written whole and
+    /// acknowledged); only a delivered call counts as served.
+    #[serde(default)]
+    pub delivered: bool,
 }
 
 impl FixtureCallSeen {
@@ -171,6 +175,7 @@ impl FixtureCallSeen {
             arguments_digest: crate::assertion::result_digest(&call.arguments),
             nonce_digest: crate::redact::short_digest(call.nonce.as_bytes()),
             failed: call.failed,
+            delivered: call.delivered,
         }
     }
 }

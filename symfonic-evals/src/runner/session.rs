@@ -294,6 +294,11 @@ impl<'a> Session<'a> {
         if let Some(fixture) = self.fixture {
             fixture.log().fail_calls(false);
         }
+        if let Some(fixture) = self.fixture {
+            // An answer the deployment read was acknowledged before its
+            // turn ended; wait (boundedly) for the server to settle it.
+            fixture.log().settle(crate::mcp::SETTLE_TIMEOUT);
+        }
         let fixture = self.fixture.map(|fixture| FixtureEvidence {
             calls: fixture.log().calls().split_off(calls_from),
             earlier: self.fixture_nonces.clone(),

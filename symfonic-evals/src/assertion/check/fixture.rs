@@ -32,7 +32,8 @@ fn reported<'a>(record: &'a TurnRecord, tool: &'a str) -> Vec<&'a ToolCall> {
 
 /// Exactly `times` calls of `tool` reached the fixture, whose tools the
 /// deployment listed in the trial, each with the arguments named and with the arguments
-/// the deployment reports for the model's call, none refused.
+/// the deployment reports for the model's call, each answer delivered to
+/// the client (a call counts as served only then), none refused.
 pub(super) fn served(
     evidence: &Evidence<'_>,
     tool: &str,
@@ -44,13 +45,14 @@ pub(super) fn served(
     let expected = match arguments {
         Some(args) => format!(
             "{times} call(s) of {tool} received by the MCP fixture with arguments {args} ({}), \
-             as the model's call(s) carried them, from a deployment that listed the fixture's \
-             tools in the trial",
+             as the model's call(s) carried them, each answer delivered, from a deployment \
+             that listed the fixture's tools in the trial",
             matching.as_str()
         ),
         None => format!(
             "{times} call(s) of {tool} received by the MCP fixture with the arguments of the \
-             model's call(s), from a deployment that listed the fixture's tools in the trial"
+             model's call(s), each answer delivered, from a deployment that listed the \
+             fixture's tools in the trial"
         ),
     };
     let seen = match seen(evidence, &expected) {
@@ -70,10 +72,12 @@ pub(super) fn served(
         .zip(&reported)
         .filter(|(got, asked)| matching.accepts(&asked.arguments, &got.arguments))
         .count();
+    let delivered = received.iter().filter(|call| call.delivered).count();
     let refusals: Vec<String> = seen.refusals.iter().map(ToString::to_string).collect();
     let observed = format!(
         "{} call(s) received ({named} with the named arguments, {as_called} as the model's \
-         call(s) carried them; received {}); {} reported; tools listed in the trial: {}{}",
+         call(s) carried them, {delivered} answer(s) delivered; received {}); {} reported; \
+         tools listed in the trial: {}{}",
         received.len(),
         received
             .iter()
@@ -90,6 +94,7 @@ pub(super) fn served(
     );
     Check::new(
         received.len() == times
+            && delivered == times
             && named == times
             && reported.len() == times
             && as_called == times
@@ -100,12 +105,15 @@ pub(super) fn served(
     )
 }
 
-/// Each nonce the fixture returned for `tool` this step is in the model
-/// input; no nonce it returned in another conversation is.
+/// Each nonce the fixture delivered for `tool` this step is in the model
+/// input; no nonce it returned in another conversation is. Only a
+/// delivered answer counts: a nonce is unguessable, so a result the client
+/// never received cannot honestly be in the model input.
 pub(super) fn result_shown(evidence: &Evidence<'_>, tool: &str) -> Check {
     let expected = format!(
-        "the result of each call of {tool} the MCP fixture answered in the step reaches the \
-         step's model input, and no result it returned in another conversation does"
+        "the result of each call of {tool} the MCP fixture answered and delivered in the step \
+         reaches the step's model input, and no result it returned in another conversation \
+         does"
     );
     let seen = match seen(evidence, &expected) {
         Ok(seen) => seen,
@@ -114,7 +122,7 @@ pub(super) fn result_shown(evidence: &Evidence<'_>, tool: &str) -> Check {
     let input = evidence.record.model_input();
     let answered: Vec<&FixtureCall> = fixture_calls(seen, tool)
         .into_iter()
-        .filter(|call| !call.failed)
+        .filter(|call| !call.failed && call.delivered)
         .collect();
     let missing: Vec<String> = answered
         .iter()
@@ -133,9 +141,13 @@ pub(super) fn result_shown(evidence: &Evidence<'_>, tool: &str) -> Check {
         !answered.is_empty() && missing.is_empty() && foreign.is_empty(),
         expected,
         format!(
-            "{} result(s) answered; missing from the model input: [{}]; from another \
-             conversation in it: [{}]",
+            "{} result(s) answered and delivered ({} not delivered); missing from the model \
+             input: [{}]; from another conversation in it: [{}]",
             answered.len(),
+            fixture_calls(seen, tool)
+                .iter()
+                .filter(|call| !call.failed && !call.delivered)
+                .count(),
             missing.join(", "),
             foreign.join(", ")
         ),
@@ -154,7 +166,7 @@ pub(super) fn error_reported(evidence: &Evidence<'_>, tool: &str) -> Check {
     };
     let failed = fixture_calls(seen, tool)
         .into_iter()
-        .filter(|call| call.failed)
+        .filter(|call| call.failed && call.delivered)
         .count();
     let reported = reported(evidence.record, tool);
     let succeeded = reported.iter().filter(|call| call.is_success()).count();
@@ -162,7 +174,8 @@ pub(super) fn error_reported(evidence: &Evidence<'_>, tool: &str) -> Check {
         failed >= 1 && !reported.is_empty() && succeeded == 0,
         expected,
         format!(
-            "{failed} call(s) answered with an error by the fixture; {} reported, {succeeded} \
+            "{failed} call(s) answered with an error by the fixture (and delivered); {} reported, \
+             {succeeded} \
              of them as a success",
             reported.len()
         ),
@@ -184,6 +197,7 @@ mod tests {
             arguments,
             nonce: nonce.into(),
             failed,
+            delivered: true,
         }
     }
 
@@ -241,6 +255,58 @@ mod tests {
             ..seen
         };
         assert!(!check(&record, &refused, &served(args)).passed);
+    }
+
+    #[test]
+    fn a_call_whose_answer_was_never_delivered_does_not_count() {
+        let args = json!({ "order": 7 });
+        let record = TurnRecord::builder()
+            .model_input("mcp-nonce-1")
+            .tool_calls([ToolCall::succeeded("c1", "track", args.clone(), json!({}))])
+            .build();
+        let undelivered = FixtureCall {
+            delivered: false,
+            ..call(1, args.clone(), "mcp-nonce-1", false)
+        };
+        let seen = FixtureEvidence {
+            calls: vec![undelivered.clone()],
+            listed: true,
+            ..FixtureEvidence::default()
+        };
+        let delivered = FixtureEvidence {
+            calls: vec![call(1, args.clone(), "mcp-nonce-1", false)],
+            ..seen.clone()
+        };
+        let shown = crate::Assertion::FixtureResultShown {
+            tool: "track".into(),
+        };
+        assert!(check(&record, &delivered, &served(args.clone())).passed);
+        assert!(check(&record, &delivered, &shown).passed);
+        assert!(!check(&record, &seen, &served(args.clone())).passed);
+        assert!(!check(&record, &seen, &shown).passed);
+        // Nor is it a witness of the tool's run.
+        let witnessed = crate::Assertion::ToolWitnessed {
+            tool: "track".into(),
+            arguments: Some(args.clone()),
+            matching: ArgumentMatch::Exact,
+        };
+        assert!(check(&record, &delivered, &witnessed).passed);
+        assert!(!check(&record, &seen, &witnessed).passed);
+        // Nor an injected error it never delivered.
+        let errored = crate::Assertion::FixtureErrorReported {
+            tool: "track".into(),
+        };
+        let failed = TurnRecord::builder()
+            .tool_calls([ToolCall::failed("c1", "track", args.clone(), "upstream")])
+            .build();
+        let lost_error = FixtureEvidence {
+            calls: vec![FixtureCall {
+                failed: true,
+                ..undelivered
+            }],
+            ..seen
+        };
+        assert!(!check(&failed, &lost_error, &errored).passed);
     }
 
     #[test]

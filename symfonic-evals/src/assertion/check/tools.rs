@@ -125,11 +125,13 @@ pub(super) fn witnessed(
     public: &PublicValues,
 ) -> Check {
     // The harness's MCP fixture is a tool body too, one the deployment
-    // cannot fake: each call it answered is a witness.
+    // cannot fake: each call whose answer it delivered is a witness (an
+    // answer never delivered ran nothing the deployment saw).
     let served: Vec<crate::ledger::Witness> = evidence
         .fixture
         .into_iter()
         .flat_map(|seen| &seen.calls)
+        .filter(|call| call.delivered)
         .map(|call| crate::ledger::Witness {
             tool: call.tool.clone(),
             arguments: call.arguments.clone(),

@@ -92,10 +92,14 @@ fn load() -> HashMap<(String, u32), String> {
     let Some(path) = std::env::var_os(SERVE_HISTORY_ENV) else {
         return HashMap::new();
     };
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(bytes) = crate::bounded_read::read_regular(
+        std::path::Path::new(&path),
+        crate::bounded_read::max_file_bytes(),
+    ) else {
         return HashMap::new();
     };
-    std::io::BufReader::new(file)
+    bytes
+        .as_slice()
         .lines()
         .map_while(Result::ok)
         .filter_map(|line| {

@@ -1,0 +1,348 @@
+//! One connection as the policy sees it: what it is doing (waiting for a
+//! head, reading a body, being answered), when its bytes last moved, and
+//! the watchdog that ends it when a deadline passes or it is shed.
+//!
+//! Deadlines live here rather than in hyper's per-read timers because the
+//! attacks that matter stretch a per-read timer forever (a body byte every
+//! few seconds never trips a per-frame timeout); a watchdog that compares
+//! each phase's start with the clock cannot be stretched.
+
+use std::io;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+
+use super::ServerPolicy;
+
+/// What a connection is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Phase {
+    /// Waiting for a request's head: a new connection, or a keep-alive
+    /// one between requests. The server owes it nothing.
+    Head = 0,
+    /// Reading a request's body. The server waits on the client.
+    Body = 1,
+    /// The request is read; the server is working on the answer.
+    Working = 2,
+    /// The answer is being written (an event stream stays here).
+    Answering = 3,
+}
+
+impl Phase {
+    fn of(value: u8) -> Self {
+        match value {
+            0 => Self::Head,
+            1 => Self::Body,
+            2 => Self::Working,
+            _ => Self::Answering,
+        }
+    }
+}
+
+/// Microseconds since the process's first connection, plus one (zero
+/// stands for "never").
+fn now() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let since = EPOCH.get_or_init(Instant::now).elapsed();
+    u64::try_from(since.as_micros())
+        .unwrap_or(u64::MAX - 1)
+        .saturating_add(1)
+}
+
+fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// One open connection's state, shared by its I/O, its HTTP glue, its
+/// watchdog and the admission that may shed it.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(crate) id: u64,
+    pub(crate) peer: IpAddr,
+    phase: AtomicU8,
+    phase_since: AtomicU64,
+    /// When the first byte of the awaited head arrived (zero: none yet).
+    head_from: AtomicU64,
+    last_traffic: AtomicU64,
+    /// Since when a write has been waiting for the client (zero: none is).
+    write_blocked: AtomicU64,
+    /// Whether it has been answered at least once (a keep-alive
+    /// connection between requests).
+    answered: AtomicBool,
+    shed: AtomicBool,
+    wake: Notify,
+}
+
+impl Connection {
+    pub(crate) fn new(id: u64, peer: IpAddr) -> Self {
+        let at = now();
+        Self {
+            id,
+            peer,
+            phase: AtomicU8::new(Phase::Head as u8),
+            phase_since: AtomicU64::new(at),
+            head_from: AtomicU64::new(0),
+            last_traffic: AtomicU64::new(at),
+            write_blocked: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
+            shed: AtomicBool::new(false),
+            wake: Notify::new(),
+        }
+    }
+
+    /// The connection enters `phase` now.
+    pub(crate) fn enter(&self, phase: Phase) {
+        if phase == Phase::Head && self.phase() != Phase::Head {
+            self.answered.store(true, Ordering::Release);
+        }
+        self.phase.store(phase as u8, Ordering::Release);
+        self.phase_since.store(now(), Ordering::Release);
+        if phase == Phase::Head {
+            self.head_from.store(0, Ordering::Release);
+        }
+    }
+
+    /// The phase it is in.
+    pub(crate) fn phase(&self) -> Phase {
+        Phase::of(self.phase.load(Ordering::Acquire))
+    }
+
+    /// Since when it has been waiting on its client (for a head or a
+    /// body), if it is, behind whether it is a kept-alive connection
+    /// between requests with nothing of the next one read: the admission
+    /// sheds those first (their client has had its answer), then the
+    /// longest waiting. A connection just accepted, whose request may be
+    /// in the kernel unread, so outlives an answered client that lingers.
+    pub(crate) fn waiting_since(&self) -> Option<(bool, u64)> {
+        let lingering = self.phase() == Phase::Head
+            && self.answered.load(Ordering::Acquire)
+            && self.head_from.load(Ordering::Acquire) == 0;
+        matches!(self.phase(), Phase::Head | Phase::Body)
+            .then(|| (!lingering, self.phase_since.load(Ordering::Acquire)))
+    }
+
+    /// Asks the connection to end at once (its slot is wanted).
+    pub(crate) fn shed(&self) {
+        self.shed.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    fn read_some(&self) {
+        let at = now();
+        self.last_traffic.store(at, Ordering::Release);
+        if self.phase() == Phase::Head {
+            let _ = self
+                .head_from
+                .compare_exchange(0, at, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    fn wrote(&self, blocked: bool) {
+        if blocked {
+            let _ =
+                self.write_blocked
+                    .compare_exchange(0, now(), Ordering::AcqRel, Ordering::Acquire);
+        } else {
+            self.write_blocked.store(0, Ordering::Release);
+            self.last_traffic.store(now(), Ordering::Release);
+        }
+    }
+
+    /// The deadline the connection has passed at `at`, if any.
+    pub(crate) fn expired(&self, policy: &ServerPolicy, at: u64) -> Option<&'static str> {
+        let since = |field: &AtomicU64| at.saturating_sub(field.load(Ordering::Acquire));
+        let blocked = self.write_blocked.load(Ordering::Acquire);
+        if blocked != 0 && at.saturating_sub(blocked) > micros(policy.write_timeout) {
+            return Some("write timeout");
+        }
+        match self.phase() {
+            Phase::Head => {
+                let head_from = self.head_from.load(Ordering::Acquire);
+                if head_from == 0 {
+                    (since(&self.phase_since) > micros(policy.idle_timeout)).then_some("idle")
+                } else {
+                    (at.saturating_sub(head_from) > micros(policy.head_timeout))
+                        .then_some("head timeout")
+                }
+            }
+            // The body's own deadline answers 408 first; this is the
+            // backstop for a service that stopped reading it.
+            Phase::Body => (since(&self.phase_since) > 2 * micros(policy.body_timeout))
+                .then_some("body timeout"),
+            Phase::Working => None,
+            Phase::Answering => {
+                let quiet = since(&self.last_traffic).min(since(&self.phase_since));
+                (quiet > micros(policy.idle_timeout)).then_some("idle stream")
+            }
+        }
+    }
+
+    /// Resolves when the connection must end: shed, or past a deadline.
+    pub(crate) async fn watch(&self, policy: ServerPolicy) -> &'static str {
+        let tick = policy.tick();
+        loop {
+            if self.shed.load(Ordering::Acquire) {
+                return "shed";
+            }
+            if let Some(why) = self.expired(&policy, now()) {
+                return why;
+            }
+            tokio::select! {
+                () = self.wake.notified() => {}
+                () = tokio::time::sleep(tick) => {}
+            }
+        }
+    }
+}
+
+/// A connection's stream, telling its [`Connection`] when bytes move and
+/// when a write waits on the client.
+pub(crate) struct Guarded<S> {
+    inner: S,
+    connection: std::sync::Arc<Connection>,
+}
+
+impl<S> Guarded<S> {
+    pub(crate) fn new(inner: S, connection: std::sync::Arc<Connection>) -> Self {
+        Self { inner, connection }
+    }
+
+    /// The stream it wraps.
+    pub(crate) fn get_ref(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.connection.read_some();
+        }
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.connection.wrote(polled.is_pending());
+        polled
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        if polled.is_pending() {
+            self.connection.wrote(true);
+        }
+        polled
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> ServerPolicy {
+        ServerPolicy {
+            head_timeout: Duration::from_millis(10),
+            body_timeout: Duration::from_millis(20),
+            idle_timeout: Duration::from_millis(30),
+            write_timeout: Duration::from_millis(40),
+            ..ServerPolicy::defaults(1024)
+        }
+    }
+
+    const MS: u64 = 1000;
+
+    #[test]
+    fn each_phase_is_held_to_its_own_deadline_from_its_start() {
+        let policy = policy();
+        let connection = Connection::new(1, [127, 0, 0, 1].into());
+        let start = connection.phase_since.load(Ordering::Acquire);
+        // Idle: no byte of a head yet.
+        assert_eq!(connection.expired(&policy, start + 29 * MS), None);
+        assert_eq!(connection.expired(&policy, start + 31 * MS), Some("idle"));
+        // A head begun is held to the head deadline, however its bytes
+        // trickle.
+        connection.read_some();
+        let head_from = connection.head_from.load(Ordering::Acquire);
+        assert_eq!(connection.expired(&policy, head_from + 9 * MS), None);
+        assert_eq!(
+            connection.expired(&policy, head_from + 11 * MS),
+            Some("head timeout")
+        );
+        // A body: the whole of it, not per frame (the backstop at twice).
+        connection.enter(Phase::Body);
+        let body_from = connection.phase_since.load(Ordering::Acquire);
+        connection.read_some();
+        assert_eq!(connection.expired(&policy, body_from + 39 * MS), None);
+        connection.read_some();
+        assert_eq!(
+            connection.expired(&policy, body_from + 41 * MS),
+            Some("body timeout")
+        );
+        // Working has no deadline of the policy's.
+        connection.enter(Phase::Working);
+        assert_eq!(connection.expired(&policy, body_from + 10_000 * MS), None);
+        // An answer without traffic is idle.
+        connection.enter(Phase::Answering);
+        let answering = connection.phase_since.load(Ordering::Acquire);
+        assert_eq!(connection.expired(&policy, answering + 29 * MS), None);
+        assert_eq!(
+            connection.expired(&policy, answering + 31 * MS),
+            Some("idle stream")
+        );
+        // A write the client does not take in.
+        connection.enter(Phase::Working);
+        connection.wrote(true);
+        let blocked = connection.write_blocked.load(Ordering::Acquire);
+        assert_eq!(
+            connection.expired(&policy, blocked + 41 * MS),
+            Some("write timeout")
+        );
+        connection.wrote(false);
+        assert_eq!(connection.expired(&policy, blocked + 41 * MS), None);
+    }
+
+    #[test]
+    fn only_a_connection_waiting_on_its_client_can_be_shed() {
+        let connection = Connection::new(1, [127, 0, 0, 1].into());
+        assert_eq!(connection.waiting_since().map(|(rank, _)| rank), Some(true));
+        connection.enter(Phase::Body);
+        assert!(connection.waiting_since().is_some());
+        connection.enter(Phase::Working);
+        assert_eq!(connection.waiting_since(), None);
+        connection.enter(Phase::Answering);
+        assert_eq!(connection.waiting_since(), None);
+        // Answered and lingering: first in line to be shed.
+        connection.enter(Phase::Head);
+        assert_eq!(
+            connection.waiting_since().map(|(rank, _)| rank),
+            Some(false)
+        );
+        // Once its next head begins, it waits like any other.
+        connection.read_some();
+        assert_eq!(connection.waiting_since().map(|(rank, _)| rank), Some(true));
+    }
+}
