@@ -29,8 +29,8 @@
 //! address from taking every slot, and the deadlines and the shedding are
 //! what keep a local client from starving the others.
 //!
-//! Every deadline is watched by the connection's own watchdog (see
-//! [`watch`]), which ends the connection; the HTTP glue (see [`http`])
+//! Every deadline is watched by the connection's own watchdog (the `watch`
+//! module), which ends the connection; the HTTP glue (the `http` module)
 //! tells the watchdog what the connection is doing.
 
 mod admission;
