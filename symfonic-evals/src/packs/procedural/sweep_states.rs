@@ -191,6 +191,18 @@ fn values_for(rule: &Rule<'_>, base: &Value) -> Vec<(u8, Value, String)> {
                 out.push((tiered(i), value, class.to_owned()));
             }
             out.push((1, wrong_type(declared), "a value of another type".into()));
+            // The other spellings a gate that compares text admits for a
+            // boolean: Python's (`str(True)`) and a digit.
+            if let Value::Bool(b) = declared {
+                let python = if *b { "True" } else { "False" };
+                let digit = if *b { "1" } else { "0" };
+                out.push((
+                    2,
+                    Value::from(python),
+                    "the boolean as Python writes it".into(),
+                ));
+                out.push((2, Value::from(digit), "the boolean as a digit".into()));
+            }
         }
         ("neq", Some(declared)) => {
             out.push((0, declared.clone(), "the declared value".into()));
@@ -471,6 +483,25 @@ mod tests {
         let unique: std::collections::HashSet<String> =
             states.iter().map(Value::to_string).collect();
         assert_eq!(unique.len(), states.len(), "no repeats");
+    }
+
+    #[test]
+    fn booleans_are_tried_in_every_spelling_a_text_comparison_admits() {
+        let pre = json!([{"state": {"path": "verified", "op": "eq", "value": true}}]);
+        let base = json!({"verified": true});
+        let tried: Vec<Value> = candidates(&[&pre], &[&base])
+            .into_iter()
+            .map(|c| c.state["verified"].clone())
+            .collect();
+        for spelling in [
+            json!(false),
+            json!("true"),
+            json!("True"),
+            json!("1"),
+            json!(1),
+        ] {
+            assert!(tried.contains(&spelling), "{spelling} in {tried:?}");
+        }
     }
 
     #[test]
