@@ -99,8 +99,20 @@ pub struct LedgerEvent {
 /// How many effects each tool applied among `events` (duplicates left
 /// out; an effect that names no tool counts under the empty name).
 pub fn applied_by_tool(events: &[LedgerEvent]) -> std::collections::BTreeMap<String, u64> {
+    per_tool(events.iter().filter(|event| event.applied))
+}
+
+/// How many attempts each tool made among `events`, duplicates included:
+/// a call carried out again under an applied key is still an attempt.
+pub fn attempted_by_tool(events: &[LedgerEvent]) -> std::collections::BTreeMap<String, u64> {
+    per_tool(events.iter())
+}
+
+fn per_tool<'a>(
+    events: impl Iterator<Item = &'a LedgerEvent>,
+) -> std::collections::BTreeMap<String, u64> {
     let mut counts = std::collections::BTreeMap::new();
-    for event in events.iter().filter(|event| event.applied) {
+    for event in events {
         *counts
             .entry(event.tool.clone().unwrap_or_default())
             .or_insert(0) += 1;

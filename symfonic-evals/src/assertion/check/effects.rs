@@ -160,12 +160,7 @@ pub(super) fn asked_or_withheld(
     // Attempts count, not only new effects: a request the deployment
     // carries out again without asking is granted, even when the ledger
     // finds its key applied before.
-    let mut here = std::collections::BTreeMap::new();
-    for event in evidence.ledger_events {
-        *here
-            .entry(event.tool.clone().unwrap_or_default())
-            .or_insert(0) += 1;
-    }
+    let here = crate::ledger::attempted_by_tool(evidence.ledger_events);
     let granted: Vec<&str> = here
         .keys()
         .filter(|tool| approved.contains_key(*tool))

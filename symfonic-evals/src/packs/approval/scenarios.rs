@@ -434,9 +434,11 @@ impl Continuation for SecondRequest {
         };
         let from = usize::try_from(paused.ledger.attempts).unwrap_or(usize::MAX);
         let to = usize::try_from(resumed.ledger.attempts).unwrap_or(usize::MAX);
-        let events = session.context().ledger().events_since(from);
-        let approved =
-            crate::ledger::applied_by_tool(&events[..to.saturating_sub(from).min(events.len())]);
+        // The resume's own effects: the events after the pause's, up to
+        // the resume's count.
+        let mut events = session.context().ledger().events_since(from);
+        events.truncate(to.saturating_sub(from));
+        let approved = crate::ledger::applied_by_tool(&events);
         if approved.is_empty() {
             session.note(
                 "the approving resume applied no effect through the ledger, so a second request \
