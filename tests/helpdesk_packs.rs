@@ -57,6 +57,7 @@ fn helpdesk_refund_procedure_with_a_list_predicate(ctx: &TargetContext) -> Helpd
     gated_tool = "cancel_subscription",
     deny_answer = { "approved": false },
     unfit_answer = { "approved": "maybe" },
+    foreign_answer = { "approved": true, "approver": "intern" },
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {

@@ -116,6 +116,12 @@ twins! {
     approval_reused_in_conversation: ApprovalReusedInConversation =>
         "approval/second-request", "same request again", "AskedOrWithheld",
         "AskedOrWithheld";
+    approval_grants_every_pending: ApprovalGrantsEveryPending =>
+        "approval/one-of-two", "resume one", "EffectsOfOneApproval",
+        "EffectsOfOneApproval";
+    any_approver_accepted: AnyApproverAccepted =>
+        "approval/foreign-answer", "foreign answer", "EffectsWithheld",
+        "EffectsWithheld";
     tokens_numbered_in_order: TokensNumberedInOrder =>
         "approval/token-predictable", "pause 2", "PauseTokenUnpredictable",
         "PauseTokenUnpredictable";
@@ -143,7 +149,7 @@ twins! {
 
     // Caught by one approval probe each.
     checkpoint_only_in_memory: CheckpointOnlyInMemory =>
-        "approval/restart-between-pause-and-resume", "resume", "AttributeEquals",
+        "approval/restart-between-pause-and-resume", "resume after the restart", "AttributeEquals",
         "AttributeEquals(resume_checkpoint)";
     spent_mark_only_in_memory: SpentMarkOnlyInMemory =>
         "approval/restart-before-replay", "replay", "ExpectedError", "PauseTokenReplayedError";
@@ -393,7 +399,10 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
             // them beside the probe that enforces without a restart, and
             // they bind identities to content as the identity probe does;
             // and a second instance is another process, so what a restart
-            // loses (a spent mark held in memory) a replica never had. The
+            // loses (a spent mark held in memory) a replica never had; the
+            // one-of-two probe holds two pauses side by side as the
+            // two-conversations probe does, so a desk with one pause slot
+            // fails both. The
             // MCP fixture's probe sees every call the desk makes, so each
             // extension twin a self-reported probe catches fails it too
             // (the Python desk, which binds no fixture, has the twins those
@@ -412,6 +421,7 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
                     "procedural/identity-bound",
                     "approval/restart-between-pause-and-resume",
                     "approval/restart-before-replay",
+                    "approval/two-conversations",
                     "extension/repeated-and-fresh-conversation",
                     "extension/result-reaches-model",
                     "extension/witnessed",
@@ -559,10 +569,13 @@ fn with_default_arguments_the_derived_answers_still_catch_their_twins() {
     };
     let reference = run("reference", None);
     reference.assert_passed();
-    assert!(reference
-        .probes_not_run()
-        .iter()
-        .all(|p| p.probe == "approval/gated-action"));
+    // What a newcomer's arguments cannot give: the gated action's name,
+    // and an answer from someone not entitled.
+    assert!(reference.probes_not_run().iter().all(|p| [
+        "approval/gated-action",
+        "approval/foreign-answer"
+    ]
+    .contains(&p.probe.as_str())));
     for (flaw, scenario, step, assertion) in [
         (
             Flaw::DenialReadAsApproval,

@@ -56,6 +56,7 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     gated_tool = "escalate_ticket",
     deny_answer = { "approved": false },
     unfit_answer = { "approved": "maybe" },
+    foreign_answer = { "approved": true, "approver": "intern" },
     effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
@@ -159,6 +160,8 @@ twins! {
     a_notice_posted_again_on_resume_is_a_repeated_effect => "notice-reposted-on-resume",
     tokens_numbered_in_order_are_predicted => "tokens-numbered-in-order",
     an_approval_reused_for_a_second_request_is_caught => "approval-reused-in-conversation",
+    an_approval_granting_every_pending_request_is_caught => "approval-grants-every-pending",
+    an_approval_from_anyone_is_caught => "any-approver-accepted",
     an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
     a_look_alike_answer_coerced_is_caught => "answer-coerced",
     a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",

@@ -60,6 +60,9 @@ HOME_CITY = "Lisbon"
 """Where a weather lookup without a city forecasts."""
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
 CONTRIBUTED = ("weather_lookup",)
+# Who may answer a pause. An answer may name its giver in ``approver``; one
+# that names nobody is the desk's own console speaking.
+APPROVERS = ("duty-manager", "account-owner")
 """Tools the ``extensions`` capability contributes, called through its bridge."""
 
 TWINS = {
@@ -75,6 +78,8 @@ TWINS = {
     "gated-before-answer": "the gated action runs when the turn pauses, before anyone answered",
     "denial-approves": "the answer is never read: a denial escalates like an approval",
     "approval-reused-in-conversation": "a conversation whose request was approved once has its later requests carried out without asking",
+    "approval-grants-every-pending": "an approval is applied as a batch: every other pending request is carried out with the same answer, its token left redeemable",
+    "any-approver-accepted": "the approver an answer names is never checked: anyone's approval escalates",
     "tokens-numbered-in-order": "pause tokens are numbered one after another from a durable counter",
     "notice-reposted-on-resume": "the step that asks posts a change notice keyed by its run, and runs again from its top on resume, posting it twice",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
@@ -668,7 +673,13 @@ class HelpDesk(Deployment):
         self._blocklist.add(token)
 
     def _approval(self, answer: Any) -> bool:
-        """Whether the answer approves; :class:`TurnFailure` when it is unfit."""
+        """Whether the answer approves; :class:`TurnFailure` when it is unfit
+        or given by someone not entitled to answer (checked first)."""
+        if isinstance(answer, dict) and "approver" in answer:
+            approver = answer["approver"]
+            if not self.has("any-approver-accepted") and approver not in APPROVERS:
+                raise TurnFailure("ApproverNotEntitled", "this person may not answer the pause", code="approver.not_entitled")
+            answer = {key: value for key, value in answer.items() if key != "approver"}
         if self.has("answer-coerced") and isinstance(answer, dict):
             look_alikes = {"true": True, "yes": True, "false": False, "no": False}
             value = answer.get("approved")
@@ -737,6 +748,15 @@ class HelpDesk(Deployment):
                 outcomes.append(outcome)
                 if outcome.status != "succeeded":
                     break
+        if approved and self.has("approval-grants-every-pending"):
+            # The queue is drained by whoever approves next; each drained
+            # request's own resume later runs it again under the same keys.
+            for token in self.store.pending_tokens():
+                queued = self._checkpoint(token)
+                for value in (queued.get("next") if isinstance(queued, dict) else None) or []:
+                    call = ToolRequest.from_json(value)
+                    if call is not None:
+                        self._execute(call, None, TurnRecord(), turn, [], set())
         if not approved and self.is_variant("notify-on-denial"):
             # The requester hears that a person said no.
             self._notice(turn, "notify_requester", f"denied:{request.conversation}", {"declined": pause.interaction})

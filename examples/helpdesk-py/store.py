@@ -293,6 +293,11 @@ class Store:
             )
             return cursor.rowcount == 1
 
+    def pending_tokens(self) -> List[str]:
+        """Every token no redemption has claimed yet, oldest first: the
+        ``approval-grants-every-pending`` twin's queue."""
+        return [row[0] for row in self._db.execute("SELECT token FROM pauses WHERE consumed = 0 ORDER BY rowid")]
+
     def finished_tokens(self) -> Set[str]:
         """The tokens whose continuation finished: the blocklist the
         ``spent-tokens-loaded-at-start`` twin loads when it opens."""

@@ -444,6 +444,12 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             "`deny_answer` equals `answer`, so the denial would be the approval",
         );
     }
+    if let Some(arg) = same("answer", "foreign_answer") {
+        refuse(
+            arg,
+            "`foreign_answer` equals `answer`, so the person not entitled would be the one who is",
+        );
+    }
     let list = |name: &str| match find(name) {
         Some((_, Typed::StrList(items), arg)) => Some((items.clone(), *arg)),
         _ => None,

@@ -88,6 +88,8 @@ impl Kind {
                 "approval/two-conversations",
                 "approval/token-predictable",
                 "approval/second-request",
+                "approval/one-of-two",
+                "approval/foreign-answer",
                 "approval/pending-call-resolved",
                 "approval/question-id-checked",
                 "approval/gated-action",
@@ -422,6 +424,13 @@ static APPROVAL: &[Field] = &[
         "is the answer a person gives to say no, and an empty one says nothing",
     ),
     field("unfit_answer", Ty::Object, Presence::Optional, Rule::Any, ""),
+    field(
+        "foreign_answer",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is an approval from someone not entitled, and an empty one names nobody",
+    ),
     skip_probes(),
 ];
 

@@ -190,6 +190,7 @@ const REPLAYING_PROBES: &[&str] = &[
     "approval/two-conversations",
     "approval/token-predictable",
     "approval/second-request",
+    "approval/one-of-two",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",
@@ -205,12 +206,24 @@ const REPLAY_ACCEPTED: (&str, &str, &str, &str) = (
 );
 
 /// Every approval probe that answers a pause, less the one that catches a
-/// re-posted notice first and the replicas probe, which no framework desk
-/// declares (it comes last in the list).
-const NOTICE_REPOSTED: &[&str] = {
-    let (_, probes) = crate::twins::APPROVAL_RESUMING.split_at(2);
-    probes.split_at(probes.len() - 1).0
-};
+/// re-posted notice first, the foreign-answer probe (no framework desk's
+/// answer names its approver) and the replicas probe, which no framework
+/// desk declares.
+const NOTICE_REPOSTED: &[&str] = &[
+    "approval/restart-before-replay",
+    "approval/crash-inside-resume",
+    "approval/forged-token",
+    "approval/token-bound-to-conversation",
+    "approval/two-conversations",
+    "approval/token-predictable",
+    "approval/second-request",
+    "approval/one-of-two",
+    "approval/pending-call-resolved",
+    "approval/question-id-checked",
+    "approval/gated-action",
+    "approval/deny-answer",
+    "approval/unfit-answer",
+];
 
 /// Every framework twin, and where its pack catches it by default.
 pub const TWINS: [FrameworkTwin; 11] = [
@@ -257,7 +270,7 @@ pub const TWINS: [FrameworkTwin; 11] = [
         Pack::ApprovalResume,
         (
             "approval/restart-between-pause-and-resume",
-            "resume",
+            "resume after the restart",
             "UnexpectedError",
             "the turn succeeds",
         ),
@@ -305,7 +318,7 @@ pub const TWINS: [FrameworkTwin; 11] = [
         Pack::ApprovalResume,
         (
             "approval/restart-between-pause-and-resume",
-            "resume",
+            "resume after the restart",
             "UnexpectedError",
             "the turn succeeds",
         ),
@@ -327,7 +340,7 @@ pub const TWINS: [FrameworkTwin; 11] = [
         Pack::ApprovalResume,
         (
             "approval/restart-between-pause-and-resume",
-            "resume",
+            "resume after the restart",
             "UnexpectedError",
             "the turn succeeds",
         ),

@@ -167,6 +167,37 @@ pub fn validate_answer(question: &Value, answer: &Value) -> Result<(), TurnError
     Ok(())
 }
 
+/// The people entitled to answer a pause. An answer may name who gives
+/// it in an `approver` field, beside the fields the question asked for; an
+/// answer that names nobody is the desk's own console speaking.
+pub const APPROVERS: [&str; 2] = ["duty-manager", "account-owner"];
+
+/// The error kind of an answer given by someone not entitled to give it.
+pub const NOT_ENTITLED: &str = "ApproverNotEntitledError";
+
+/// `answer` without its `approver` field, once the approver it names (if
+/// any) is found entitled; `check` is false for the twin that takes
+/// anyone's word.
+///
+/// # Errors
+///
+/// [`NOT_ENTITLED`] for an approver not on [`APPROVERS`], or one that is
+/// not a name.
+pub fn entitled_answer(answer: &Value, check: bool) -> Result<Value, TurnError> {
+    let mut answer = answer.clone();
+    let Some(approver) = answer.as_object_mut().and_then(|a| a.remove("approver")) else {
+        return Ok(answer);
+    };
+    let entitled = approver.as_str().is_some_and(|a| APPROVERS.contains(&a));
+    if check && !entitled {
+        return Err(TurnError::new(
+            NOT_ENTITLED,
+            "the answer was given by someone not entitled to answer this pause",
+        ));
+    }
+    Ok(answer)
+}
+
 impl Pauses {
     /// Pauses and redemptions over `store` by the run holding `run` (with
     /// `flaw` switched on, if it is one of theirs).
@@ -249,7 +280,7 @@ impl Pauses {
             .map_err(store_error)
     }
 
-    fn load(&self, id: i64) -> Result<Option<Checkpoint>, TurnError> {
+    pub(crate) fn load(&self, id: i64) -> Result<Option<Checkpoint>, TurnError> {
         let turn = if self.has(Flaw::CheckpointOnlyInMemory) {
             self.memory().checkpoints.get(&id).cloned()
         } else {
@@ -425,14 +456,17 @@ impl Pauses {
                 "the answer names another question than the one this pause asked",
             ));
         }
+        // Who answered is checked before anything else about the answer,
+        // and before the token is spent: a refusal leaves it redeemable.
+        let answer = entitled_answer(&request.answer, !self.has(Flaw::AnyApproverAccepted))?;
         if self.has(Flaw::UnfitAnswerSpendsToken) {
             self.spend(&token)?;
-            validate_answer(&row.question, &request.answer)?;
+            validate_answer(&row.question, &answer)?;
         } else {
             if self.has(Flaw::AnswerCoerced) {
-                validate_answer(&row.question, &coerced(&request.answer))?;
+                validate_answer(&row.question, &coerced(&answer))?;
             } else if !self.has(Flaw::UnfitAnswerAccepted) {
-                validate_answer(&row.question, &request.answer)?;
+                validate_answer(&row.question, &answer)?;
             }
             self.spend(&token)?;
         }

@@ -53,6 +53,7 @@ pub fn approval_resume() -> PackDefinition {
         gated_tool: Some("cancel_subscription".into()),
         deny_answer: Some(json!({ "approved": false })),
         unfit_answer: Some(json!({ "approved": "maybe" })),
+        foreign_answer: Some(json!({ "approved": true, "approver": "intern" })),
         ..ApprovalResumePack::default()
     })
 }
@@ -60,7 +61,7 @@ pub fn approval_resume() -> PackDefinition {
 /// `definition` as a newcomer first writes it: for the approval pack,
 /// the prompt that pauses, the approving answer and the interaction, and
 /// none of the optional arguments (`gated_tool`, `deny_answer`,
-/// `unfit_answer`). The pack then derives the denial and the unfit answer
+/// `unfit_answer`, `foreign_answer`). The pack then derives the denial and the unfit answer
 /// from `answer` and judges the denial by the effects the approval
 /// applied. Other packs are returned as given.
 pub fn as_a_newcomer_writes(definition: PackDefinition) -> PackDefinition {
@@ -70,6 +71,7 @@ pub fn as_a_newcomer_writes(definition: PackDefinition) -> PackDefinition {
                 gated_tool: None,
                 deny_answer: None,
                 unfit_answer: None,
+                foreign_answer: None,
                 ..pack
             })
         }

@@ -164,6 +164,7 @@ pub fn approval() -> PackDefinition {
         gated_tool: Some("escalate_ticket".into()),
         deny_answer: Some(json!({"approved": false})),
         unfit_answer: Some(json!({"approved": "maybe"})),
+        foreign_answer: Some(json!({"approved": true, "approver": "intern"})),
         ..ApprovalResumePack::default()
     })
 }
@@ -314,6 +315,8 @@ const WITH_REPLAY: &[&str] = &[
     "approval/two-conversations",
     "approval/token-predictable",
     "approval/second-request",
+    "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",
@@ -333,14 +336,14 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 45] = [
+pub const TWINS: [PythonTwin; 47] = [
     // approval
     twin(
         "checkpoint-in-memory",
         Pack::ApprovalResume,
         (
             "approval/restart-between-pause-and-resume",
-            "resume",
+            "resume after the restart",
             "AttributeEquals",
             "AttributeEquals(resume_checkpoint)",
         ),
@@ -412,7 +415,8 @@ pub const TWINS: [PythonTwin; 45] = [
             "UnexpectedError",
             "UnexpectedError",
         ),
-        &[],
+        // Two pauses side by side again.
+        &["approval/one-of-two"],
     ),
     twin(
         "pending-as-success",
@@ -466,6 +470,28 @@ pub const TWINS: [PythonTwin; 45] = [
             "same request again",
             "AskedOrWithheld",
             "AskedOrWithheld",
+        ),
+        &[],
+    ),
+    twin(
+        "approval-grants-every-pending",
+        Pack::ApprovalResume,
+        (
+            "approval/one-of-two",
+            "resume one",
+            "EffectsOfOneApproval",
+            "EffectsOfOneApproval",
+        ),
+        &[],
+    ),
+    twin(
+        "any-approver-accepted",
+        Pack::ApprovalResume,
+        (
+            "approval/foreign-answer",
+            "foreign answer",
+            "EffectsWithheld",
+            "EffectsWithheld",
         ),
         &[],
     ),

@@ -25,6 +25,7 @@ impl Assertion {
             Self::EffectNotRepeated => "EffectNotRepeated",
             Self::KeysNotShared => "KeysNotShared",
             Self::AskedOrWithheld { .. } => "AskedOrWithheld",
+            Self::EffectsOfOneApproval { .. } => "EffectsOfOneApproval",
             Self::LedgerDelta { .. } => "LedgerDelta",
             Self::ToolEffects { .. } => "ToolEffects",
             Self::StageObserved { .. } => "StageObserved",
@@ -115,6 +116,7 @@ impl Assertion {
             | Self::EffectNotRepeated
             | Self::KeysNotShared
             | Self::AskedOrWithheld { .. }
+            | Self::EffectsOfOneApproval { .. }
             | Self::LedgerDelta { .. }
             | Self::PauseTokenDistinct
             | Self::PauseTokenUnpredictable
@@ -189,6 +191,13 @@ impl Assertion {
                     .map(|tool| super::check::tool_label(tool))
                     .collect();
                 format!("AskedOrWithheld(approved tools: {})", tools.join(", "))
+            }
+            Self::EffectsOfOneApproval { approved, .. } => {
+                let tools: Vec<String> = approved
+                    .iter()
+                    .map(|(tool, n)| format!("{}={n}", super::check::tool_label(tool)))
+                    .collect();
+                format!("EffectsOfOneApproval(approved: {})", tools.join(", "))
             }
             Self::ToolEffects {
                 tool,

@@ -217,6 +217,19 @@ pub enum Assertion {
         /// that names no tool counts under the empty name).
         approved: BTreeMap<String, u64>,
     },
+    /// Of each tool an earlier approval applied effects of, the step
+    /// attempted at least as many effects as that approval applied (the
+    /// request was carried out, or found carried out under its key) and at
+    /// most as many: one approval carries out one request, not every
+    /// request pending beside it. Under `retries = same_key` a retry is
+    /// allowed, and the bound is on the effects applied instead.
+    EffectsOfOneApproval {
+        /// The approval's applied effects, counted per tool (an effect
+        /// that names no tool counts under the empty name).
+        approved: BTreeMap<String, u64>,
+        /// Whether a retry under an applied key is the deployment's way.
+        retries: Retries,
+    },
     /// No attempt of the step that the ledger refused as already applied
     /// belongs to another effect than the one applied under its key: its
     /// tool, or its arguments when both name them, differ. Two different
@@ -509,6 +522,7 @@ impl Assertion {
                 | Self::EffectsApplied { .. }
                 | Self::EffectsFewerThan { .. }
                 | Self::EffectsWithheld { .. }
+                | Self::EffectsOfOneApproval { .. }
                 | Self::EffectNotRepeated
                 | Self::KeysNotShared
                 | Self::LedgerDelta { .. }

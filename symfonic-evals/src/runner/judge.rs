@@ -115,7 +115,7 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
                 format!("the target {panic}"),
             ));
         }
-        (Ok(Ok(record)), Expect::Record) => {
+        (Ok(Ok(record)), Expect::Record | Expect::RecordOrAnyError) => {
             run.assertions = evidence.all(step, &record, None);
         }
         (Ok(Ok(_)), Expect::Error(errors)) => {
@@ -147,6 +147,21 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
                 error_text(&turn_error, Some(errors)),
             ));
         }
+        (Ok(Err(turn_error)), Expect::RecordOrAnyError) => {
+            // Refused with an error: what needs a record is not asked of
+            // it, since a record was not the only right answer.
+            let mut checks = vec![AssertionRun::new(
+                "RecordOrAnyError",
+                "RecordOrAnyError".into(),
+                Check::new(
+                    true,
+                    "a record or an error (any kind)",
+                    error_text(&turn_error, None),
+                ),
+            )];
+            checks.extend(evidence.without_record(step));
+            run.assertions = checks;
+        }
         (Ok(Err(turn_error)), Expect::Record) => {
             run.error = Some(error(
                 StepErrorKind::UnexpectedError,
@@ -176,6 +191,21 @@ pub(crate) struct Judged<'a> {
 }
 
 impl Judged<'_> {
+    /// The step's assertions that need no record, judged without one.
+    fn without_record(&self, step: &Step) -> Vec<AssertionRun> {
+        let record = TurnRecord::default();
+        let evidence = Evidence {
+            record: &record,
+            ..self.base
+        };
+        step.assertions
+            .iter()
+            .chain(self.extra)
+            .filter(|a| !a.needs_record())
+            .map(|a| AssertionRun::new(a.kind(), a.describe(), a.check(&evidence)))
+            .collect()
+    }
+
     fn all(&self, step: &Step, record: &TurnRecord, expected: Option<&str>) -> Vec<AssertionRun> {
         let evidence = Evidence {
             record,

@@ -143,6 +143,11 @@ pub enum Expect {
     Record,
     /// With an error matching this.
     Error(ErrorMatch),
+    /// Either way: a record, judged by every assertion, or any error,
+    /// judged by the assertions that need no record (the ledger's). A
+    /// refusal a deployment may give as an answer or as an error, such
+    /// as an approval from someone not entitled to give it.
+    RecordOrAnyError,
 }
 
 /// What happens to the deployment before the step runs.
@@ -292,6 +297,13 @@ impl Step {
         self.expecting(ErrorMatch::one_of([kind.into()]))
     }
 
+    /// Accepts a record or any error alike (see [`Expect::RecordOrAnyError`]).
+    #[must_use]
+    pub fn record_or_any_error(mut self) -> Self {
+        self.expect = Expect::RecordOrAnyError;
+        self
+    }
+
     /// Declares the errors the turn must fail with.
     #[must_use]
     pub fn expecting(mut self, errors: ErrorMatch) -> Self {
@@ -389,7 +401,7 @@ impl Step {
     pub fn expected_error(&self) -> Option<&ErrorMatch> {
         match &self.expect {
             Expect::Error(errors) => Some(errors),
-            Expect::Record => None,
+            Expect::Record | Expect::RecordOrAnyError => None,
         }
     }
 }

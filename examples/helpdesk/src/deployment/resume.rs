@@ -213,8 +213,33 @@ impl Helpdesk {
             // The continuation's error is what the client must hear; a
             // failed release leaves the claim to the dead-run takeover.
             let _ = self.pauses.release(&token);
+        } else if self.has(Flaw::ApprovalGrantsEveryPending) {
+            self.drain_pending(&request.answer)?;
         }
         continued
+    }
+
+    /// The `ApprovalGrantsEveryPending` twin's batch: every other paused
+    /// turn on the desk is carried on with `answer`, its token left as it
+    /// was, so its own resume later runs it again under the same keys
+    /// (the ledger finds them applied) and reports success.
+    fn drain_pending(&mut self, answer: &Value) -> Result<(), TurnError> {
+        let failed = |_| TurnError::new("StoreError", "the pending pauses could not be read");
+        for token in self.store.unspent_tokens().map_err(failed)? {
+            let Some(id) = self
+                .store
+                .token(&token)
+                .map_err(failed)?
+                .and_then(|row| row.checkpoint_id)
+            else {
+                continue;
+            };
+            if let Some(checkpoint) = self.pauses.load(id)? {
+                let (mut turn, _) = self.resumed(checkpoint, answer)?;
+                self.drive(&mut turn)?;
+            }
+        }
+        Ok(())
     }
 
     fn continue_redeemed(

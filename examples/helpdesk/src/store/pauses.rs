@@ -189,6 +189,20 @@ impl Store {
         .optional()
     }
 
+    /// Every token still unspent, oldest first. Only the
+    /// `ApprovalGrantsEveryPending` twin asks.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn unspent_tokens(&self) -> rusqlite::Result<Vec<String>> {
+        let conn = self.db();
+        let mut statement =
+            conn.prepare("SELECT token FROM pause_tokens WHERE consumed = 0 ORDER BY rowid")?;
+        let tokens = statement.query_map([], |row| row.get(0))?;
+        tokens.collect()
+    }
+
     /// Spends a token for good, before its continuation runs. The
     /// `consumed = 0` guard makes this a single point of decision, but a
     /// crash inside the continuation then loses it: only the

@@ -75,6 +75,8 @@ const APPROVAL_ALL: &[&str] = &[
     "approval/two-conversations",
     "approval/token-predictable",
     "approval/second-request",
+    "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",
@@ -96,6 +98,8 @@ pub const APPROVAL_RESUMING: &[&str] = &[
     "approval/two-conversations",
     "approval/token-predictable",
     "approval/second-request",
+    "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",
@@ -116,6 +120,8 @@ const APPROVAL_APPROVING: &[&str] = &[
     "approval/two-conversations",
     "approval/token-predictable",
     "approval/second-request",
+    "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",
@@ -135,6 +141,8 @@ const APPROVAL_REPLAYING: &[&str] = &[
     "approval/two-conversations",
     "approval/token-predictable",
     "approval/second-request",
+    "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",
@@ -276,6 +284,18 @@ impl Flaw {
                 "AskedOrWithheld",
                 "AskedOrWithheld",
             ),
+            Self::ApprovalGrantsEveryPending => at(
+                "approval/one-of-two",
+                "resume one",
+                "EffectsOfOneApproval",
+                "EffectsOfOneApproval",
+            ),
+            Self::AnyApproverAccepted => at(
+                "approval/foreign-answer",
+                "foreign answer",
+                "EffectsWithheld",
+                "EffectsWithheld",
+            ),
             Self::TokensNumberedInOrder => at(
                 "approval/token-predictable",
                 "pause 2",
@@ -290,7 +310,7 @@ impl Flaw {
             ),
             Self::CheckpointOnlyInMemory => at(
                 "approval/restart-between-pause-and-resume",
-                "resume",
+                "resume after the restart",
                 "AttributeEquals",
                 "AttributeEquals(resume_checkpoint)",
             ),
@@ -655,6 +675,11 @@ impl Flaw {
                 "approval/crash-inside-resume",
                 "approval/replicas",
             ]],
+            // Two requests pending side by side, in two conversations,
+            // both resumed.
+            Self::OnePausePerDeployment | Self::LedgerKeyPerConversation => {
+                &[&["approval/two-conversations", "approval/one-of-two"]]
+            }
             // Both learn their effects from an uncrashed run.
             Self::InvoiceSharesCancellationKey => &[&[EXACTLY_ONCE, "exactly-once/clock-advanced"]],
             Self::SpentMarkOnlyInMemory | Self::SpentMarksWrittenAtShutdown => {

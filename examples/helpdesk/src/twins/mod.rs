@@ -136,6 +136,13 @@ flaws! {
     /// requests carried out without asking: the earlier answer is taken
     /// for them too.
     ApprovalReusedInConversation = "approval-reused-in-conversation" in ApprovalResume,
+    /// An approval is applied as a batch: redeeming one pause carries out
+    /// every request still pending on the desk with the same answer, as a
+    /// queue drained by whoever approves next.
+    ApprovalGrantsEveryPending = "approval-grants-every-pending" in ApprovalResume,
+    /// The approver an answer names is never checked: anyone's approval
+    /// carries the request out.
+    AnyApproverAccepted = "any-approver-accepted" in ApprovalResume,
     /// Pause tokens are numbered one after another from a durable counter:
     /// unique, looked up, and the next one is this one plus one.
     TokensNumberedInOrder = "tokens-numbered-in-order" in ApprovalResume,

@@ -125,7 +125,8 @@ pub(super) fn withheld(
         .collect();
     let observed = if withheld.is_empty() {
         format!(
-            "this run applied {}: at least as many of every tool's effects as the approval              ({}), so the answer made no difference to what was done",
+            "this run applied {}: at least as many of every tool's effects as the approval \
+             ({}), so the answer made no difference to what was done",
             per_tool_text(&here),
             per_tool_text(approved)
         )
@@ -139,7 +140,8 @@ pub(super) fn withheld(
     };
     Check::new(
         approved.is_empty() || !withheld.is_empty(),
-        "fewer effects than the approval applied, of at least one of its tools (effects of          other tools allowed)",
+        "fewer effects than the approval applied, of at least one of its tools (effects of \
+         other tools allowed)",
         observed,
     )
 }
@@ -177,6 +179,57 @@ pub(super) fn asked_or_withheld(
         )
     };
     Check::new(granted.is_empty(), expected, observed)
+}
+
+/// See [`Assertion::EffectsOfOneApproval`](crate::Assertion::EffectsOfOneApproval).
+pub(super) fn of_one_approval(
+    evidence: &Evidence<'_>,
+    approved: &std::collections::BTreeMap<String, u64>,
+    retries: crate::assertion::Retries,
+) -> Check {
+    let applied = crate::ledger::applied_by_tool(evidence.ledger_events);
+    let attempted = crate::ledger::attempted_by_tool(evidence.ledger_events);
+    // Under exact retries every attempt is the deployment acting once; a
+    // retry policy makes extra attempts legitimate, so only what they
+    // applied is bounded.
+    let (bounded, bound_text) = match retries {
+        crate::assertion::Retries::Exact => (&attempted, "attempts"),
+        crate::assertion::Retries::SameKey => (&applied, "applied effects"),
+    };
+    let count = |counts: &std::collections::BTreeMap<String, u64>, tool: &str| {
+        counts.get(tool).copied().unwrap_or(0)
+    };
+    let mut wrong = Vec::new();
+    for (tool, &n) in approved {
+        let label = tool_label(tool);
+        if count(&attempted, tool) < n {
+            wrong.push(format!("{label}: carried out less than the approval did"));
+        }
+        if count(bounded, tool) > n {
+            wrong.push(format!(
+                "{label}: more {bound_text} than one approval's (another request carried out too)"
+            ));
+        }
+    }
+    let observed = format!(
+        "attempted {}, applied {}{}",
+        per_tool_text(&attempted),
+        per_tool_text(&applied),
+        if wrong.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", wrong.join("; "))
+        }
+    );
+    Check::new(
+        wrong.is_empty(),
+        format!(
+            "of each of the approval's tools ({}), at least as many attempts and at most as many \
+             {bound_text} as one approval",
+            per_tool_text(approved)
+        ),
+        observed,
+    )
 }
 
 /// See [`Assertion::KeysNotShared`](crate::Assertion::KeysNotShared).
@@ -316,5 +369,52 @@ pub(super) fn crash_retried(evidence: &Evidence<'_>) -> Check {
                 crash.attempts
             ),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::assertion::Retries;
+    use crate::evidence::TurnRecord;
+    use crate::ledger::{LedgerCounts, LedgerEvent};
+
+    fn event(key: &str, applied: bool) -> LedgerEvent {
+        LedgerEvent {
+            key: key.into(),
+            tool: Some("cancel".into()),
+            arguments: None,
+            applied,
+        }
+    }
+
+    fn judged(events: &[LedgerEvent], retries: Retries) -> bool {
+        let record = TurnRecord::default();
+        let evidence = Evidence {
+            ledger_events: events,
+            ..Evidence::of(&record, LedgerCounts::default())
+        };
+        let approved = BTreeMap::from([("cancel".to_owned(), 1)]);
+        of_one_approval(&evidence, &approved, retries).passed
+    }
+
+    #[test]
+    fn one_approval_carries_out_its_own_request_once() {
+        let exact = Retries::Exact;
+        // Its own effect, or its own effect found applied before.
+        assert!(judged(&[event("a", true)], exact));
+        assert!(judged(&[event("a", false)], exact));
+        // Nothing carried out, or a second request's effect too.
+        assert!(!judged(&[], exact));
+        assert!(!judged(&[event("a", true), event("b", true)], exact));
+        // A second request carried out under a key already applied is
+        // still a second request carried out.
+        assert!(!judged(&[event("a", true), event("a", false)], exact));
+        // Under a retry policy, a retry that applied nothing is allowed.
+        let same_key = Retries::SameKey;
+        assert!(judged(&[event("a", true), event("a", false)], same_key));
+        assert!(!judged(&[event("a", true), event("b", true)], same_key));
     }
 }

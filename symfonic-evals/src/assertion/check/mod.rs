@@ -144,6 +144,9 @@ impl Assertion {
             Self::EffectNotRepeated => effects::not_repeated(evidence),
             Self::KeysNotShared => effects::keys_not_shared(evidence),
             Self::AskedOrWithheld { approved } => effects::asked_or_withheld(evidence, approved),
+            Self::EffectsOfOneApproval { approved, retries } => {
+                effects::of_one_approval(evidence, approved, *retries)
+            }
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),

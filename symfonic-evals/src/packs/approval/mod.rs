@@ -62,6 +62,19 @@ pub const PROBES: &[Probe] = &[
          without asking (an approval remembered per conversation or per requester)",
     ),
     Probe::default_on(
+        "approval/one-of-two",
+        "an approval that grants every request pending beside it: of two requests paused in two \
+         conversations, the approval of one carries out both (applies more than one approval's \
+         effects), or the other finds nothing left to resume",
+    ),
+    Probe::enabled_by(
+        "approval/foreign-answer",
+        "foreign_answer",
+        "an answer accepted from anyone: a well-formed approval from a person not entitled to \
+         give it carries the request out, or spends the token so the entitled person's answer \
+         is refused",
+    ),
+    Probe::default_on(
         "approval/pending-call-resolved",
         "a pause that misstates the parked call (reported as a success) or a resume that never \
          settles it",
@@ -145,6 +158,12 @@ pub struct ApprovalResumePack {
     /// An answer the deployment must reject: the resume fails, the token
     /// stays unspent, and the fitting answer then succeeds.
     pub unfit_answer: Option<Value>,
+    /// A well-formed approving answer from someone not entitled to give
+    /// it, spelled as the deployment's answer schema names the approver
+    /// (`{"approved": true, "approver": "intern"}`): it must be treated
+    /// like a denial that leaves the token unspent, so the entitled
+    /// person's answer then carries the request out.
+    pub foreign_answer: Option<Value>,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -170,6 +189,7 @@ impl Default for ApprovalResumePack {
             retries: Retries::Exact,
             deny_answer: None,
             unfit_answer: None,
+            foreign_answer: None,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }
@@ -218,6 +238,18 @@ impl ApprovalResumePack {
                 *deny != self.answer,
                 "deny_answer",
                 "equals `answer`, so the denial would be the approval",
+            );
+        }
+        if let Some(foreign) = &self.foreign_answer {
+            checks.require(
+                is_answer(foreign),
+                "foreign_answer",
+                "must be a non-empty JSON object, an answer as the deployment's schema spells it",
+            );
+            checks.require(
+                *foreign != self.answer,
+                "foreign_answer",
+                "equals `answer`, so the person not entitled would be the one who is",
             );
         }
         if let Some(unfit) = &self.unfit_answer {

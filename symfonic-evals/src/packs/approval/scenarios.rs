@@ -88,6 +88,7 @@ impl ApprovalResumePack {
                 ("approval/deny-answer", _) => self.denial().is_some(),
                 ("approval/unfit-answer", _) => self.unfit().is_some(),
                 ("approval/type-confused-answer", _) => !self.type_confused().is_empty(),
+                (_, Some("foreign_answer")) => self.foreign_answer.is_some(),
                 (_, None) => true,
                 (_, Some("gated_tool")) => self.gated_tool.is_some(),
                 (_, Some(_)) => false,
@@ -107,7 +108,7 @@ impl ApprovalResumePack {
         let [pause, resume, replay] = self.seed_steps(c);
         match name {
             "approval/restart-between-pause-and-resume" => {
-                probe(vec![pause, resume.restarting(true), replay])
+                probe(vec![pause, resume, replay]).continued(RestartedResume { pack: self.clone() })
             }
             "approval/restart-before-replay" => probe(vec![pause, resume, replay.restarting(true)]),
             "approval/crash-inside-resume" => {
@@ -170,6 +171,12 @@ impl ApprovalResumePack {
             }
             "approval/second-request" => {
                 probe(vec![pause, resume, replay]).continued(SecondRequest { pack: self.clone() })
+            }
+            "approval/one-of-two" => {
+                probe(vec![pause, resume, replay]).continued(OneOfTwo { pack: self.clone() })
+            }
+            "approval/foreign-answer" => {
+                probe(vec![pause, resume, replay]).continued(ForeignAnswer { pack: self.clone() })
             }
             "approval/pending-call-resolved" => {
                 let tool = &self.interaction_tool;
@@ -412,7 +419,7 @@ impl Continuation for DenialWithholds {
 /// After an approving pause, resume and replay (which learn the approval's
 /// own effects, per tool, from the resume): the same request again in the
 /// same conversation, then in a fresh one. Each must pause for a person
-/// again, or apply no effect of a tool the approval applied.
+/// again, or attempt no effect of a tool the approval applied.
 struct SecondRequest {
     pack: ApprovalResumePack,
 }
@@ -421,31 +428,20 @@ impl Continuation for SecondRequest {
     fn describe(&self) -> String {
         "the approving resume's applied effects learned per tool; `same request again`: \
          `pause_prompt` in `conversation` once more, and `same request elsewhere`: in \
-         `<conversation>-again`; each pauses for a person again, or applies no effect of a tool \
+         `<conversation>-again`; each pauses for a person again, or attempts no effect of a tool \
          the approval applied (AskedOrWithheld)"
             .into()
     }
 
     fn run(&self, session: &mut Session<'_>) {
         let pack = &self.pack;
-        let steps = session.steps();
-        let (Some(paused), Some(resumed)) = (steps.first(), steps.get(1)) else {
-            return;
-        };
-        let from = usize::try_from(paused.ledger.attempts).unwrap_or(usize::MAX);
-        let to = usize::try_from(resumed.ledger.attempts).unwrap_or(usize::MAX);
-        // The resume's own effects: the events after the pause's, up to
-        // the resume's count.
-        let mut events = session.context().ledger().events_since(from);
-        events.truncate(to.saturating_sub(from));
-        let approved = crate::ledger::applied_by_tool(&events);
-        if approved.is_empty() {
+        let Some(approved) = resume_effects(session) else {
             session.note(
                 "the approving resume applied no effect through the ledger, so a second request \
                  could not be told from a granted one; the probe ran the seed's steps only",
             );
             return;
-        }
+        };
         let again = format!("{}-again", pack.conversation);
         for (label, conversation) in [
             ("same request again", pack.conversation.as_str()),
@@ -456,6 +452,192 @@ impl Continuation for SecondRequest {
                     approved: approved.clone(),
                 },
             ]);
+            if session.run(&kept(step)).is_none() {
+                return;
+            }
+        }
+    }
+}
+
+/// The applied effects, per tool, of the trial's first resume (its second
+/// step, answering the first): the effects one approval carries out.
+/// `None` when it applied none through the ledger.
+fn resume_effects(session: &Session<'_>) -> Option<std::collections::BTreeMap<String, u64>> {
+    let steps = session.steps();
+    let (paused, resumed) = (steps.first()?, steps.get(1)?);
+    let from = usize::try_from(paused.ledger.attempts).unwrap_or(usize::MAX);
+    let to = usize::try_from(resumed.ledger.attempts).unwrap_or(usize::MAX);
+    let mut events = session.context().ledger().events_since(from);
+    events.truncate(to.saturating_sub(from));
+    let approved = crate::ledger::applied_by_tool(&events);
+    (!approved.is_empty()).then_some(approved)
+}
+
+/// After an uncrashed pause, resume and replay (which learn one approval's
+/// effects, per tool): fresh fixtures, the pause, a real restart, and the
+/// resume, which must carry the request out as the uncrashed one did, not
+/// only report success; then the replay is refused. When the approval
+/// applied nothing through the ledger, the restarted resume is judged by
+/// its record alone, and a note says so.
+struct RestartedResume {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for RestartedResume {
+    fn describe(&self) -> String {
+        "the uncrashed resume's applied effects learned per tool; fresh fixtures; the pause; a \
+         restart; the resume, which returns the seed's record and attempts at least and applies \
+         at most the uncrashed approval's effects of each of its tools (EffectsOfOneApproval); \
+         the replay is refused"
+            .into()
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let pack = &self.pack;
+        let c = pack.conversation.as_str();
+        let approved = resume_effects(session);
+        if !session.reset("pause before the restart") {
+            return;
+        }
+        let mut resume = pack.resume("resume after the restart", c).restarting(true);
+        match approved {
+            Some(approved) => {
+                resume = resume.asserting([Assertion::EffectsOfOneApproval {
+                    approved,
+                    retries: pack.retries,
+                }]);
+            }
+            None => session.note(
+                "the uncrashed resume applied no effect through the ledger, so the restarted \
+                 resume was judged by its record alone",
+            ),
+        }
+        for step in [
+            pack.pause("pause before the restart", c),
+            resume,
+            pack.replay("replay", c),
+        ] {
+            if session.run(&kept(step)).is_none() {
+                return;
+            }
+        }
+    }
+}
+
+/// After an approving pause, resume and replay (which learn one approval's
+/// effects, per tool): fresh fixtures, the pause, and `foreign_answer`, an
+/// approval from someone not entitled. It may be refused with an error or
+/// answered with a record; either way it withholds what the approval
+/// carries out and leaves the token unspent: the seed's resume then
+/// carries the request out once, and the replay is refused.
+struct ForeignAnswer {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for ForeignAnswer {
+    fn describe(&self) -> String {
+        "the approving resume's applied effects learned per tool; fresh fixtures; `pause` in \
+         `<conversation>-foreign`; `foreign answer`: a resume with `foreign_answer`, which may \
+         return a record or fail with any error, but leaves fewer effects than the approval of \
+         at least one of its tools (EffectsWithheld); `resume`: the seed's resume, so the token \
+         was left unspent, carrying the request out once (EffectsOfOneApproval); `replay` is \
+         refused"
+            .into()
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let pack = &self.pack;
+        let approved = resume_effects(session);
+        let foreign = format!("{}-foreign", pack.conversation);
+        if !session.reset("pause") {
+            return;
+        }
+        let mut answer = Step::resume(
+            "foreign answer",
+            pack.foreign_answer.clone().unwrap_or_default(),
+            &foreign,
+        )
+        .record_or_any_error()
+        .asserting([Assertion::tool_called(&pack.interaction_tool, 0)]);
+        let mut resume = pack.resume("resume", &foreign);
+        match approved {
+            Some(approved) => {
+                answer = answer.asserting([Assertion::EffectsWithheld {
+                    approved: approved.clone(),
+                }]);
+                resume = resume.asserting([Assertion::EffectsOfOneApproval {
+                    approved,
+                    retries: pack.retries,
+                }]);
+            }
+            None => {
+                answer = answer.asserting([Assertion::ledger_moved(0, 0, 0)]);
+                session.note(
+                    "the approving resume applied no effect through the ledger, so the foreign \
+                     answer was held to an unmoved ledger and an unspent token",
+                );
+            }
+        }
+        for step in [
+            pack.pause("pause", &foreign),
+            answer,
+            resume,
+            pack.replay("replay", &foreign),
+        ] {
+            if session.run(&kept(step)).is_none() {
+                return;
+            }
+        }
+    }
+}
+
+/// After an approving pause, resume and replay (which learn one approval's
+/// effects, per tool): fresh fixtures, two requests paused in two
+/// conversations, the first approved. Its resume carries out its own
+/// request and no other; the second still pends and resumes on its own;
+/// both tokens are spent after.
+struct OneOfTwo {
+    pack: ApprovalResumePack,
+}
+
+impl Continuation for OneOfTwo {
+    fn describe(&self) -> String {
+        "the approving resume's applied effects learned per tool; fresh fixtures; `pause one` in \
+         `<conversation>-one` and `pause two` in `<conversation>-two`; `resume one` attempts at \
+         least and applies at most one approval's effects of each of its tools \
+         (EffectsOfOneApproval); `resume two` returns a record and does the same; both replays \
+         are refused"
+            .into()
+    }
+
+    fn run(&self, session: &mut Session<'_>) {
+        let pack = &self.pack;
+        let Some(approved) = resume_effects(session) else {
+            session.note(
+                "the approving resume applied no effect through the ledger, so one approval's \
+                 effects could not be told from two; the probe ran the seed's steps only",
+            );
+            return;
+        };
+        let (one, two) = (
+            format!("{}-one", pack.conversation),
+            format!("{}-two", pack.conversation),
+        );
+        if !session.reset("pause one") {
+            return;
+        }
+        let of_one = [Assertion::EffectsOfOneApproval {
+            approved,
+            retries: pack.retries,
+        }];
+        for step in [
+            pack.pause("pause one", &one),
+            pack.pause("pause two", &two),
+            pack.resume("resume one", &one).asserting(of_one.clone()),
+            pack.resume("resume two", &two).asserting(of_one),
+            pack.replay("replay one", &one),
+            pack.replay("replay two", &two),
+        ] {
             if session.run(&kept(step)).is_none() {
                 return;
             }
@@ -474,7 +656,7 @@ fn kept(step: Step) -> Step {
             step.asserting([Assertion::TokenKeptFromModel, Assertion::EffectNotRepeated])
         }
         Expect::Record => step.asserting([Assertion::TokenKeptFromModel]),
-        Expect::Error(_) => step,
+        Expect::Error(_) | Expect::RecordOrAnyError => step,
     }
 }
 
