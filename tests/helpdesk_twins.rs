@@ -122,6 +122,9 @@ twins! {
     any_approver_accepted: AnyApproverAccepted =>
         "approval/foreign-answer", "foreign answer", "EffectsWithheld",
         "EffectsWithheld";
+    amendment_ignored: AmendmentIgnored =>
+        "approval/amended-answer", "amended resume", "AmendmentApplied",
+        "AmendmentApplied(cancel_subscription)";
     tokens_numbered_in_order: TokensNumberedInOrder =>
         "approval/token-predictable", "pause 2", "PauseTokenUnpredictable",
         "PauseTokenUnpredictable";
@@ -402,7 +405,9 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
             // loses (a spent mark held in memory) a replica never had; the
             // one-of-two probe holds two pauses side by side as the
             // two-conversations probe does, so a desk with one pause slot
-            // fails both. The
+            // fails both; an action run before the answer, or an answer
+            // heard only as "somebody answered", leaves a person's
+            // amendment out as well. The
             // MCP fixture's probe sees every call the desk makes, so each
             // extension twin a self-reported probe catches fails it too
             // (the Python desk, which binds no fixture, has the twins those
@@ -422,6 +427,8 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
                     "approval/restart-between-pause-and-resume",
                     "approval/restart-before-replay",
                     "approval/two-conversations",
+                    "approval/gated-action",
+                    "approval/deny-answer",
                     "extension/repeated-and-fresh-conversation",
                     "extension/result-reaches-model",
                     "extension/witnessed",
@@ -570,12 +577,16 @@ fn with_default_arguments_the_derived_answers_still_catch_their_twins() {
     let reference = run("reference", None);
     reference.assert_passed();
     // What a newcomer's arguments cannot give: the gated action's name,
-    // and an answer from someone not entitled.
-    assert!(reference.probes_not_run().iter().all(|p| [
+    // an answer from someone not entitled, an amended answer.
+    let underived = [
         "approval/gated-action",
-        "approval/foreign-answer"
-    ]
-    .contains(&p.probe.as_str())));
+        "approval/foreign-answer",
+        "approval/amended-answer",
+    ];
+    assert!(reference
+        .probes_not_run()
+        .iter()
+        .all(|p| underived.contains(&p.probe.as_str())));
     for (flaw, scenario, step, assertion) in [
         (
             Flaw::DenialReadAsApproval,

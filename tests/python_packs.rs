@@ -57,6 +57,8 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     deny_answer = { "approved": false },
     unfit_answer = { "approved": "maybe" },
     foreign_answer = { "approved": true, "approver": "intern" },
+    amended_answer = { "approved": true, "priority": "urgent" },
+    amended_call = { "priority": "urgent" },
     effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
@@ -162,6 +164,7 @@ twins! {
     an_approval_reused_for_a_second_request_is_caught => "approval-reused-in-conversation",
     an_approval_granting_every_pending_request_is_caught => "approval-grants-every-pending",
     an_approval_from_anyone_is_caught => "any-approver-accepted",
+    an_amendment_heard_only_as_a_decision_is_caught => "amendment-ignored",
     an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
     a_look_alike_answer_coerced_is_caught => "answer-coerced",
     a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",

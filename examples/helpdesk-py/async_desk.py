@@ -209,7 +209,14 @@ class AsyncHelpDesk(AsyncDeployment):
         replayed = TurnFailure("PauseTokenReplayedError", "this pause was already redeemed", code="pause.replayed")
         if pause.finished or pause.claimed_by == self.run.id:
             raise replayed
-        if not (isinstance(answer, dict) and set(answer) == {"approved"} and isinstance(answer["approved"], bool)):
+        # The person may amend the escalation's priority as they approve.
+        fits = (
+            isinstance(answer, dict)
+            and set(answer) in ({"approved"}, {"approved", "priority"})
+            and isinstance(answer["approved"], bool)
+            and isinstance(answer.get("priority", ""), str)
+        )
+        if not fits:
             raise TurnFailure("InvalidAnswer", "the answer says only whether it is approved", code="answer.invalid")
         # Claimed, not spent: the token is spent for good only once the
         # continuation is done, so a crash inside it leaves a turn the
@@ -232,7 +239,10 @@ class AsyncHelpDesk(AsyncDeployment):
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, answer)])
         outcomes: List[Outcome] = []
         if answer["approved"]:
+            amendment = {"priority": answer["priority"]} if "priority" in answer else {}
             for call in filter(None, map(ToolRequest.from_json, later or [])):
+                if call.name == "escalate_ticket" and amendment:
+                    call = ToolRequest(call.name, {**call.arguments, **amendment})
                 outcomes.append(await self._execute(call, None, record, turn, transcript, []))
         record.answer = self.model.resumed(answer["approved"], outcomes, "\n".join(transcript))
         record.model_input = "\n".join(transcript)

@@ -63,6 +63,8 @@ CONTRIBUTED = ("weather_lookup",)
 # Who may answer a pause. An answer may name its giver in ``approver``; one
 # that names nobody is the desk's own console speaking.
 APPROVERS = ("duty-manager", "account-owner")
+# The calls a person's amendment applies to.
+ESCALATIONS = ("escalate_ticket",)
 """Tools the ``extensions`` capability contributes, called through its bridge."""
 
 TWINS = {
@@ -80,6 +82,7 @@ TWINS = {
     "approval-reused-in-conversation": "a conversation whose request was approved once has its later requests carried out without asking",
     "approval-grants-every-pending": "an approval is applied as a batch: every other pending request is carried out with the same answer, its token left redeemable",
     "any-approver-accepted": "the approver an answer names is never checked: anyone's approval escalates",
+    "amendment-ignored": "the continuation hears the approval's decision only: an amended priority escalates as first asked",
     "tokens-numbered-in-order": "pause tokens are numbered one after another from a durable counter",
     "notice-reposted-on-resume": "the step that asks posts a change notice keyed by its run, and runs again from its top on resume, posting it twice",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
@@ -690,7 +693,13 @@ class HelpDesk(Deployment):
         if self.has("unfit-answer-accepted"):
             fits = isinstance(answer, dict) and "approved" in answer
         else:
-            fits = isinstance(answer, dict) and set(answer) == {"approved"} and isinstance(answer["approved"], bool)
+            # The person may amend the escalation's priority as they approve.
+            fits = (
+                isinstance(answer, dict)
+                and set(answer) in ({"approved"}, {"approved", "priority"})
+                and isinstance(answer["approved"], bool)
+                and isinstance(answer.get("priority", ""), str)
+            )
         if not fits:
             raise TurnFailure("InvalidAnswer", "the answer says only whether it is approved", code="answer.invalid")
         return True if self.has("denial-approves") else bool(answer["approved"])
@@ -740,10 +749,13 @@ class HelpDesk(Deployment):
             # the answer, and posts its notice again.
             self._pause_notice(turn, request.conversation, pause.interaction, None)
         if continued and approved:
+            amendment = self._amendment(request.answer)
             for value in later or []:
                 call = ToolRequest.from_json(value)
                 if call is None:
                     continue
+                if call.name in ESCALATIONS and amendment:
+                    call = ToolRequest(call.name, {**call.arguments, **amendment})
                 outcome = self._execute(call, None, record, turn, transcript, set())
                 outcomes.append(outcome)
                 if outcome.status != "succeeded":
@@ -772,6 +784,13 @@ class HelpDesk(Deployment):
         # claimed by a dead run, and the client's retry finishes the turn.
         self._finish(pause.token)
         return record
+
+    def _amendment(self, answer: Any) -> Dict[str, Any]:
+        """What the person changed as they approved: the escalation's
+        priority. The ``amendment-ignored`` twin hears the decision only."""
+        if self.has("amendment-ignored") or not isinstance(answer, dict) or "priority" not in answer:
+            return {}
+        return {"priority": answer["priority"]}
 
     def _replayed(self) -> None:
         if self.has("replay-wrong-kind"):

@@ -450,6 +450,25 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             "`foreign_answer` equals `answer`, so the person not entitled would be the one who is",
         );
     }
+    if let Some(arg) = same("answer", "amended_answer") {
+        refuse(
+            arg,
+            "`amended_answer` equals `answer`, so there is no change to carry out",
+        );
+    }
+    match (find("amended_answer"), find("amended_call")) {
+        (Some((_, _, arg)), None) => refuse(
+            arg,
+            "`amended_answer` needs `amended_call`: the arguments the call must carry after the \
+             change",
+        ),
+        (None, Some((_, _, arg))) => refuse(
+            arg,
+            "`amended_call` is read only with `amended_answer`: give the answer that makes the \
+             change",
+        ),
+        _ => {}
+    }
     let list = |name: &str| match find(name) {
         Some((_, Typed::StrList(items), arg)) => Some((items.clone(), *arg)),
         _ => None,

@@ -96,6 +96,7 @@ impl Kind {
                 "approval/deny-answer",
                 "approval/unfit-answer",
                 "approval/type-confused-answer",
+                "approval/amended-answer",
                 "approval/replicas",
             ],
             Self::ExtensionTool => &[
@@ -430,6 +431,20 @@ static APPROVAL: &[Field] = &[
         Presence::Optional,
         Rule::NonEmpty,
         "is an approval from someone not entitled, and an empty one names nobody",
+    ),
+    field(
+        "amended_answer",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is the approval with the person's change, and an empty one changes nothing",
+    ),
+    field(
+        "amended_call",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "names the arguments the amended call carries, and an empty one names none",
     ),
     skip_probes(),
 ];

@@ -152,10 +152,16 @@ pub fn validate_answer(question: &Value, answer: &Value) -> Result<(), TurnError
         return reject(format!("the answer has an undeclared field `{extra}`"));
     }
     for (field, kind) in schema {
-        let fits = match (kind.as_str(), fields.get(field)) {
-            (Some("boolean"), Some(value)) => value.is_boolean(),
-            (Some("string"), Some(value)) => value.is_string(),
-            (Some("number"), Some(value)) => value.is_number(),
+        // A kind ending in `?` is a field the person may leave out.
+        let kind = kind.as_str().unwrap_or_default();
+        let (kind, optional) = kind
+            .strip_suffix('?')
+            .map_or((kind, false), |kind| (kind, true));
+        let fits = match (kind, fields.get(field)) {
+            (_, None) => optional,
+            ("boolean", Some(value)) => value.is_boolean(),
+            ("string", Some(value)) => value.is_string(),
+            ("number", Some(value)) => value.is_number(),
             _ => false,
         };
         if !fits {
@@ -507,8 +513,11 @@ mod tests {
 
     #[test]
     fn answers_must_fit_the_recorded_schema() {
-        let question = json!({"question": "ok?", "schema": {"approved": "boolean"}});
+        let question =
+            json!({"question": "ok?", "schema": {"approved": "boolean", "when": "string?"}});
         assert!(validate_answer(&question, &json!({"approved": true})).is_ok());
+        assert!(validate_answer(&question, &json!({"approved": true, "when": "later"})).is_ok());
+        assert!(validate_answer(&question, &json!({"approved": true, "when": 1})).is_err());
         for bad in [
             json!({"approved": "yes"}),
             json!({}),

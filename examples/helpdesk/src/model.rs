@@ -341,7 +341,8 @@ impl ScriptedModel {
                 "ask_user",
                 json!({
                     "question": format!("Cancel the subscription of customer {customer}? It cannot be undone."),
-                    "schema": { "approved": "boolean" },
+                    // The person may say when it takes effect.
+                    "schema": { "approved": "boolean", "effective": "string?" },
                 }),
             );
         }
@@ -367,7 +368,18 @@ impl ScriptedModel {
             {
                 call("issue_final_invoice", json!({ "customer": customer }))
             }
-            (Some(true), None) => call("cancel_subscription", json!({ "customer": customer })),
+            (Some(true), None) => {
+                let mut arguments = json!({ "customer": customer });
+                // An amended approval says when; the cancellation follows it.
+                if let Some(when) = reading
+                    .answers
+                    .last()
+                    .and_then(|answer| answer.get("effective"))
+                {
+                    arguments["effective"] = when.clone();
+                }
+                call("cancel_subscription", arguments)
+            }
             (Some(true), Some(Seen::Ok(_))) => ModelStep::Answer(format!(
                 "Cancelled the subscription of customer {customer} as confirmed."
             )),

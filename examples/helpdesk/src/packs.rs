@@ -54,6 +54,8 @@ pub fn approval_resume() -> PackDefinition {
         deny_answer: Some(json!({ "approved": false })),
         unfit_answer: Some(json!({ "approved": "maybe" })),
         foreign_answer: Some(json!({ "approved": true, "approver": "intern" })),
+        amended_answer: Some(json!({ "approved": true, "effective": "end_of_term" })),
+        amended_call: Some(json!({ "effective": "end_of_term" })),
         ..ApprovalResumePack::default()
     })
 }
@@ -61,7 +63,7 @@ pub fn approval_resume() -> PackDefinition {
 /// `definition` as a newcomer first writes it: for the approval pack,
 /// the prompt that pauses, the approving answer and the interaction, and
 /// none of the optional arguments (`gated_tool`, `deny_answer`,
-/// `unfit_answer`, `foreign_answer`). The pack then derives the denial and the unfit answer
+/// `unfit_answer`, `foreign_answer`, `amended_answer`). The pack then derives the denial and the unfit answer
 /// from `answer` and judges the denial by the effects the approval
 /// applied. Other packs are returned as given.
 pub fn as_a_newcomer_writes(definition: PackDefinition) -> PackDefinition {
@@ -72,6 +74,8 @@ pub fn as_a_newcomer_writes(definition: PackDefinition) -> PackDefinition {
                 deny_answer: None,
                 unfit_answer: None,
                 foreign_answer: None,
+                amended_answer: None,
+                amended_call: None,
                 ..pack
             })
         }

@@ -165,6 +165,8 @@ pub fn approval() -> PackDefinition {
         deny_answer: Some(json!({"approved": false})),
         unfit_answer: Some(json!({"approved": "maybe"})),
         foreign_answer: Some(json!({"approved": true, "approver": "intern"})),
+        amended_answer: Some(json!({"approved": true, "priority": "urgent"})),
+        amended_call: Some(json!({"priority": "urgent"})),
         ..ApprovalResumePack::default()
     })
 }
@@ -321,6 +323,7 @@ const WITH_REPLAY: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+    "approval/amended-answer",
     "approval/replicas",
 ];
 /// Every extension probe that needs the tool to succeed.
@@ -336,7 +339,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 47] = [
+pub const TWINS: [PythonTwin; 48] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -449,7 +452,8 @@ pub const TWINS: [PythonTwin; 47] = [
             "ToolSucceeded",
             "ToolSucceeded(escalate_ticket, times=0)",
         ),
-        &[],
+        // Run before anyone answered, it carries no amendment either.
+        &["approval/amended-answer"],
     ),
     twin(
         "denial-approves",
@@ -492,6 +496,17 @@ pub const TWINS: [PythonTwin; 47] = [
             "foreign answer",
             "EffectsWithheld",
             "EffectsWithheld",
+        ),
+        &[],
+    ),
+    twin(
+        "amendment-ignored",
+        Pack::ApprovalResume,
+        (
+            "approval/amended-answer",
+            "amended resume",
+            "AmendmentApplied",
+            "AmendmentApplied(escalate_ticket)",
         ),
         &[],
     ),

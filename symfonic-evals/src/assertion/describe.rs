@@ -15,6 +15,7 @@ impl Assertion {
             Self::PromptRecallContains(_) => "PromptRecallContains",
             Self::PromptRecallExcludes(_) => "PromptRecallExcludes",
             Self::ToolCalled { .. } => "ToolCalled",
+            Self::AmendmentApplied { .. } => "AmendmentApplied",
             Self::ToolSucceeded { .. } => "ToolSucceeded",
             Self::ToolPending { .. } => "ToolPending",
             Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
@@ -74,6 +75,11 @@ impl Assertion {
                 tool, arguments, ..
             } => std::iter::once(text(tool))
                 .chain(arguments.clone())
+                .collect(),
+            Self::AmendmentApplied { tool, arguments } => tool
+                .iter()
+                .map(|t| text(t))
+                .chain(std::iter::once(arguments.clone()))
                 .collect(),
             Self::ToolSucceeded { tool, .. }
             | Self::ToolPending { tool, .. }
@@ -142,6 +148,10 @@ impl Assertion {
             }
             Self::PromptRecallContains(_) => "PromptRecallContains(fragment)".into(),
             Self::PromptRecallExcludes(_) => "PromptRecallExcludes(fragment)".into(),
+            Self::AmendmentApplied { tool, .. } => match tool {
+                Some(tool) => format!("AmendmentApplied({tool})"),
+                None => "AmendmentApplied(any tool)".into(),
+            },
             Self::ToolCalled {
                 tool,
                 times,

@@ -151,6 +151,17 @@ pub enum Assertion {
         /// How the arguments are compared.
         matching: ArgumentMatch,
     },
+    /// The person's amendment reached the action: a call that ran (of
+    /// `tool`, or of any tool when it is `None`) carries `arguments`
+    /// (compared as a subset), and no call of the same tool ran without
+    /// them. An amended answer the deployment reads only for its decision
+    /// runs the original request.
+    AmendmentApplied {
+        /// The gated tool, when the pack names it.
+        tool: Option<String>,
+        /// The arguments the amended call must carry.
+        arguments: Value,
+    },
     /// The tool ran and returned a result exactly `times` times.
     ToolSucceeded {
         /// The tool's name.

@@ -147,10 +147,12 @@ impl Helpdesk {
             let outcome = self.settle(&mut turn, id, &tool, &arguments, answer);
             return Ok((turn, Some(outcome)));
         }
-        // The continuation reads the answer the person gave; the twin only
-        // notes that somebody answered.
+        // The continuation reads the answer the person gave; one twin only
+        // notes that somebody answered, another only their decision.
         let heard = if self.has(Flaw::DenialReadAsApproval) {
             json!({ "approved": true })
+        } else if self.has(Flaw::AmendmentIgnored) {
+            json!({ "approved": answer.get("approved") })
         } else {
             answer.clone()
         };

@@ -161,10 +161,14 @@ impl Variant {
                 PackDefinition::ExtensionTool(pack)
             }
             // The pause is the gated tool's own pending call.
+            // Its question asks only for a yes or a no, so its adopter has
+            // no amendment to declare.
             (Self::ApprovalOnTheCall, PackDefinition::ApprovalResume(mut pack)) => {
                 if let Some(gated) = &pack.gated_tool {
                     pack.interaction_tool.clone_from(gated);
                 }
+                pack.amended_answer = None;
+                pack.amended_call = None;
                 PackDefinition::ApprovalResume(pack)
             }
             // Shapes real frameworks take, judged with the arguments a

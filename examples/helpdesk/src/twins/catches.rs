@@ -83,6 +83,7 @@ const APPROVAL_ALL: &[&str] = &[
     "approval/deny-answer",
     "approval/unfit-answer",
     "approval/type-confused-answer",
+    "approval/amended-answer",
     "approval/replicas",
 ];
 
@@ -105,6 +106,7 @@ pub const APPROVAL_RESUMING: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+    "approval/amended-answer",
     "approval/replicas",
 ];
 
@@ -126,6 +128,7 @@ const APPROVAL_APPROVING: &[&str] = &[
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/unfit-answer",
+    "approval/amended-answer",
     "approval/replicas",
 ];
 
@@ -147,6 +150,7 @@ const APPROVAL_REPLAYING: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+    "approval/amended-answer",
     "approval/replicas",
 ];
 
@@ -295,6 +299,12 @@ impl Flaw {
                 "foreign answer",
                 "EffectsWithheld",
                 "EffectsWithheld",
+            ),
+            Self::AmendmentIgnored => at(
+                "approval/amended-answer",
+                "amended resume",
+                "AmendmentApplied",
+                "AmendmentApplied(cancel_subscription)",
             ),
             Self::TokensNumberedInOrder => at(
                 "approval/token-predictable",
@@ -679,6 +689,12 @@ impl Flaw {
             // both resumed.
             Self::OnePausePerDeployment | Self::LedgerKeyPerConversation => {
                 &[&["approval/two-conversations", "approval/one-of-two"]]
+            }
+            // What the continuation hears of the answer, or an action run
+            // before it, leaves the amendment out too.
+            Self::DenialReadAsApproval => &[&["approval/deny-answer", "approval/amended-answer"]],
+            Self::GatedActionBeforeAnswer => {
+                &[&["approval/gated-action", "approval/amended-answer"]]
             }
             // Both learn their effects from an uncrashed run.
             Self::InvoiceSharesCancellationKey => &[&[EXACTLY_ONCE, "exactly-once/clock-advanced"]],

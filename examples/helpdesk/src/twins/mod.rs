@@ -143,6 +143,9 @@ flaws! {
     /// The approver an answer names is never checked: anyone's approval
     /// carries the request out.
     AnyApproverAccepted = "any-approver-accepted" in ApprovalResume,
+    /// The continuation hears the person's decision and nothing else: an
+    /// approval that says when the cancellation takes effect cancels now.
+    AmendmentIgnored = "amendment-ignored" in ApprovalResume,
     /// Pause tokens are numbered one after another from a durable counter:
     /// unique, looked up, and the next one is this one plus one.
     TokensNumberedInOrder = "tokens-numbered-in-order" in ApprovalResume,

@@ -95,6 +95,9 @@ impl Assertion {
                 arguments,
                 matching,
             } => tools::called(record, tool, *times, arguments.as_ref(), *matching, public),
+            Self::AmendmentApplied { tool, arguments } => {
+                tools::amendment_applied(record, tool.as_deref(), arguments, public)
+            }
             Self::ToolSucceeded { tool, times } => tools::succeeded(record, tool, *times),
             Self::ToolPending { tool, times } => tools::pending(record, tool, *times),
             Self::ToolCallIdsUnique {

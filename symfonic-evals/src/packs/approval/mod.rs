@@ -106,6 +106,12 @@ pub const PROBES: &[Probe] = &[
          `true` is accepted as the value it resembles (a lax validator such as pydantic's \
          default mode does this; validate strictly, or skip the probe)",
     ),
+    Probe::enabled_by(
+        "approval/amended-answer",
+        "amended_answer",
+        "an amended answer read only for its decision: the person approves with a change and \
+         the deployment runs the original request",
+    ),
     Probe::on_declaring(
         "approval/replicas",
         crate::capability::REPLICAS,
@@ -164,6 +170,14 @@ pub struct ApprovalResumePack {
     /// like a denial that leaves the token unspent, so the entitled
     /// person's answer then carries the request out.
     pub foreign_answer: Option<Value>,
+    /// An approval that changes the request (`{"approved": true,
+    /// "amount": 180}`), as a person amends what they approve: the call
+    /// the resume runs must carry the change (`amended_call`), never the
+    /// original arguments.
+    pub amended_answer: Option<Value>,
+    /// The arguments the call run on `amended_answer` must carry (compared
+    /// as a subset: `{"amount": 180}`), of `gated_tool` when it is given.
+    pub amended_call: Option<Value>,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -190,6 +204,8 @@ impl Default for ApprovalResumePack {
             deny_answer: None,
             unfit_answer: None,
             foreign_answer: None,
+            amended_answer: None,
+            amended_call: None,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }
@@ -252,6 +268,29 @@ impl ApprovalResumePack {
                 "equals `answer`, so the person not entitled would be the one who is",
             );
         }
+        if let Some(amended) = &self.amended_answer {
+            checks.require(
+                is_answer(amended) && *amended != self.answer,
+                "amended_answer",
+                "must be a non-empty JSON object other than `answer`: the approval with the \
+                 person's change",
+            );
+        }
+        checks.require(
+            self.amended_call.as_ref().is_none_or(is_answer),
+            "amended_call",
+            "must be a non-empty JSON object, the arguments the amended call carries",
+        );
+        checks.require(
+            self.amended_answer.is_some() == self.amended_call.is_some(),
+            if self.amended_answer.is_some() {
+                "amended_answer"
+            } else {
+                "amended_call"
+            },
+            "comes with its other half: `amended_answer` is the change, `amended_call` what \
+             the call must carry after it",
+        );
         if let Some(unfit) = &self.unfit_answer {
             checks.require(
                 unfit.is_object(),

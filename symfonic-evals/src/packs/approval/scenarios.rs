@@ -89,6 +89,7 @@ impl ApprovalResumePack {
                 ("approval/unfit-answer", _) => self.unfit().is_some(),
                 ("approval/type-confused-answer", _) => !self.type_confused().is_empty(),
                 (_, Some("foreign_answer")) => self.foreign_answer.is_some(),
+                (_, Some("amended_answer")) => self.amended_answer.is_some(),
                 (_, None) => true,
                 (_, Some("gated_tool")) => self.gated_tool.is_some(),
                 (_, Some(_)) => false,
@@ -174,6 +175,26 @@ impl ApprovalResumePack {
             }
             "approval/one-of-two" => {
                 probe(vec![pause, resume, replay]).continued(OneOfTwo { pack: self.clone() })
+            }
+            "approval/amended-answer" => {
+                // The amendment is the answer: the seed's resume checks,
+                // and the call it runs carries the change.
+                let amended = format!("{c}-amended");
+                let answer = self.amended_answer.clone().unwrap_or_default();
+                let mut resume = self.resume("amended resume", &amended);
+                resume.input = StepInput::Resume {
+                    answer,
+                    token: TokenSource::Own,
+                    question: QuestionSource::Genuine,
+                };
+                probe(vec![
+                    self.pause("pause", &amended),
+                    resume.asserting([Assertion::AmendmentApplied {
+                        tool: self.gated_tool.clone(),
+                        arguments: self.amended_call.clone().unwrap_or_default(),
+                    }]),
+                    self.replay("replay", &amended),
+                ])
             }
             "approval/foreign-answer" => {
                 probe(vec![pause, resume, replay]).continued(ForeignAnswer { pack: self.clone() })

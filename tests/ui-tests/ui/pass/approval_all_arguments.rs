@@ -20,6 +20,8 @@ use symfonic_evals_ui::Inert as Deployment;
     deny_answer = { approved: false, reason: "no" },
     unfit_answer = {},
     foreign_answer = { approved: true, approver: "intern" },
+    amended_answer = { approved: true, amount: 180 },
+    amended_call = { amount: 180 },
     skip_probes = ["approval/forged-token", "approval/two-conversations"],
     isolation = "thread",
     concurrency = 2,
