@@ -57,6 +57,7 @@
 
 mod admission;
 pub(crate) mod http;
+#[cfg(feature = "mcp")]
 pub(crate) mod rate;
 pub(crate) mod watch;
 
