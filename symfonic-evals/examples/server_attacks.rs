@@ -3,9 +3,11 @@
 //! bounded time against a fresh server in a child process, every attacker
 //! reconnecting as soon as it is closed, while one legitimate client calls
 //! at a steady pace. Per attack it prints the legitimate calls answered
-//! (within 5 s each), their p50 and p99 latency, and the server process's
-//! resident memory at the end and at its peak, beside the same client with
-//! no attack.
+//! (within 5 s each), their p50 and p99 latency, why the others were lost
+//! (connection refused or not made, `503`, closed before an answer, too
+//! slow, wrong answer), and the server process's resident memory before
+//! the attack, at its end and at its peak, beside the same client with no
+//! attack.
 //!
 //! `cargo run --release -p symfonic-evals --example server_attacks [-- ATTACKERS SECONDS [ATTACK | SERVER]]`
 //! (defaults: 1000 attackers per attack, 10 s per attack, every attack on
@@ -163,40 +165,87 @@ impl Drop for Server {
 
 // ---- the legitimate client ----
 
-fn http(address: &str, head: &str, body: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(address).ok()?;
-    stream.set_read_timeout(Some(CALL_TIMEOUT)).ok()?;
-    stream.set_write_timeout(Some(CALL_TIMEOUT)).ok()?;
+/// Why a legitimate call was not answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Lost {
+    /// The connection could not be made.
+    Connect,
+    /// The server refused it with `503`.
+    Refused,
+    /// The connection was closed or reset before a whole answer.
+    Closed,
+    /// No answer within the call's time.
+    Slow,
+    /// An answer, but not the right one.
+    Wrong,
+}
+
+impl Lost {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Connect => "connect",
+            Self::Refused => "503",
+            Self::Closed => "closed",
+            Self::Slow => "slow",
+            Self::Wrong => "wrong",
+        }
+    }
+}
+
+fn http(address: &str, head: &str, body: &str) -> Result<String, Lost> {
+    let mut stream =
+        TcpStream::connect_timeout(&address.parse().map_err(|_| Lost::Connect)?, CALL_TIMEOUT)
+            .map_err(|_| Lost::Connect)?;
+    stream
+        .set_read_timeout(Some(CALL_TIMEOUT))
+        .map_err(|_| Lost::Connect)?;
+    stream
+        .set_write_timeout(Some(CALL_TIMEOUT))
+        .map_err(|_| Lost::Connect)?;
+    let io = |error: std::io::Error| match error.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Lost::Slow,
+        _ => Lost::Closed,
+    };
     write!(
         stream,
         "{head}host: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     )
-    .ok()?;
+    .map_err(io)?;
     let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).ok()?;
-    Some(String::from_utf8_lossy(&answer).into_owned())
+    stream.read_to_end(&mut answer).map_err(io)?;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    if answer.starts_with("HTTP/1.1 503") {
+        return Err(Lost::Refused);
+    }
+    if answer.is_empty() {
+        return Err(Lost::Closed);
+    }
+    Ok(answer)
 }
 
-fn mcp_session(address: &str) -> Option<String> {
+fn mcp_session(address: &str) -> Result<String, Lost> {
     let answer = http(address, "POST /mcp HTTP/1.1\r\n", INITIALIZE)?;
-    let id = answer.lines().find_map(|l| {
-        l.to_ascii_lowercase()
-            .strip_prefix("mcp-session-id:")
-            .map(|v| v.trim().to_owned())
-    })?;
+    let id = answer
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id:")
+                .map(|v| v.trim().to_owned())
+        })
+        .ok_or(Lost::Wrong)?;
     http(
         address,
         &format!("POST /mcp HTTP/1.1\r\nmcp-session-id: {id}\r\n"),
         INITIALIZED,
     )?;
-    Some(id)
+    Ok(id)
 }
 
 /// One legitimate call; its latency when answered in time. A client of
 /// the fixture whose session was closed initializes a new one, as the MCP
 /// specification asks, within the same call.
-fn legit_call(kind: &str, address: &str, session: &mut String) -> Option<Duration> {
+fn legit_call(kind: &str, address: &str, session: &mut String) -> Result<Duration, Lost> {
     let started = Instant::now();
     let answer = if kind == "endpoint" {
         http(address, "POST /v1/chat/completions HTTP/1.1\r\n", CHAT)?
@@ -209,7 +258,7 @@ fn legit_call(kind: &str, address: &str, session: &mut String) -> Option<Duratio
             )
         };
         match call(session) {
-            Some(answer) if answer.starts_with("HTTP/1.1 404") => {
+            Ok(answer) if answer.starts_with("HTTP/1.1 404") => {
                 *session = mcp_session(address)?;
                 call(session)?
             }
@@ -225,7 +274,11 @@ fn legit_call(kind: &str, address: &str, session: &mut String) -> Option<Duratio
     if !fine && std::env::var_os("BENCH_DEBUG").is_some() {
         eprintln!("{}", answer.chars().take(300).collect::<String>());
     }
-    (fine && elapsed <= CALL_TIMEOUT).then_some(elapsed)
+    match (fine, elapsed <= CALL_TIMEOUT) {
+        (false, _) => Err(Lost::Wrong),
+        (true, false) => Err(Lost::Slow),
+        (true, true) => Ok(elapsed),
+    }
 }
 
 // ---- the attackers ----
@@ -385,6 +438,7 @@ fn run(kind: &'static str, attack: &'static str, attackers: usize, seconds: u64)
     } else {
         String::new()
     };
+    let (before, _) = server.memory();
     let stop = Arc::new(AtomicBool::new(false));
     let count = if attack == "none" { 0 } else { attackers };
     // The attackers run on a runtime of their own, on one thread.
@@ -421,6 +475,7 @@ fn run(kind: &'static str, attack: &'static str, attackers: usize, seconds: u64)
     std::thread::sleep(Duration::from_millis(if count > 0 { 1500 } else { 0 }));
     let gap = Duration::from_secs(seconds) / LEGIT_CALLS as u32;
     let mut answered = Vec::new();
+    let mut lost = std::collections::BTreeMap::<Lost, usize>::new();
     // Bounded in time too: calls not made by then count as unanswered.
     let until = Instant::now() + Duration::from_secs(seconds) + CALL_TIMEOUT;
     for _ in 0..LEGIT_CALLS {
@@ -428,8 +483,9 @@ fn run(kind: &'static str, attack: &'static str, attackers: usize, seconds: u64)
             break;
         }
         let started = Instant::now();
-        if let Some(latency) = legit_call(kind, &address, &mut session) {
-            answered.push(latency);
+        match legit_call(kind, &address, &mut session) {
+            Ok(latency) => answered.push(latency),
+            Err(why) => *lost.entry(why).or_default() += 1,
         }
         std::thread::sleep(gap.saturating_sub(started.elapsed()));
     }
@@ -437,10 +493,17 @@ fn run(kind: &'static str, attack: &'static str, attackers: usize, seconds: u64)
     stop.store(true, Ordering::Relaxed);
     let _ = attacking.join();
     let count_answered = answered.len();
+    let unanswered = LEGIT_CALLS - count_answered - lost.values().sum::<usize>();
+    let lost: Vec<String> = lost
+        .iter()
+        .map(|(why, n)| format!("{} {n}", why.name()))
+        .chain((unanswered > 0).then(|| format!("not made {unanswered}")))
+        .collect();
     println!(
-        "| {kind:<8} | {attack:<15} | {count:>5} | {count_answered:>3}/{LEGIT_CALLS} | {:>8.2} | {:>8.2} | {now:>7.1} | {peak:>7.1} |",
+        "| {kind:<8} | {attack:<15} | {count:>5} | {count_answered:>3}/{LEGIT_CALLS} | {:>8.2} | {:>8.2} | {before:>6.1} | {now:>7.1} | {peak:>7.1} | {} |",
         percentile(&mut answered, 0.5),
         percentile(&mut answered, 0.99),
+        lost.join(", "),
     );
 }
 
@@ -453,8 +516,8 @@ fn main() {
     let attackers: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let seconds: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
     println!("{LEGIT_CALLS} legitimate calls over {seconds} s per attack, each on a fresh connection, answered within {} s", CALL_TIMEOUT.as_secs());
-    println!("| server   | attack          | attackers | answered | p50 ms | p99 ms | RSS MiB | peak MiB |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    println!("| server   | attack          | attackers | answered | p50 ms | p99 ms | RSS before MiB | RSS after MiB | peak MiB | lost (why) |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
     let only = args.get(2).cloned();
     for kind in ["endpoint", "mcp"] {
         for attack in ATTACKS {

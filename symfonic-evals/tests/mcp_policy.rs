@@ -23,6 +23,7 @@ fn fixture() -> McpFixture {
         write_timeout: Duration::from_secs(30),
         max_connections: 4,
         max_per_peer: 4,
+        admission_wait: Duration::from_millis(100),
         max_body_bytes: 1 << 20,
     };
     McpFixture::start_with(
@@ -189,6 +190,7 @@ fn sessions_past_the_cap_close_the_least_recently_used_and_idle_ones_expire() {
         SessionLimits {
             max_sessions: 2,
             idle: Duration::from_secs(600),
+            ..SessionLimits::default()
         },
     )
     .unwrap();
@@ -207,6 +209,7 @@ fn sessions_past_the_cap_close_the_least_recently_used_and_idle_ones_expire() {
         SessionLimits {
             max_sessions: 8,
             idle: Duration::from_millis(100),
+            ..SessionLimits::default()
         },
     )
     .unwrap();

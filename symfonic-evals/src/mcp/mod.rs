@@ -33,7 +33,10 @@ pub use log::{Delivery, FixtureCall, FixtureLog, FixtureRefusal, FixtureTool, SE
 #[cfg(feature = "mcp")]
 pub use server::McpFixture;
 #[cfg(feature = "mcp")]
-pub use sessions::{SessionLimits, MAX_SESSIONS, MAX_SESSIONS_ENV, SESSION_IDLE, SESSION_IDLE_ENV};
+pub use sessions::{
+    SessionLimits, MAX_SESSIONS, MAX_SESSIONS_ENV, OPEN_BURST, OPEN_BURST_ENV, OPEN_PER_SECOND,
+    OPEN_PER_SECOND_ENV, SESSION_IDLE, SESSION_IDLE_ENV,
+};
 
 /// The trait a deployment declares when it binds the extension's tool to
 /// the harness's MCP fixture: the extension pack then runs its
@@ -98,4 +101,15 @@ pub fn stdio_bridge() -> Option<std::path::PathBuf> {
 
 /// The most calls one trial's fixture answers; past it, every call is
 /// refused with a protocol error and the flood is recorded.
+///
+/// Any local process that reaches the fixture's port can spend this
+/// budget, and that is kept on purpose: the fixture cannot tell the
+/// deployment's calls from another process's (both arrive on loopback at
+/// the URL the deployment was given, and whatever credential the deployment
+/// is handed, in its environment or its arguments, a process of the same
+/// user can read), and counting only delivered calls would not help, since
+/// such a process reads its answers. What the limit guards is the trial's
+/// record, which must stay bounded; a flood does not pass unseen: each
+/// refused call is recorded as [`FixtureRefusal::Flooded`], and the
+/// fixture check the extension pack runs fails a trial with a refusal.
 pub const CALL_LIMIT: usize = 256;

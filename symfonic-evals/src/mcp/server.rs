@@ -20,6 +20,7 @@ use super::delivery::Delivering;
 use super::log::{FixtureLog, FixtureRefusal, FixtureTool};
 use super::sessions::{BoundedSessions, SessionLimits};
 use crate::server_policy::http::refuse;
+use crate::server_policy::rate::RateLimit;
 use crate::server_policy::watch::{Guarded, Phase};
 use crate::server_policy::{Admission, ServerPolicy};
 
@@ -101,6 +102,7 @@ pub struct McpFixture {
     /// The per-trial secret the bridge's first line must carry.
     stdio_secret: Arc<str>,
     log: FixtureLog,
+    sessions: Arc<BoundedSessions>,
     cancel: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -159,6 +161,9 @@ impl McpFixture {
             log: log.clone(),
         };
         let token = cancel.clone();
+        let budget = RateLimit::new(sessions.open_per_second, sessions.open_burst);
+        let sessions = Arc::new(BoundedSessions::new(sessions));
+        let serving = Arc::clone(&sessions);
         let thread = std::thread::Builder::new()
             .name("symfonic-evals-mcp".into())
             .spawn(move || {
@@ -170,7 +175,7 @@ impl McpFixture {
                         secret,
                         token.clone(),
                     ));
-                    serve(listener, handler, policy, sessions, token).await;
+                    serve(listener, handler, policy, (serving, budget), token).await;
                     lines.abort();
                 });
                 runtime.shutdown_timeout(Duration::from_millis(200));
@@ -180,6 +185,7 @@ impl McpFixture {
             stdio_address,
             stdio_secret,
             log,
+            sessions,
             cancel,
             thread: Some(thread),
         })
@@ -222,6 +228,13 @@ impl McpFixture {
     pub fn log(&self) -> &FixtureLog {
         &self.log
     }
+
+    /// How many MCP sessions are live on the HTTP side: never more than
+    /// the cap of its [`SessionLimits`], however many `initialize`
+    /// requests arrive.
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.live()
+    }
 }
 
 impl Drop for McpFixture {
@@ -257,7 +270,7 @@ async fn serve_lines(
         let Ok((stream, peer)) = listener.accept().await else {
             continue;
         };
-        let Some(admitted) = admission.admit(peer.ip()) else {
+        let Some(admitted) = admission.admit_waiting(peer.ip()).await else {
             continue;
         };
         let handler = handler.clone();
@@ -301,11 +314,31 @@ async fn bridge_handshake(stream: &mut (impl tokio::io::AsyncRead + Unpin), secr
     true
 }
 
+/// The answer to a new session or event stream past its peer's budget: `429`, with when to
+/// try again.
+fn too_many_opened(
+    wait: Duration,
+) -> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>> {
+    use http_body_util::BodyExt;
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    hyper::Response::builder()
+        .status(hyper::StatusCode::TOO_MANY_REQUESTS)
+        .header(hyper::header::RETRY_AFTER, seconds.max(1))
+        .header(hyper::header::CONTENT_TYPE, "text/plain")
+        .body(
+            http_body_util::Full::new(bytes::Bytes::from_static(
+                b"too many MCP sessions or event streams opened from this address; retry later",
+            ))
+            .boxed(),
+        )
+        .unwrap_or_default()
+}
+
 async fn serve(
     listener: std::net::TcpListener,
     handler: Handler,
     policy: ServerPolicy,
-    sessions: SessionLimits,
+    (sessions, budget): (Arc<BoundedSessions>, RateLimit),
     cancel: CancellationToken,
 ) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
@@ -321,7 +354,7 @@ async fn serve(
     let mut config = config;
     config.max_request_body_bytes = policy.max_body_bytes;
     let log = handler.log.clone();
-    let sessions = Arc::new(BoundedSessions::new(sessions));
+    let budget = Arc::new(budget);
     let service: StreamableHttpService<Handler, BoundedSessions> =
         StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
     let service = hyper_util::service::TowerToHyperService::new(service);
@@ -334,23 +367,144 @@ async fn serve(
                 Err(_) => continue,
             },
         };
-        let Some(admitted) = admission.admit(peer.ip()) else {
+        let admitted = tokio::select! {
+            () = cancel.cancelled() => return,
+            admitted = admission.admit_waiting(peer.ip()) => admitted,
+        };
+        let Some(admitted) = admitted else {
             refuse(stream);
             continue;
         };
         let service = service.clone();
         let cancel = cancel.clone();
+        let budget = Arc::clone(&budget);
         let stream = Guarded::new(stream, Arc::clone(admitted.connection()));
         let stream = Delivering::new(stream, log.clone());
         tokio::spawn(async move {
             let served =
                 crate::server_policy::http::serve(stream, admitted, policy, move |request| {
-                    hyper::service::Service::call(&service, request)
+                    // A request without a session starts one, and a `GET`
+                    // opens an event stream: each held to the peer's budget
+                    // before the SDK does any work for it.
+                    let opens = request.method() == hyper::Method::GET
+                        || (request.method() == hyper::Method::POST
+                            && !request.headers().contains_key("mcp-session-id"));
+                    let over_budget = opens.then(|| budget.take(peer.ip()).err()).flatten();
+                    let call = over_budget
+                        .is_none()
+                        .then(|| hyper::service::Service::call(&service, request));
+                    async move {
+                        match (call, over_budget) {
+                            (Some(call), _) => call.await,
+                            (None, wait) => Ok(too_many_opened(wait.unwrap_or_default())),
+                        }
+                    }
                 });
             tokio::select! {
                 () = cancel.cancelled() => {}
                 () = served => {}
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
+
+    fn initialize(address: SocketAddr) -> String {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{INITIALIZE}",
+            INITIALIZE.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    }
+
+    fn address(fixture: &McpFixture) -> SocketAddr {
+        fixture
+            .url()
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn ten_thousand_initializes_leave_the_sessions_at_the_cap() {
+        let limits = SessionLimits {
+            // The flood is not slowed by the budget here: the cap alone
+            // must hold.
+            open_burst: u32::MAX,
+            open_per_second: u32::MAX,
+            ..SessionLimits::default()
+        };
+        let fixture = McpFixture::start_with(
+            FixtureTool::new("track", None, None, None),
+            ServerPolicy::defaults(BODY_LIMIT),
+            limits,
+        )
+        .unwrap();
+        let at = address(&fixture);
+        let floods: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    (0..2_500)
+                        .filter(|_| initialize(at).starts_with("HTTP/1.1 200"))
+                        .count()
+                })
+            })
+            .collect();
+        let answered: usize = floods.into_iter().map(|f| f.join().unwrap()).sum();
+        assert_eq!(answered, 10_000, "every initialize is answered");
+        assert_eq!(fixture.live_sessions(), super::super::MAX_SESSIONS);
+        let held = fixture.sessions.held().expect("no writer left");
+        assert!(
+            held <= super::super::MAX_SESSIONS,
+            "the SDK holds {held} sessions"
+        );
+        // A session is still made and answered past the flood.
+        assert!(initialize(at).contains("mcp-session-id"));
+    }
+
+    #[test]
+    fn new_sessions_past_the_budget_are_answered_429_and_sessions_in_use_go_on() {
+        let limits = SessionLimits {
+            open_burst: 3,
+            open_per_second: 1,
+            ..SessionLimits::default()
+        };
+        let fixture = McpFixture::start_with(
+            FixtureTool::new("track", None, None, None),
+            ServerPolicy::defaults(BODY_LIMIT),
+            limits,
+        )
+        .unwrap();
+        let at = address(&fixture);
+        let answers: Vec<String> = (0..5).map(|_| initialize(at)).collect();
+        let made = answers
+            .iter()
+            .filter(|a| a.starts_with("HTTP/1.1 200"))
+            .count();
+        // The burst, and perhaps one more refilled meanwhile; never all.
+        assert!((3..=4).contains(&made), "{made} sessions made");
+        let refused = answers
+            .iter()
+            .find(|a| !a.starts_with("HTTP/1.1 200"))
+            .unwrap();
+        assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+        assert!(refused.to_ascii_lowercase().contains("retry-after: 1"));
+        assert_eq!(fixture.live_sessions(), made);
     }
 }

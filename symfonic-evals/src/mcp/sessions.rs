@@ -30,8 +30,19 @@ pub const MAX_SESSIONS_ENV: &str = "SYMFONIC_EVALS_MCP_MAX_SESSIONS";
 pub const SESSION_IDLE: Duration = Duration::from_secs(300);
 /// Overrides [`SESSION_IDLE`], in milliseconds.
 pub const SESSION_IDLE_ENV: &str = "SYMFONIC_EVALS_MCP_SESSION_IDLE_MS";
+/// Sessions and event streams one peer may open at once, unless
+/// [`OPEN_BURST_ENV`] says otherwise.
+pub const OPEN_BURST: u32 = 32;
+/// Overrides [`OPEN_BURST`].
+pub const OPEN_BURST_ENV: &str = "SYMFONIC_EVALS_MCP_OPEN_BURST";
+/// Sessions and event streams per second one peer's budget regains, unless
+/// [`OPEN_PER_SECOND_ENV`] says otherwise.
+pub const OPEN_PER_SECOND: u32 = 16;
+/// Overrides [`OPEN_PER_SECOND`].
+pub const OPEN_PER_SECOND_ENV: &str = "SYMFONIC_EVALS_MCP_OPEN_PER_SECOND";
 
-/// How many MCP sessions the fixture keeps, and for how long unused.
+/// How many MCP sessions the fixture keeps, for how long unused, and how
+/// fast one peer may open sessions and event streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionLimits {
     /// Sessions live at once; the least recently used is closed to make
@@ -39,6 +50,15 @@ pub struct SessionLimits {
     pub max_sessions: usize,
     /// How long a session lives without a request.
     pub idle: Duration,
+    /// Sessions (a `POST` without a session: an `initialize`) and event
+    /// streams (a `GET`) one peer address may open at once; past it, and
+    /// until its budget refills, it is answered `429` before any work is
+    /// done. Each costs the fixture a session worker's time (a stream is
+    /// set up by its session's worker, the one that answers its calls), and
+    /// a deployment opens a handful per trial.
+    pub open_burst: u32,
+    /// Sessions and event streams per second one peer's budget regains.
+    pub open_per_second: u32,
 }
 
 impl Default for SessionLimits {
@@ -46,6 +66,8 @@ impl Default for SessionLimits {
         Self {
             max_sessions: MAX_SESSIONS,
             idle: SESSION_IDLE,
+            open_burst: OPEN_BURST,
+            open_per_second: OPEN_PER_SECOND,
         }
     }
 }
@@ -54,11 +76,18 @@ impl SessionLimits {
     /// The defaults, each overridden by its variable when that holds a
     /// positive number.
     pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// As [`Self::from_env`], with `env` standing for the environment.
+    pub fn from_lookup(env: impl Fn(&str) -> Option<String>) -> Self {
         let number = |name: &str| {
-            std::env::var(name)
-                .ok()
+            env(name)
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .filter(|n| *n > 0)
+        };
+        let small = |name: &str, default: u32| {
+            number(name).map_or(default, |n| u32::try_from(n).unwrap_or(u32::MAX))
         };
         let defaults = Self::default();
         Self {
@@ -66,6 +95,8 @@ impl SessionLimits {
                 usize::try_from(n).unwrap_or(usize::MAX)
             }),
             idle: number(SESSION_IDLE_ENV).map_or(defaults.idle, Duration::from_millis),
+            open_burst: small(OPEN_BURST_ENV, defaults.open_burst),
+            open_per_second: small(OPEN_PER_SECOND_ENV, defaults.open_per_second),
         }
     }
 }
@@ -131,12 +162,18 @@ impl BoundedSessions {
     }
 
     /// How many sessions are live (counted by the cap).
-    #[cfg(test)]
     pub(crate) fn live(&self) -> usize {
         self.used
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len()
+    }
+
+    /// How many sessions the SDK's manager holds (a worker and channels
+    /// each), when it can tell without waiting.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> Option<usize> {
+        self.inner.sessions.try_read().ok().map(|s| s.len())
     }
 }
 
@@ -241,6 +278,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_session_limit_has_its_default_and_its_override() {
+        let defaults = SessionLimits::from_lookup(|_| None);
+        assert_eq!(defaults, SessionLimits::default());
+        assert_eq!(defaults.max_sessions, 64);
+        assert_eq!(defaults.idle, Duration::from_secs(300));
+        assert_eq!(defaults.open_burst, 32);
+        assert_eq!(defaults.open_per_second, 16);
+        let set = |name: &str| {
+            SessionLimits::from_lookup(|asked| (asked == name).then(|| "7".to_owned()))
+        };
+        assert_eq!(set(MAX_SESSIONS_ENV).max_sessions, 7);
+        assert_eq!(set(SESSION_IDLE_ENV).idle, Duration::from_millis(7));
+        assert_eq!(set(OPEN_BURST_ENV).open_burst, 7);
+        assert_eq!(set(OPEN_PER_SECOND_ENV).open_per_second, 7);
+        assert_eq!(SessionLimits::from_lookup(|_| Some("0".into())), defaults);
+    }
+
+    #[test]
     fn at_the_cap_the_least_recently_used_session_is_closed() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -250,6 +305,7 @@ mod tests {
             let sessions = BoundedSessions::new(SessionLimits {
                 max_sessions: 2,
                 idle: Duration::from_secs(60),
+                ..SessionLimits::default()
             });
             let (a, _ta) = sessions.create_session().await.unwrap();
             let (b, _tb) = sessions.create_session().await.unwrap();

@@ -166,6 +166,11 @@ impl ReplaySession {
     }
 }
 
+/// The most failures kept for one step (see
+/// [`ModelEndpoint::take_failures`]); later ones are answered as before,
+/// and not kept.
+pub const MAX_FAILURES_KEPT: usize = 64;
+
 /// What went wrong at the endpoint during a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointFailure {
@@ -217,7 +222,8 @@ impl ModelEndpoint {
         *lock(&self.state.step) = label.map(str::to_owned);
     }
 
-    /// Every failure since the last call, oldest first.
+    /// Every failure since the last call, oldest first (the first
+    /// [`MAX_FAILURES_KEPT`]; a step fails on its first).
     pub fn take_failures(&self) -> Vec<EndpointFailure> {
         std::mem::take(&mut *lock(&self.state.failures))
     }
@@ -332,6 +338,16 @@ fn error_body(kind: &str, message: &str) -> Vec<u8> {
 }
 
 impl TrialState {
+    /// Keeps `failure` for the step, unless the step has already kept
+    /// [`MAX_FAILURES_KEPT`]: a client sending bad requests in a loop must
+    /// not grow the endpoint's memory without bound.
+    fn record_failure(&self, failure: EndpointFailure) {
+        let mut failures = lock(&self.failures);
+        if failures.len() < MAX_FAILURES_KEPT {
+            failures.push(failure);
+        }
+    }
+
     fn step(&self) -> Option<String> {
         lock(&self.step).clone()
     }
@@ -381,7 +397,7 @@ impl TrialState {
             reason,
         };
         let message = miss.to_string();
-        lock(&self.failures).push(EndpointFailure::Miss(miss));
+        self.record_failure(EndpointFailure::Miss(miss));
         respond.full(
             status,
             "application/json",
@@ -397,7 +413,7 @@ impl TrialState {
     fn refuse(&self, error: ReplayError, status: u16, respond: &mut Responder) -> io::Result<()> {
         let message = error.to_string();
         let name = error.name();
-        lock(&self.failures).push(EndpointFailure::Error(error));
+        self.record_failure(EndpointFailure::Error(error));
         respond.full(
             status,
             "application/json",
@@ -440,7 +456,7 @@ impl TrialState {
                     Ok(n) => n,
                     Err(e) => {
                         let error = upstream_failed(&e);
-                        lock(&self.failures).push(EndpointFailure::Error(error));
+                        self.record_failure(EndpointFailure::Error(error));
                         return respond.end();
                     }
                 };
@@ -519,7 +535,7 @@ impl TrialState {
         };
         if let Some(writer) = &session.writer {
             if let Err(error) = writer.append(&exchange) {
-                lock(&self.failures).push(EndpointFailure::Error(error));
+                self.record_failure(EndpointFailure::Error(error));
             }
         }
     }
@@ -538,4 +554,40 @@ pub fn child_env(url: &str) -> Vec<(&'static str, String)> {
         ("OPENAI_API_KEY", super::PLACEHOLDER_KEY.to_owned()),
         ("ANTHROPIC_API_KEY", super::PLACEHOLDER_KEY.to_owned()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    #[test]
+    fn a_step_keeps_at_most_its_first_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let cassette = dir.path().join("empty.jsonl");
+        std::fs::write(&cassette, "").unwrap();
+        let settings = ReplaySettings::resolve_with(
+            "s",
+            &ReplayConfig::mode(ReplayMode::Replay).with_cassette(&cassette),
+            |_| None,
+        )
+        .unwrap();
+        let session = Arc::new(ReplaySession::with_settings(settings).unwrap());
+        let endpoint = session.start("s", 0).unwrap();
+        let address = endpoint.url().trim_start_matches("http://").to_owned();
+        for _ in 0..MAX_FAILURES_KEPT + 10 {
+            let mut stream = std::net::TcpStream::connect(&address).unwrap();
+            stream
+                .write_all(b"GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                .unwrap();
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer).unwrap();
+            assert!(answer.starts_with(b"HTTP/1.1 405"));
+        }
+        let failures = endpoint.take_failures();
+        assert_eq!(failures.len(), MAX_FAILURES_KEPT);
+        assert!(matches!(failures[0], EndpointFailure::Miss(_)));
+        assert!(endpoint.take_failures().is_empty(), "taken");
+    }
 }

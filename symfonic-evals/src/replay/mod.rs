@@ -60,7 +60,7 @@ pub use config::{
     DEFAULT_VOLATILE_FIELDS, RECORD_ENV, UPSTREAM_AUTH_ENV, UPSTREAM_KEY_ENV, UPSTREAM_URL_ENV,
 };
 pub use diff::{structural_diff, PathDiff};
-pub use endpoint::{child_env, EndpointFailure, ModelEndpoint, ReplaySession};
+pub use endpoint::{child_env, EndpointFailure, ModelEndpoint, ReplaySession, MAX_FAILURES_KEPT};
 pub use error::{MissReason, Nearest, ReplayError, ReplayMiss};
 pub use mode::ReplayMode;
 pub use target::TargetRefusal;

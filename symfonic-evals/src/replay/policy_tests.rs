@@ -52,6 +52,7 @@ fn policy() -> ServerPolicy {
         write_timeout: Duration::from_millis(300),
         max_connections: 3,
         max_per_peer: 3,
+        admission_wait: Duration::from_millis(100),
         max_body_bytes: 1024,
     }
 }
@@ -295,4 +296,36 @@ fn a_kept_alive_connection_lingering_after_its_answer_is_shed_first() {
         "the silent one kept its slot"
     );
     drop(lingering);
+}
+
+#[test]
+fn while_slots_are_wanted_an_answer_closes_its_connection() {
+    let request = b"POST /a HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi";
+    let answer_head = |stream: &mut TcpStream| {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        String::from_utf8_lossy(&head).to_ascii_lowercase()
+    };
+    // Room to spare: the connection is kept for the next request.
+    let (server, _) = start(policy());
+    let mut client = connect(&server);
+    client.write_all(request).unwrap();
+    assert!(!answer_head(&mut client).contains("connection: close"));
+    drop(server);
+    // Every slot taken (an idle one beside it): the answer says close,
+    // and the next request queues for a slot like a newcomer's.
+    let (server, _) = start(ServerPolicy {
+        max_connections: 2,
+        max_per_peer: 2,
+        ..policy()
+    });
+    let _idle = connect(&server);
+    let mut client = connect(&server);
+    open_becomes(&server, 2);
+    client.write_all(request).unwrap();
+    assert!(answer_head(&mut client).contains("connection: close"));
 }

@@ -322,7 +322,11 @@ async fn accept_loop(
                 Err(_) => continue,
             },
         };
-        let Some(admitted) = admission.admit(peer.ip()) else {
+        let admitted = tokio::select! {
+            _ = &mut stopped => return,
+            admitted = admission.admit_waiting(peer.ip()) => admitted,
+        };
+        let Some(admitted) = admitted else {
             crate::server_policy::http::refuse(stream);
             continue;
         };
@@ -480,6 +484,7 @@ mod tests {
             write_timeout: Duration::from_millis(300),
             max_connections: 4,
             max_per_peer: 4,
+            admission_wait: Duration::from_millis(100),
             max_body_bytes: 1024,
         }
     }

@@ -13,6 +13,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONNECTION};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -175,19 +176,38 @@ where
     let connection = Arc::clone(admitted.connection());
     let watched = Arc::clone(&connection);
     let service = Arc::new(service);
+    let admitted = Arc::new(admitted);
+    let slot = Arc::clone(&admitted);
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         connection.enter(Phase::Body);
+        let listens = request.method() == hyper::Method::GET;
         let request = request.map(|body| PolicedBody::new(body, Arc::clone(&connection), &policy));
         let answer = service(request);
         let connection = Arc::clone(&connection);
+        let slot = Arc::clone(&slot);
         async move {
-            let response = answer.await?;
+            let mut response = answer.await?;
+            // Slots are wanted: this client's next request queues for one
+            // like a newcomer's, rather than keep its slot (a client that
+            // pipelines requests it never reads would hold it forever).
+            if slot.pressed() {
+                response
+                    .headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
             // An empty answer (a 202 to a notification) is never polled.
             connection.enter(if response.body().is_end_stream() {
                 Phase::Head
             } else {
                 Phase::Answering
             });
+            let stream = response
+                .headers()
+                .get(hyper::header::CONTENT_TYPE)
+                .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+            if listens && stream {
+                connection.listening();
+            }
             Ok::<_, Infallible>(response.map(|inner| Answer { inner, connection }))
         }
     });
@@ -195,6 +215,9 @@ where
         .timer(TokioTimer::new())
         // The head deadline and the idle timeout are the watchdog's.
         .header_read_timeout(None)
+        // A client that ends its side after its request still gets the
+        // answer (an idle or half-sent one is closed all the same).
+        .half_close(true)
         .serve_connection(TokioIo::new(io), service);
     tokio::select! {
         _ = served => {}

@@ -14,20 +14,42 @@
 //! | request head, whole, once its first byte arrived | 10 s | `SYMFONIC_EVALS_SERVER_HEAD_TIMEOUT_MS`, [`ServerPolicy::head_timeout`] |
 //! | request body, whole (not per frame) | 30 s | `SYMFONIC_EVALS_SERVER_BODY_TIMEOUT_MS`, [`ServerPolicy::body_timeout`] |
 //! | idle: a keep-alive connection between requests, an event stream without traffic | 30 s | `SYMFONIC_EVALS_SERVER_IDLE_TIMEOUT_MS`, [`ServerPolicy::idle_timeout`] |
-//! | a write the client does not take in | 10 s | `SYMFONIC_EVALS_SERVER_WRITE_TIMEOUT_MS`, [`ServerPolicy::write_timeout`] |
+//! | a write the client does not take in | 5 s | `SYMFONIC_EVALS_SERVER_WRITE_TIMEOUT_MS`, [`ServerPolicy::write_timeout`] |
 //! | connections open at once | 512 | `SYMFONIC_EVALS_SERVER_MAX_CONNECTIONS`, [`ServerPolicy::max_connections`] |
 //! | connections open at once from one peer address | 384 | `SYMFONIC_EVALS_SERVER_MAX_PER_PEER`, [`ServerPolicy::max_per_peer`] |
+//! | a newcomer's wait for a slot when none can be made | 2 s | `SYMFONIC_EVALS_SERVER_ADMISSION_WAIT_MS`, [`ServerPolicy::admission_wait`] |
 //! | request body size | 64 MiB (model endpoint), 1 MiB (MCP fixture) | `SYMFONIC_EVALS_SERVER_MAX_BODY_BYTES`, [`ServerPolicy::max_body_bytes`] |
 //!
 //! When a connection arrives and its peer or the server is at its limit,
-//! a connection *waiting on its client* (for a request head, a body, or
-//! the next request: the server owes it nothing) is shed to make room: a
-//! kept-alive one lingering after its answer first, then the one waiting
-//! longest; only when every connection is being answered is the new one
-//! refused (HTTP: `503` and close). A peer is an IP address: on loopback
-//! every local process is the same peer, so the per-peer limit keeps one
-//! address from taking every slot, and the deadlines and the shedding are
-//! what keep a local client from starving the others.
+//! a slot is made by shedding, in this order: a kept-alive connection
+//! lingering after its answer; an idle one (nothing of a request read,
+//! once its socket has been looked at: a connection just accepted may have
+//! its request in the kernel, unread); a stalled one (a head or body still
+//! arriving, or an answer whose write has waited on its client for 200 ms),
+//! the one stalled longest first; an event stream that has carried nothing
+//! for 200 ms. A connection being worked on, or taking its answer in, is
+//! never shed: a client that sends its request whole and reads its answer
+//! cannot be pushed out by any number of clients that do not. When no
+//! connection can be shed, the newcomer waits (the accept loop with it,
+//! the kernel's queue holding the others in order) up to the admission
+//! wait for a slot; past it, it is refused (HTTP: `503` and close), and so
+//! is every newcomer at once until a slot is given back. While slots are
+//! wanted (the table or the peer full, or a newcomer waiting), every answer
+//! says `connection: close`: a kept-alive client's next request queues for
+//! a slot like a newcomer's, and a client that pipelines requests without
+//! reading the answers gets one answer per connection, not a slot for
+//! good.
+//!
+//! A peer is an IP address: on loopback every local process is the same
+//! peer (and a local process can pick any `127.x.y.z` source), so the
+//! per-peer limit only keeps one remote-looking address from taking every
+//! slot; the shedding order is what keeps a local client from starving
+//! the others.
+//!
+//! A request that starts something costly is also held to a budget per
+//! peer (the `rate` module): the MCP fixture answers a new session past
+//! its budget with `429` before any work (see the `mcp` module's
+//! `SessionLimits` for the figures and their variables).
 //!
 //! Every deadline is watched by the connection's own watchdog (the `watch`
 //! module), which ends the connection; the HTTP glue (the `http` module)
@@ -35,6 +57,8 @@
 
 mod admission;
 pub(crate) mod http;
+#[cfg(feature = "mcp")]
+pub(crate) mod rate;
 pub(crate) mod watch;
 
 use std::time::Duration;
@@ -53,6 +77,8 @@ pub const WRITE_TIMEOUT_ENV: &str = "SYMFONIC_EVALS_SERVER_WRITE_TIMEOUT_MS";
 pub const MAX_CONNECTIONS_ENV: &str = "SYMFONIC_EVALS_SERVER_MAX_CONNECTIONS";
 /// Overrides [`ServerPolicy::max_per_peer`].
 pub const MAX_PER_PEER_ENV: &str = "SYMFONIC_EVALS_SERVER_MAX_PER_PEER";
+/// Overrides [`ServerPolicy::admission_wait`], in milliseconds.
+pub const ADMISSION_WAIT_ENV: &str = "SYMFONIC_EVALS_SERVER_ADMISSION_WAIT_MS";
 /// Overrides [`ServerPolicy::max_body_bytes`].
 pub const MAX_BODY_BYTES_ENV: &str = "SYMFONIC_EVALS_SERVER_MAX_BODY_BYTES";
 
@@ -75,6 +101,11 @@ pub struct ServerPolicy {
     /// Connections open at once from one peer address (below the total,
     /// so one address never takes every slot).
     pub max_per_peer: usize,
+    /// How long a new connection waits for a slot when every slot is
+    /// being answered, before it is refused: long enough for a burst of
+    /// work to drain, short enough that a client hears "busy" rather than
+    /// nothing.
+    pub admission_wait: Duration,
     /// The largest request body.
     pub max_body_bytes: usize,
 }
@@ -86,9 +117,10 @@ impl ServerPolicy {
             head_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(30),
-            write_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(5),
             max_connections: 512,
             max_per_peer: 384,
+            admission_wait: Duration::from_secs(2),
             max_body_bytes,
         }
     }
@@ -119,6 +151,7 @@ impl ServerPolicy {
             write_timeout: millis(WRITE_TIMEOUT_ENV, defaults.write_timeout),
             max_connections: count(MAX_CONNECTIONS_ENV, defaults.max_connections),
             max_per_peer: count(MAX_PER_PEER_ENV, defaults.max_per_peer),
+            admission_wait: millis(ADMISSION_WAIT_ENV, defaults.admission_wait),
             max_body_bytes: count(MAX_BODY_BYTES_ENV, defaults.max_body_bytes),
         };
         policy.clamped()
@@ -150,7 +183,7 @@ impl ServerPolicy {
 /// How many connections may wait to be accepted: more than the default
 /// 128, so a burst of reconnecting clients does not make the kernel drop a
 /// legitimate client's SYN (which it retries only after a second).
-const BACKLOG: i32 = 1024;
+const BACKLOG: i32 = 4096;
 
 /// Deepens the accept queue of a listening socket to [`BACKLOG`] (capped
 /// by the system's own limit). On Linux, `listen` on a listening socket
@@ -193,6 +226,12 @@ mod tests {
             "never above the total"
         );
         assert_eq!(set(MAX_PER_PEER_ENV).max_per_peer, 7);
+        assert_eq!(
+            set(ADMISSION_WAIT_ENV).admission_wait,
+            Duration::from_millis(7)
+        );
+        assert_eq!(defaults.write_timeout, Duration::from_secs(5));
+        assert_eq!(defaults.admission_wait, Duration::from_secs(2));
         assert_eq!(set(MAX_BODY_BYTES_ENV).max_body_bytes, 7);
         // Nonsense and zero leave the default.
         let zero = ServerPolicy::from_lookup(1024, |_| Some("0".into()));

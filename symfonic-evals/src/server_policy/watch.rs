@@ -20,6 +20,12 @@ use tokio::sync::Notify;
 
 use super::ServerPolicy;
 
+/// How long an answer's write may wait on its client, or an event stream
+/// carry nothing, before the connection may be shed to make room for a
+/// new one (its own deadline, the write or idle timeout, is longer: this
+/// only decides who goes first when a slot is wanted).
+pub(crate) const STALL: Duration = Duration::from_millis(200);
+
 /// What a connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -48,7 +54,7 @@ impl Phase {
 
 /// Microseconds since the process's first connection, plus one (zero
 /// stands for "never").
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     let since = EPOCH.get_or_init(Instant::now).elapsed();
     u64::try_from(since.as_micros())
@@ -76,6 +82,15 @@ pub(crate) struct Connection {
     /// Whether it has been answered at least once (a keep-alive
     /// connection between requests).
     answered: AtomicBool,
+    /// Whether the end of its last answer may still sit in the server's
+    /// buffers (set when the answer ends, cleared by the next flush): a
+    /// connection shed then would lose it.
+    unflushed: AtomicBool,
+    /// Whether its answer is an event stream the client only listens to.
+    listening: AtomicBool,
+    /// Whether its socket has been read from at least once (before, its
+    /// first request may wait in the kernel, unread).
+    observed: AtomicBool,
     shed: AtomicBool,
     wake: Notify,
 }
@@ -92,6 +107,9 @@ impl Connection {
             last_traffic: AtomicU64::new(at),
             write_blocked: AtomicU64::new(0),
             answered: AtomicBool::new(false),
+            observed: AtomicBool::new(false),
+            unflushed: AtomicBool::new(false),
+            listening: AtomicBool::new(false),
             shed: AtomicBool::new(false),
             wake: Notify::new(),
         }
@@ -101,6 +119,8 @@ impl Connection {
     pub(crate) fn enter(&self, phase: Phase) {
         if phase == Phase::Head && self.phase() != Phase::Head {
             self.answered.store(true, Ordering::Release);
+            self.unflushed.store(true, Ordering::Release);
+            self.listening.store(false, Ordering::Release);
         }
         self.phase.store(phase as u8, Ordering::Release);
         self.phase_since.store(now(), Ordering::Release);
@@ -114,24 +134,77 @@ impl Connection {
         Phase::of(self.phase.load(Ordering::Acquire))
     }
 
-    /// Since when it has been waiting on its client (for a head or a
-    /// body), if it is, behind whether it is a kept-alive connection
-    /// between requests with nothing of the next one read: the admission
-    /// sheds those first (their client has had its answer), then the
-    /// longest waiting. A connection just accepted, whose request may be
-    /// in the kernel unread, so outlives an answered client that lingers.
-    pub(crate) fn waiting_since(&self) -> Option<(bool, u64)> {
-        let lingering = self.phase() == Phase::Head
-            && self.answered.load(Ordering::Acquire)
-            && self.head_from.load(Ordering::Acquire) == 0;
-        matches!(self.phase(), Phase::Head | Phase::Body)
-            .then(|| (!lingering, self.phase_since.load(Ordering::Acquire)))
+    /// Where it stands in line to be shed when a slot is wanted, if it can
+    /// be shed at all: the lower the rank, the sooner; within a rank, the
+    /// earlier the moment, the sooner. Only a connection the server owes
+    /// nothing, or whose client has stopped its side of the exchange, can
+    /// be shed; one being worked on, or taking its answer in, never is.
+    ///
+    /// 0. kept alive after its answer (flushed whole), nothing of a next
+    ///    request read;
+    /// 1. waiting on its client, by when the wait began: for a request
+    ///    (once its socket has been looked at: a connection just accepted
+    ///    may have its request in the kernel, unread), for the rest of a
+    ///    head or a body, or for the client to take in an answer whose
+    ///    write has waited [`STALL`]. A client that sends its request whole
+    ///    and reads its answer is never behind one that trickles;
+    /// 2. an event stream the client listens to (no request of its pending)
+    ///    that has carried nothing for [`STALL`], by its last traffic.
+    pub(crate) fn shed_rank(&self, at: u64) -> Option<(u8, u64)> {
+        let load = |field: &AtomicU64| field.load(Ordering::Acquire);
+        let stalled = |since: u64| since != 0 && at.saturating_sub(since) >= micros(STALL);
+        match self.phase() {
+            Phase::Working => None,
+            Phase::Head if !self.observed.load(Ordering::Acquire) => None,
+            Phase::Head if self.unflushed.load(Ordering::Acquire) => None,
+            Phase::Head if self.answered.load(Ordering::Acquire) && load(&self.head_from) == 0 => {
+                Some((0, load(&self.phase_since)))
+            }
+            Phase::Head | Phase::Body => Some((1, load(&self.phase_since))),
+            Phase::Answering => {
+                let blocked = load(&self.write_blocked);
+                let quiet = load(&self.last_traffic).max(load(&self.phase_since));
+                if stalled(blocked) {
+                    Some((1, blocked))
+                } else if blocked == 0 && self.listening.load(Ordering::Acquire) && stalled(quiet) {
+                    Some((2, quiet))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Its answer is an event stream the client listens to, with no
+    /// request of its pending (an MCP `GET` stream): quiet, it costs the
+    /// client nothing to be closed and to come back.
+    pub(crate) fn listening(&self) {
+        self.listening.store(true, Ordering::Release);
     }
 
     /// Asks the connection to end at once (its slot is wanted).
     pub(crate) fn shed(&self) {
         self.shed.store(true, Ordering::Release);
         self.wake.notify_one();
+    }
+
+    fn unblocked(&self) {
+        if self.write_blocked.load(Ordering::Relaxed) != 0 {
+            self.write_blocked.store(0, Ordering::Release);
+        }
+    }
+
+    fn flushed(&self) {
+        if self.unflushed.load(Ordering::Relaxed) {
+            self.unflushed.store(false, Ordering::Release);
+        }
+    }
+
+    /// Its socket was read from (whatever it gave).
+    pub(crate) fn looked(&self) {
+        if !self.observed.load(Ordering::Relaxed) {
+            self.observed.store(true, Ordering::Release);
+        }
     }
 
     fn read_some(&self) {
@@ -231,6 +304,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
         if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
             self.connection.read_some();
         }
+        self.connection.looked();
         polled
     }
 }
@@ -248,8 +322,15 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        // A flush moves no byte of its own (hyper flushes whenever it is
+        // polled): it says only whether the client is taking bytes in.
         if polled.is_pending() {
             self.connection.wrote(true);
+        } else {
+            self.connection.unblocked();
+        }
+        if matches!(polled, Poll::Ready(Ok(()))) {
+            self.connection.flushed();
         }
         polled
     }
@@ -326,23 +407,52 @@ mod tests {
     }
 
     #[test]
-    fn only_a_connection_waiting_on_its_client_can_be_shed() {
+    fn only_a_connection_the_server_owes_nothing_or_stalled_can_be_shed() {
         let connection = Connection::new(1, [127, 0, 0, 1].into());
-        assert_eq!(connection.waiting_since().map(|(rank, _)| rank), Some(true));
+        let start = connection.phase_since.load(Ordering::Acquire);
+        let rank = |at: u64| connection.shed_rank(at).map(|(rank, _)| rank);
+        // Just accepted, not yet read from: its request may be in the
+        // kernel.
+        assert_eq!(rank(start), None);
+        connection.looked();
+        assert_eq!(connection.shed_rank(start), Some((1, start)), "idle");
+        connection.read_some();
+        assert_eq!(connection.shed_rank(start), Some((1, start)), "a head");
         connection.enter(Phase::Body);
-        assert!(connection.waiting_since().is_some());
+        assert_eq!(rank(start), Some(1), "a body arriving");
         connection.enter(Phase::Working);
-        assert_eq!(connection.waiting_since(), None);
-        connection.enter(Phase::Answering);
-        assert_eq!(connection.waiting_since(), None);
-        // Answered and lingering: first in line to be shed.
-        connection.enter(Phase::Head);
         assert_eq!(
-            connection.waiting_since().map(|(rank, _)| rank),
-            Some(false)
+            rank(start + 3600 * 1000 * MS),
+            None,
+            "never while worked on"
         );
+        // An answer being taken in is never shed; one whose write waits
+        // on the client is, once it has waited a while.
+        connection.enter(Phase::Answering);
+        connection.wrote(false);
+        let wrote = connection.last_traffic.load(Ordering::Acquire);
+        assert_eq!(rank(wrote + MS), None);
+        connection.wrote(true);
+        let blocked = connection.write_blocked.load(Ordering::Acquire);
+        assert_eq!(rank(blocked + MS), None);
+        let stall = micros(STALL);
+        assert_eq!(connection.shed_rank(blocked + stall), Some((1, blocked)));
+        // A quiet answer the server still owes is never shed...
+        connection.wrote(false);
+        let quiet = connection.last_traffic.load(Ordering::Acquire);
+        assert_eq!(rank(quiet + 3600 * 1000 * MS), None);
+        // ...a quiet stream the client only listens to is, last of all.
+        connection.listening();
+        assert_eq!(rank(quiet + MS), None);
+        assert_eq!(connection.shed_rank(quiet + stall), Some((2, quiet)));
+        // Answered: kept until the answer's end is flushed, then first
+        // in line.
+        connection.enter(Phase::Head);
+        assert_eq!(rank(quiet + stall), None, "its answer's end unflushed");
+        connection.flushed();
+        assert_eq!(rank(quiet + stall), Some(0));
         // Once its next head begins, it waits like any other.
         connection.read_some();
-        assert_eq!(connection.waiting_since().map(|(rank, _)| rank), Some(true));
+        assert_eq!(rank(quiet + stall), Some(1));
     }
 }
