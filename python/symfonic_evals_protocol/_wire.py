@@ -8,7 +8,7 @@ import json
 import os
 from typing import IO, Any, Dict, List, Optional, Tuple, Union
 
-from . import _clock
+from . import _clock, _exception
 from ._records import PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, Role, TurnFailure, TurnRecord
 
 PROTOCOL_VERSION = 1
@@ -175,14 +175,26 @@ def answer(request_id: int, record: TurnRecord) -> Message:
     return {"type": "turn_record", "id": request_id, "record": record.to_json()}
 
 
-def failure(request_id: int, error: BaseException) -> Message:
+def failure(request_id: int, error: BaseException, messages: bool = False) -> Message:
     """The typed error a failed turn answers with.
 
-    Anything but a :class:`TurnFailure` is named by its type only: its
-    message may quote turn content, and the harness prints kinds in clear.
+    Anything but a :class:`TurnFailure` answers ``UnhandledException``
+    named by its type only: its message may quote turn content, and the
+    harness prints kinds in clear. Its ``exception`` is the code half of
+    the traceback (type, qualified name, frames; see :func:`_exception.trace`),
+    with each message only when ``messages`` is true (the adopter's opt-in).
+    A :class:`TurnFailure` raised from, or while handling, another exception
+    carries that exception's trace the same way.
     """
     if isinstance(error, TurnFailure):
         body = error.to_json()
+        cause = _exception.cause_of(error)
+        if cause is not None:
+            body["exception"] = _exception.trace(cause, messages=messages)
     else:
-        body = {"kind": "UnhandledException", "message": type(error).__name__}
+        body = {
+            "kind": "UnhandledException",
+            "message": type(error).__name__,
+            "exception": _exception.trace(error, messages=messages),
+        }
     return {"type": "turn_error", "id": request_id, "error": body}

@@ -405,7 +405,13 @@ class InProcess(unittest.TestCase):
 
         self.models: List[Any] = []
         out = self.session([prompt(1, "weather in Oslo"), prompt(2, "weather in Oslo")], factory)
-        self.assertEqual(answered(out, 1)["error"], {"kind": "ModelRequestFailed", "message": "HTTP 529"})
+        failed = answered(out, 1)["error"]
+        self.assertEqual({k: failed[k] for k in ("kind", "message")}, {"kind": "ModelRequestFailed", "message": "HTTP 529"})
+        # Beneath the typed kind, the SDK error's trace: type and frames, the
+        # raising frame this test's model, never the message.
+        self.assertEqual(failed["exception"]["qualified_name"], "openai.APIStatusError")
+        self.assertEqual(failed["exception"]["frames"][-1]["function"], f"{Flaky.__qualname__}.get_response")
+        self.assertNotIn("overloaded", json.dumps(out))
         self.assertEqual(answered(out, 2)["type"], "turn_record")
         # The retry replayed the journaled plan: the model was asked the
         # first question once, then only for the reply.
