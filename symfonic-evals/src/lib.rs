@@ -74,9 +74,10 @@ pub use capability::{
 };
 pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
-    is_plain_name, Operation, Pause, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction,
-    ReviewRequest, Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError,
-    TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
+    is_plain_name, ExceptionFrame, ExceptionTrace, Operation, Pause, PromptRequest, ResolvedCall,
+    ResumeRequest, ReviewAction, ReviewRequest, Role, StageOutcome, StageRecord, Terminal,
+    ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS,
+    PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{
     Applied, EffectCall, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome,
