@@ -19,6 +19,7 @@ use symfonic_evals_ui::Inert as Deployment;
     gated_tool = "issue_refund",
     deny_answer = { approved: false, reason: "no" },
     unfit_answer = {},
+    retries = "same_key",
     skip_probes = ["approval/forged-token", "approval/two-conversations"],
     isolation = "thread",
     concurrency = 2,
