@@ -142,12 +142,13 @@ pub(super) fn result_shown(evidence: &Evidence<'_>, tool: &str) -> Check {
         expected,
         format!(
             "{} result(s) answered and delivered ({} not delivered); missing from the model \
-             input: [{}]; from another conversation in it: [{}]",
+             input ({}): [{}]; from another conversation in it: [{}]",
             answered.len(),
             fixture_calls(seen, tool)
                 .iter()
                 .filter(|call| !call.failed && !call.delivered)
                 .count(),
+            super::record::model_input_shown(input),
             missing.join(", "),
             foreign.join(", ")
         ),

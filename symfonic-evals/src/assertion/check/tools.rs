@@ -264,7 +264,7 @@ pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
         format!(
             "{} successful call(s); {missing} of {total} result fragment(s) missing from model input {}",
             results.len(),
-            sensitive(input)
+            super::record::model_input_shown(input)
         ),
     )
 }
