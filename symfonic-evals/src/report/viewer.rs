@@ -963,7 +963,8 @@ pub fn build_viewer(dirs: &[PathBuf], out: &Path) -> std::io::Result<PathBuf> {
     let mut entries = Vec::new();
     let mut taken = std::collections::HashSet::new();
     for (position, dir) in dirs.iter().enumerate() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
