@@ -76,7 +76,16 @@ def accept_hello(hello: Message, argv: Optional[List[str]]) -> str:
     """Checks the handshake, sets the trial's clock offset (see
     :func:`symfonic_evals_protocol.now`) and returns the durable directory
     it names."""
-    if hello.get("type") != "hello" or PROTOCOL_VERSION not in hello.get("protocol_versions", []):
+    kind = hello.get("type")
+    if kind != "hello":
+        # Name what arrived (its type only: a line may carry anything), so a
+        # stray line is not mistaken for a version mismatch.
+        got = f"a {kind!r} message" if isinstance(kind, str) and kind else "a JSON object without a type"
+        raise ProtocolError(f"the first line must be the harness's hello message; got {got}")
+    versions = hello.get("protocol_versions")
+    if not isinstance(versions, list):
+        raise ProtocolError("the hello message has no protocol_versions list")
+    if PROTOCOL_VERSION not in versions:
         raise ProtocolError(f"the harness does not offer protocol version {PROTOCOL_VERSION}")
     offset = hello.get("clock_offset_ms", 0)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:

@@ -258,6 +258,17 @@ class Breaches(unittest.TestCase):
             with self.assertRaises(ProtocolError, msg=lines):
                 self.run_raw(lines)
 
+    def test_a_first_line_that_is_no_hello_is_named_as_such(self) -> None:
+        for first, says in (
+            (b"{}\n", "must be the harness's hello message; got a JSON object without a type"),
+            (json.dumps(prompt(1, "x")).encode() + b"\n", "must be the harness's hello message; got a 'prompt' message"),
+            (json.dumps({"type": "hello"}).encode() + b"\n", "no protocol_versions list"),
+            (json.dumps({**HELLO, "protocol_versions": [2]}).encode() + b"\n", "does not offer protocol version 1"),
+        ):
+            with self.assertRaises(ProtocolError) as raised:
+                self.run_raw([first])
+            self.assertIn(says, str(raised.exception))
+
     def test_stdout_is_kept_for_the_protocol(self) -> None:
         class Chatty(Deployment):
             def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
