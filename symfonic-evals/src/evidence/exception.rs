@@ -112,7 +112,12 @@ impl ExceptionTrace {
     ///
     /// [`report_safe`]: Self::report_safe
     pub fn headline(&self) -> String {
-        let mut line = format!("{} ({})", self.type_name, self.qualified_name);
+        // A JavaScript type has no module path: its qualified name is its name.
+        let mut line = if self.qualified_name == self.type_name {
+            self.type_name.clone()
+        } else {
+            format!("{} ({})", self.type_name, self.qualified_name)
+        };
         if let Some(message) = &self.message {
             line.push_str(&format!(" {message:?}"));
         }
@@ -333,6 +338,12 @@ mod tests {
                 "builtins.ValueError",
             ]
         );
+        let bare = ExceptionTrace {
+            type_name: "TypeError".into(),
+            qualified_name: "TypeError".into(),
+            ..trace(vec![frame("desk.js", "Desk.runTurn")])
+        };
+        assert_eq!(bare.headline(), "TypeError at desk.js:7 in Desk.runTurn");
         raised.message = Some("opted\nin".into());
         assert!(raised.headline().contains(r#""opted\nin""#));
     }
