@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::redact::sensitive;
 
 /// The most frames a report keeps per exception, the innermost ones.
-pub const MAX_FRAMES: usize = 64;
+pub(crate) const MAX_FRAMES: usize = 64;
 
 /// The most causes a report follows beneath an exception.
-pub const MAX_CAUSES: usize = 3;
+pub(crate) const MAX_CAUSES: usize = 3;
 
 /// The longest name, file or opted-in message a report keeps, in characters.
 const MAX_TEXT: usize = 2000;
@@ -59,7 +59,6 @@ pub struct ExceptionFrame {
     pub function: String,
 }
 
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
 fn is_zero(value: &u64) -> bool {
     *value == 0
 }
@@ -68,7 +67,7 @@ impl ExceptionTrace {
     /// The same trace as a report may carry it: names and files not shaped
     /// like code names and relative paths digested (they are then the
     /// deployment's free text, which could quote a secret), at most
-    /// [`MAX_FRAMES`] frames (the innermost) and [`MAX_CAUSES`] causes. An
+    /// 64 frames (the innermost; the rest counted) and 3 causes. An
     /// opted-in message is kept, capped in length.
     #[must_use]
     pub fn report_safe(&self) -> Self {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::Check;
 use crate::assertion::{ArgumentMatch, Evidence};
 use crate::evidence::{ToolCall, ToolOutcome, TurnRecord};
-use crate::redact::{sensitive, shape, PublicValues};
+use crate::redact::{shape, PublicValues};
 
 pub(super) fn calls_of<'a>(
     record: &'a TurnRecord,
