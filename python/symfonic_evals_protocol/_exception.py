@@ -57,7 +57,10 @@ def _trace(error: BaseException, messages: bool, causes: int, seen: set) -> Dict
     if len(frames) > len(kept):
         body["frames_omitted"] = len(frames) - len(kept)
     if messages:
-        body["message"] = str(error)[:MAX_MESSAGE_CHARS]
+        try:
+            body["message"] = str(error)[:MAX_MESSAGE_CHARS]
+        except Exception:  # a __str__ that raises has no message to give
+            pass
     cause = cause_of(error)
     if cause is not None and causes > 0 and id(cause) not in seen:
         body["cause"] = _trace(cause, messages, causes - 1, seen)
@@ -107,7 +110,10 @@ def shown_path(file: str) -> str:
     if file.startswith("<") and file.endswith(">"):
         return file
     real = os.path.realpath(file)
-    cwd = os.path.realpath(os.getcwd())
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:  # the working directory was removed
+        cwd = os.path.sep
     if cwd != os.path.sep and _under(real, cwd):
         return _portable(os.path.relpath(real, cwd))
     for root, label in _roots():

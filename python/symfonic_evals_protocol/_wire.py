@@ -197,13 +197,13 @@ def failure(request_id: int, error: BaseException, messages: bool = False) -> Me
     """
     if isinstance(error, TurnFailure):
         body = error.to_json()
-        cause = _exception.cause_of(error)
-        if cause is not None:
-            body["exception"] = _exception.trace(cause, messages=messages)
+        behind = _exception.cause_of(error)
     else:
-        body = {
-            "kind": "UnhandledException",
-            "message": type(error).__name__,
-            "exception": _exception.trace(error, messages=messages),
-        }
+        body = {"kind": "UnhandledException", "message": type(error).__name__}
+        behind = error
+    if behind is not None:
+        try:
+            body["exception"] = _exception.trace(behind, messages=messages)
+        except Exception:  # the trace is a courtesy: it must never cost the answer
+            pass
     return {"type": "turn_error", "id": request_id, "error": body}

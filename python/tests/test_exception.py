@@ -142,6 +142,22 @@ class Trace(unittest.TestCase):
         self.assertNotIn("cause", body["cause"])
 
 
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+class Robustness(unittest.TestCase):
+    def test_an_exception_whose_text_raises_still_answers(self) -> None:
+        class Broken(Deployment):
+            def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+                raise Unprintable()
+
+        error = error_of(session(lambda d: Broken(d), [HELLO, prompt(1, "x"), SHUTDOWN], exception_messages=True))
+        self.assertEqual(error["exception"]["type"], "Unprintable")
+        self.assertNotIn("message", error["exception"])
+
+
 class Paths(unittest.TestCase):
     def test_no_path_is_absolute(self) -> None:
         shown = [

@@ -347,6 +347,15 @@ export function answer(id: number, record: TurnRecord): Message {
   return { type: "turn_record", id, record: record.toJSON() };
 }
 
+/** The trace of `error`, or none when reading it throws: it must never cost the answer. */
+function safeTrace(error: unknown, messages: boolean): JsonObject | undefined {
+  try {
+    return trace(error, messages);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The typed error a failed turn answers with. Anything but a
  * {@link TurnFailure} answers `UnhandledException` named by its type only:
@@ -359,11 +368,11 @@ export function answer(id: number, record: TurnRecord): Message {
 export function failure(id: number, error: unknown, messages = false): Message {
   if (error instanceof TurnFailure) {
     const body: JsonObject = error.toJSON();
-    const cause = trace(error.cause, messages);
+    const cause = safeTrace(error.cause, messages);
     if (cause !== undefined) body.exception = cause;
     return { type: "turn_error", id, error: body };
   }
-  const exception = trace(error, messages);
+  const exception = safeTrace(error, messages);
   const name = exception !== undefined ? (exception.type as string) : typeof error;
   const body: JsonObject = { kind: "UnhandledException", message: name };
   if (exception !== undefined) body.exception = exception;
