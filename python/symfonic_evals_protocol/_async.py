@@ -111,8 +111,9 @@ class AsyncDeployment:
         """Called once at orderly shutdown."""
 
 
-async def serve_channel(deployment: AsyncDeployment, channel: _wire.Channel) -> int:
-    """Serves turns to ``deployment`` once the handshake was read."""
+async def serve_channel(deployment: AsyncDeployment, channel: _wire.Channel, exception_messages: bool = False) -> int:
+    """Serves turns to ``deployment`` once the handshake was read; a turn's
+    exception reports its message only when ``exception_messages`` is true."""
     await deployment.start()
     channel.write(_wire.ready(deployment.capabilities().to_json()))
     while True:
@@ -134,7 +135,7 @@ async def serve_channel(deployment: AsyncDeployment, channel: _wire.Channel) -> 
         except ProtocolError:
             raise
         except Exception as error:  # a broken turn must not end the session
-            line = channel.encode(_wire.failure(request_id, error))
+            line = channel.encode(_wire.failure(request_id, error, exception_messages))
         finally:
             turn._close()
         async with turn._lock:
@@ -147,10 +148,12 @@ async def serve_async(
     argv: Optional[List[str]] = None,
     reader: Optional[IO[bytes]] = None,
     writer: Optional[IO[bytes]] = None,
+    exception_messages: bool = False,
 ) -> int:
     """Run the protocol on the running event loop until shutdown or end of
     input; returns an exit code. Outside a loop, :func:`serve` does the same
-    (``serve(factory)`` runs an :class:`AsyncDeployment` on a fresh loop)."""
+    (``serve(factory)`` runs an :class:`AsyncDeployment` on a fresh loop),
+    ``exception_messages`` included."""
     out = writer if writer is not None else sys.stdout.buffer
     channel = _wire.Channel(reader if reader is not None else sys.stdin.buffer, out)
     if writer is None:
@@ -161,4 +164,4 @@ async def serve_async(
     deployment = factory(_wire.accept_hello(hello, argv))
     if not isinstance(deployment, AsyncDeployment):
         raise TypeError("serve_async serves an AsyncDeployment; serve() serves a Deployment")
-    return await serve_channel(deployment, channel)
+    return await serve_channel(deployment, channel, exception_messages)

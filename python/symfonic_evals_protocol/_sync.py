@@ -115,6 +115,7 @@ def serve(
     argv: Optional[List[str]] = None,
     reader: Optional[IO[bytes]] = None,
     writer: Optional[IO[bytes]] = None,
+    exception_messages: bool = False,
 ) -> int:
     """Run the protocol until shutdown or end of input; returns an exit code.
 
@@ -122,9 +123,16 @@ def serve(
     builds an :class:`AsyncDeployment`, its turns run on an asyncio event
     loop (see :func:`serve_async` to serve from a loop already running). A
     turn that raises :class:`TurnFailure` answers with that typed error; any
-    other exception answers ``UnhandledException`` naming only the
-    exception's type (its message may quote turn content), and the process
-    keeps serving. A :class:`ProtocolError` ends it.
+    other exception answers ``UnhandledException`` naming the exception's
+    type, qualified name and frames (file relative to the working
+    directory, line, function), never its message or locals, which may
+    quote turn content; and the process keeps serving. A
+    :class:`ProtocolError` ends it.
+
+    ``exception_messages=True`` is the opt-in for deployments whose
+    exception texts hold no turn content: each exception's message (its
+    ``str()``, up to 2,000 characters) is then sent too, and reports and
+    failure messages show it in clear.
     """
     channel = _streams(reader, writer)
     hello = channel.read()
@@ -134,7 +142,7 @@ def serve(
     if isinstance(deployment, AsyncDeployment):
         import asyncio
 
-        return asyncio.run(serve_channel(deployment, channel))
+        return asyncio.run(serve_channel(deployment, channel, exception_messages))
     channel.write(_wire.ready(deployment.capabilities().to_json()))
     while True:
         message = channel.read()
@@ -155,7 +163,7 @@ def serve(
         except ProtocolError:
             raise
         except Exception as error:  # a broken turn must not end the session
-            line = channel.encode(_wire.failure(request_id, error))
+            line = channel.encode(_wire.failure(request_id, error, exception_messages))
         finally:
             turn._close()
         channel.send(line)

@@ -8,7 +8,7 @@ import json
 import os
 from typing import IO, Any, Dict, List, Optional, Tuple, Union
 
-from . import _clock
+from . import _clock, _exception
 from ._records import PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, Role, TurnFailure, TurnRecord
 
 PROTOCOL_VERSION = 1
@@ -76,7 +76,16 @@ def accept_hello(hello: Message, argv: Optional[List[str]]) -> str:
     """Checks the handshake, sets the trial's clock offset (see
     :func:`symfonic_evals_protocol.now`) and returns the durable directory
     it names."""
-    if hello.get("type") != "hello" or PROTOCOL_VERSION not in hello.get("protocol_versions", []):
+    kind = hello.get("type")
+    if kind != "hello":
+        # Name what arrived (its type only: a line may carry anything), so a
+        # stray line is not mistaken for a version mismatch.
+        got = f"a {kind!r} message" if isinstance(kind, str) and kind else "a JSON object without a type"
+        raise ProtocolError(f"the first line must be the harness's hello message; got {got}")
+    versions = hello.get("protocol_versions")
+    if not isinstance(versions, list):
+        raise ProtocolError("the hello message has no protocol_versions list")
+    if PROTOCOL_VERSION not in versions:
         raise ProtocolError(f"the harness does not offer protocol version {PROTOCOL_VERSION}")
     offset = hello.get("clock_offset_ms", 0)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -175,14 +184,26 @@ def answer(request_id: int, record: TurnRecord) -> Message:
     return {"type": "turn_record", "id": request_id, "record": record.to_json()}
 
 
-def failure(request_id: int, error: BaseException) -> Message:
+def failure(request_id: int, error: BaseException, messages: bool = False) -> Message:
     """The typed error a failed turn answers with.
 
-    Anything but a :class:`TurnFailure` is named by its type only: its
-    message may quote turn content, and the harness prints kinds in clear.
+    Anything but a :class:`TurnFailure` answers ``UnhandledException``
+    named by its type only: its message may quote turn content, and the
+    harness prints kinds in clear. Its ``exception`` is the code half of
+    the traceback (type, qualified name, frames; see :func:`_exception.trace`),
+    with each message only when ``messages`` is true (the adopter's opt-in).
+    A :class:`TurnFailure` raised from, or while handling, another exception
+    carries that exception's trace the same way.
     """
     if isinstance(error, TurnFailure):
         body = error.to_json()
+        behind = _exception.cause_of(error)
     else:
         body = {"kind": "UnhandledException", "message": type(error).__name__}
+        behind = error
+    if behind is not None:
+        try:
+            body["exception"] = _exception.trace(behind, messages=messages)
+        except Exception:  # the trace is a courtesy: it must never cost the answer
+            pass
     return {"type": "turn_error", "id": request_id, "error": body}

@@ -56,10 +56,11 @@ def _written(writer: io.BytesIO) -> List[Dict[str, Any]]:
     return out
 
 
-def session(factory: Callable[[str], Any], lines: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """Runs :func:`serve` over ``lines`` and returns the child's messages."""
+def session(factory: Callable[[str], Any], lines: List[Dict[str, Any]], **options: Any) -> List[Dict[str, Any]]:
+    """Runs :func:`serve` over ``lines`` (with ``options``, e.g.
+    ``exception_messages``) and returns the child's messages."""
     reader, writer = _streams(lines)
-    assert serve(factory, reader=reader, writer=writer) == 0
+    assert serve(factory, reader=reader, writer=writer, **options) == 0
     return _written(writer)
 
 

@@ -744,7 +744,7 @@ class LangGraphAdapter(unittest.TestCase):
             effects.apply("charge:7", tool="charge_card")
             if flaky["left"]:
                 flaky["left"] -= 1
-                raise RuntimeError("the payment provider timed out")
+                raise RuntimeError("the payment provider timed out: secret-text 4242")
             return {"messages": [AIMessage(content="charged")]}
 
         builder = StateGraph(MessagesState)
@@ -752,7 +752,16 @@ class LangGraphAdapter(unittest.TestCase):
         builder.add_edge(START, "charge")
         builder.add_edge("charge", END)
         peer = self.start(graph=builder.compile())
-        self.assertEqual(peer.prompt("p", "charge order 7").error["kind"], "UnhandledException")
+        failed = peer.prompt("p", "charge order 7").error
+        self.assertEqual(failed["kind"], "UnhandledException")
+        # The node's exception, named by its type and its frame in this
+        # file, reaches the harness through the framework; its text does not.
+        self.assertEqual(failed["exception"]["qualified_name"], "builtins.RuntimeError")
+        innermost = failed["exception"]["frames"][-1]
+        self.assertEqual(innermost["function"], f"{type(self).__qualname__}.test_a_retried_prompt_continues_from_the_checkpoint.<locals>.charge")
+        self.assertTrue(innermost["file"].endswith("test_adapter_langgraph.py"), innermost)
+        self.assertFalse(innermost["file"].startswith("/"), innermost)
+        self.assertNotIn("secret-text", json.dumps(failed))
         retried = peer.prompt("p", "charge order 7").record
         self.assertEqual(retried["answer"], "charged")
         deployment = self.servers[-1].deployments[-1]

@@ -217,7 +217,7 @@ def answered(out: List[Dict[str, Any]], request_id: int) -> Dict[str, Any]:
     return message
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
 class InProcess(unittest.TestCase):
     """Sessions through the scripted harness; a new session on the same
     durable directory is a restart."""
@@ -405,7 +405,13 @@ class InProcess(unittest.TestCase):
 
         self.models: List[Any] = []
         out = self.session([prompt(1, "weather in Oslo"), prompt(2, "weather in Oslo")], factory)
-        self.assertEqual(answered(out, 1)["error"], {"kind": "ModelRequestFailed", "message": "HTTP 529"})
+        failed = answered(out, 1)["error"]
+        self.assertEqual({k: failed[k] for k in ("kind", "message")}, {"kind": "ModelRequestFailed", "message": "HTTP 529"})
+        # Beneath the typed kind, the SDK error's trace: type and frames, the
+        # raising frame this test's model, never the message.
+        self.assertEqual(failed["exception"]["qualified_name"], "openai.APIStatusError")
+        self.assertEqual(failed["exception"]["frames"][-1]["function"], f"{Flaky.__qualname__}.get_response")
+        self.assertNotIn("overloaded", json.dumps(out))
         self.assertEqual(answered(out, 2)["type"], "turn_record")
         # The retry replayed the journaled plan: the model was asked the
         # first question once, then only for the reply.
@@ -468,7 +474,7 @@ if HAVE_AGENTS:
             raise NotImplementedError
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
 class McpTools(unittest.TestCase):
     def test_an_mcp_tool_error_is_a_failed_call(self) -> None:
         from harness import async_session
@@ -493,7 +499,7 @@ class McpTools(unittest.TestCase):
 # -- a child process, killed as the harness kills it ----------------------------------
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
 class Handoffs(unittest.TestCase):
     """A triage agent handing off to billing: the adopter's hooks hear the
     handoff by the SDK's keyword names, the target's tool calls and model
@@ -616,7 +622,7 @@ class Child:
                 stream.close()
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
 class Crashes(unittest.TestCase):
     """The deployment killed right after the ledger granted an effect, then
     rebuilt and sent the same request, as the exactly-once pack does."""
@@ -704,7 +710,7 @@ def _load_desk() -> Any:
     return module
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
 class ReferenceDesk(unittest.TestCase):
     """``examples/openai-agents-desk/desk.py`` on the fake model: the honest
     desk passes the seed's steps and the restart probe's replay; each twin
@@ -817,7 +823,7 @@ class _ChatCompletions(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed")
+@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
 class ReferenceDeskOverHttp(unittest.TestCase):
     """``desk.py`` as the harness starts it: a child process whose
     ``AsyncOpenAI()`` finds the model endpoint in ``OPENAI_BASE_URL``."""

@@ -6,12 +6,17 @@ namespace; one whose framework is missing is skipped with the install hint."""
 from __future__ import annotations
 
 import importlib.util
+import io
+import json
 import os
 import re
+import tempfile
 import unittest
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import harness  # noqa: F401  (puts the package on the path)
+from harness import HELLO, SHUTDOWN, async_session, ledger_result, prompt, session
+from symfonic_evals_protocol import PromptRequest, ResumeRequest, Turn, TurnFailure, _wire
 
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
 _MARKED = re.compile(r"<!-- runs(?:: (?P<module>[\w.]+))? -->\n```python\n(?P<code>.*?)\n```", re.DOTALL)
@@ -45,6 +50,62 @@ class ReadmeSnippets(unittest.TestCase):
                 if module is not None and not _installed(module):
                     self.skipTest(f"{module} is not installed (pip install './python[{_EXTRAS.get(module, module)}]')")
                 exec(compile(code, f"README.md:{line}", "exec"), {"__name__": f"readme_{line}"})
+
+
+def namespace_of(marker: str) -> Dict[str, Any]:
+    """The names the one marked snippet holding ``marker`` defines."""
+    found = [(line, code) for line, _, code in snippets() if marker in code]
+    assert len(found) == 1, f"{marker!r} is in {len(found)} marked snippets"
+    line, code = found[0]
+    namespace: Dict[str, Any] = {"__name__": f"readme_{line}"}
+    exec(compile(code, f"README.md:{line}", "exec"), namespace)
+    return namespace
+
+
+def scripted_turn(request_id: int, replies: List[Dict[str, Any]]) -> Tuple[Turn, io.BytesIO]:
+    """A turn whose channel answers with ``replies``; returns it and what it wrote."""
+    reader = io.BytesIO(b"".join(json.dumps(r).encode() + b"\n" for r in replies))
+    writer = io.BytesIO()
+    return Turn(request_id, _wire.Channel(reader, writer)), writer
+
+
+class QuickStart(unittest.TestCase):
+    """The quick-start deployments do what the packs ask, not only compile."""
+
+    def test_the_deployment_applies_through_the_ledger_pauses_and_redeems_once(self) -> None:
+        desk = namespace_of("class Desk(Deployment)")["Desk"]
+        with tempfile.TemporaryDirectory() as durable:
+            hello = {**HELLO, "durable_dir": durable}
+            script = [hello, prompt(1, "refund order 3"), ledger_result(1, "refund:3", True), prompt(2, "ask a supervisor"), SHUTDOWN]
+            out = session(desk, script)
+            self.assertEqual([m["type"] for m in out], ["ready", "ledger_apply", "witness", "turn_record", "turn_record"], out[-1])
+            self.assertEqual(out[1]["tool"], "issue_refund")
+            self.assertEqual(out[3]["record"]["answer"], "done")
+            terminal = out[4]["record"]["terminal"]
+            self.assertEqual((terminal["kind"], terminal["question_id"]), ("paused", "q-7"))
+            # A restarted process redeems the pause, once, with the question it asked.
+            restarted = desk(durable)
+
+            def redeem(conversation: str, question_id: str) -> Any:
+                turn, _ = scripted_turn(3, [])
+                return restarted.resume(ResumeRequest(conversation, terminal["token"], {"approved": True}, question_id), turn)
+
+            for conversation, question_id, code in (("other", "q-7", "pause.unknown"), ("c", "q-forged", "question.mismatch")):
+                with self.assertRaises(TurnFailure) as refused:
+                    redeem(conversation, question_id)
+                self.assertEqual(refused.exception.code, code)
+            resumed = redeem("c", "q-7").to_json()
+            self.assertEqual(resumed["resolved"], [{"id": "call-7", "outcome": {"status": "succeeded", "result": {"approved": True}}}])
+            with self.assertRaises(TurnFailure) as replayed:
+                redeem("c", "q-7")
+            self.assertEqual(replayed.exception.code, "pause.replayed")
+
+    def test_the_asyncio_deployment_answers_with_its_witnessed_call(self) -> None:
+        desk = namespace_of("class AsyncDesk(AsyncDeployment)")["AsyncDesk"]
+        out = async_session(desk, [HELLO, prompt(1, "weather"), ledger_result(1, "refund:3", True), SHUTDOWN])
+        self.assertEqual([m["type"] for m in out], ["ready", "witness", "ledger_apply", "turn_record"])
+        self.assertEqual(out[3]["record"]["answer"], "Lisbon: sunny, 21 C")
+        self.assertEqual(out[1]["outcome"], {"status": "succeeded", "result": "sunny, 21 C"})
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
 //! registration.
 
 mod check;
+#[cfg(test)]
+mod doc_tables;
 mod expand;
 mod json;
 mod parse;

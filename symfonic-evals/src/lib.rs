@@ -74,9 +74,10 @@ pub use capability::{
 };
 pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
-    is_plain_name, Operation, Pause, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction,
-    ReviewRequest, Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError,
-    TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
+    is_plain_name, ExceptionFrame, ExceptionTrace, Operation, Pause, PromptRequest, ResolvedCall,
+    ResumeRequest, ReviewAction, ReviewRequest, Role, StageOutcome, StageRecord, Terminal,
+    ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS,
+    PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{
     Applied, EffectCall, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome,
@@ -88,3 +89,25 @@ pub use target::{Target, TargetContext};
 pub use symfonic_evals_macros::{
     approval_resume_pack, exactly_once_pack, extension_tool_pack, procedural_pack,
 };
+
+#[cfg(test)]
+mod readme {
+    /// The README's Cargo.toml snippet asks for this crate's own version,
+    /// so a release that bumps it cannot leave the snippet behind.
+    #[test]
+    fn the_cargo_snippet_names_this_version() {
+        let readme = include_str!("../README.md");
+        let snippet = readme
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("a toml block");
+        let version = env!("CARGO_PKG_VERSION");
+        let wanted = version.rsplit_once('.').map_or(version, |(minor, _)| minor);
+        assert!(snippet.contains("[dev-dependencies]"), "{snippet}");
+        assert!(
+            snippet.contains(&format!("symfonic-evals = \"{wanted}\"")),
+            "the snippet should ask for {wanted}: {snippet}"
+        );
+    }
+}

@@ -246,3 +246,53 @@ fn over_stdio_the_bridge_carries_a_session_to_the_fixture() {
     assert_eq!(fixture.log().call_count(), 2);
     assert_eq!(fixture.log().listings(), 1);
 }
+
+/// What a hand-written client reads from a POST (the extension tool page
+/// documents it): an event stream whose first event primes reconnection
+/// with an event id and empty `data`, as the MCP specification's Streamable
+/// HTTP transport (2025-11-25) asks, then the JSON-RPC answer as `data`.
+#[test]
+fn a_post_answers_with_a_priming_event_then_the_answer() {
+    let fixture = fixture();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#;
+    let response = raw(
+        fixture.url(),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    let (head, stream) = response.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    // Chunked transfer: keep the lines of the event stream, not the sizes.
+    let lines: Vec<&str> = stream
+        .split("\r\n")
+        .flat_map(|chunk| chunk.split('\n'))
+        .filter(|l| l.is_empty() || l.contains(':'))
+        .collect();
+    let events: Vec<Vec<&str>> = lines
+        .split(|l| l.is_empty())
+        .filter(|e| !e.is_empty())
+        .map(<[&str]>::to_vec)
+        .collect();
+    let data = |event: &[&str]| -> String {
+        event
+            .iter()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim_start)
+            .collect()
+    };
+    let first = &events[0];
+    assert!(first.iter().any(|l| l.starts_with("id:")), "{events:?}");
+    assert!(first.iter().any(|l| l.starts_with("data:")), "{events:?}");
+    assert_eq!(data(first), "", "the priming event carries no data");
+    let answer: Value = serde_json::from_str(&data(&events[1])).expect("JSON-RPC as data");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+}

@@ -171,6 +171,23 @@ fn child_messages() -> Vec<ChildMessage> {
             id: 7,
             error: TurnError::new("QuestionGone", "expired or spent").with_code("gone"),
         },
+        ChildMessage::TurnError {
+            id: 9,
+            error: TurnError::new("UnhandledException", "ValueError").with_exception(
+                serde_json::from_value(json!({
+                    "type": "ValueError",
+                    "qualified_name": "builtins.ValueError",
+                    "frames": [
+                        {"file": "desk.py", "line": 40, "function": "Desk.run_turn"},
+                        {"file": "<site-packages>/app/parse.py", "line": 7, "function": "amount"}
+                    ],
+                    "frames_omitted": 3,
+                    "message": "opted in",
+                    "cause": {"type": "KeyError", "qualified_name": "builtins.KeyError", "frames": []}
+                }))
+                .unwrap(),
+            ),
+        },
         ChildMessage::Witness {
             id: 8,
             tool: "weather".into(),
@@ -274,6 +291,13 @@ fn the_schema_refuses_what_the_protocol_forbids() {
         (
             json!({"type": "turn_error", "id": 1, "error": {"kind": "", "message": ""}}),
             "/error/kind: minLength",
+        ),
+        (
+            json!({"type": "turn_error", "id": 1, "error": {"kind": "UnhandledException",
+                "message": "ValueError", "exception": {"type": "ValueError",
+                "qualified_name": "builtins.ValueError",
+                "frames": [{"file": "desk.py", "line": 3, "function": "f", "locals": {}}]}}}),
+            "additional property locals",
         ),
         (
             json!({"type": "ready", "protocol_version": 1,

@@ -77,4 +77,26 @@ fn view_merges_the_report_directories_of_partitions() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&usage.stderr).contains("usage: symfonic-evals view"));
+    // Help is asked for after the command too, and answered on stdout.
+    let help = Command::new(env!("CARGO_BIN_EXE_symfonic-evals"))
+        .args(["view", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(help.status.code(), Some(0), "{help:?}");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--out DIR"));
+    // A directory that is not there is named.
+    let missing = one.join("no-such-reports");
+    let absent = Command::new(env!("CARGO_BIN_EXE_symfonic-evals"))
+        .arg("view")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(absent.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&absent.stderr).contains(&missing.display().to_string()),
+        "{absent:?}"
+    );
+    let error = symfonic_evals::build_viewer(std::slice::from_ref(&missing), &missing)
+        .expect_err("no directory to read");
+    assert!(error.to_string().contains("no-such-reports"), "{error}");
 }

@@ -46,7 +46,11 @@ export class TurnFailure extends Error {
   readonly code: string | undefined;
   readonly detail: string;
 
-  constructor(kind: string, message = "", code?: string) {
+  /**
+   * `options.cause` is the error this one is thrown for: its trace (type
+   * and frames, never its message) travels with the typed error.
+   */
+  constructor(kind: string, message = "", code?: string, options?: { cause?: unknown }) {
     if (typeof kind !== "string" || kind.length === 0) {
       throw new RecordError("kind", "an error kind is a non-empty string");
     }
@@ -59,7 +63,7 @@ export class TurnFailure extends Error {
         "an error code is 1 to 64 letters, digits or _ : . - (it is printed in reports as it is)",
       );
     }
-    super(`${kind}: ${message}`);
+    super(`${kind}: ${message}`, options);
     this.kind = kind;
     this.detail = message;
     this.code = code;

@@ -132,6 +132,13 @@ export interface ServeOptions {
    * (its message may quote turn content). Log it where turn content may go.
    */
   onError?: (error: unknown) => void;
+  /**
+   * The opt-in for deployments whose error texts hold no turn content: each
+   * unhandled error's message (up to 2,000 characters) is sent with its
+   * type and frames, and reports and failure messages show it in clear.
+   * Off by default: only the type and the frames are sent.
+   */
+  exceptionMessages?: boolean;
 }
 
 /**
@@ -156,8 +163,10 @@ function claimStdout(): { sink: wire.LineSink; restore: () => void } {
  * Runs the protocol until shutdown or end of input; resolves to an exit code.
  *
  * A turn that throws {@link TurnFailure} answers with that typed error; any
- * other error answers `UnhandledException` naming only the error's type, and
- * the process keeps serving. A {@link ProtocolError} ends it (the promise
+ * other error answers `UnhandledException` naming the error's type and the
+ * frames of its stack (file relative to the working directory, line,
+ * function), never its message (see `exceptionMessages`), and the process
+ * keeps serving. A {@link ProtocolError} ends it (the promise
  * rejects). Typical use: `process.exit(await serve((dir) => new Desk(dir)))`.
  */
 export async function serve(factory: Factory, options: ServeOptions = {}): Promise<number> {
@@ -194,7 +203,7 @@ export async function serve(factory: Factory, options: ServeOptions = {}): Promi
       } catch (error) {
         if (error instanceof ProtocolError) throw error;
         if (!(error instanceof TurnFailure)) options.onError?.(error);
-        line = wire.Channel.encode(wire.failure(id, error));
+        line = wire.Channel.encode(wire.failure(id, error, options.exceptionMessages === true));
       }
       turn.close();
       await channel.send(line);

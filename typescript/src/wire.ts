@@ -8,6 +8,7 @@
 import type { Readable } from "node:stream";
 
 import { setClockOffsetMs } from "./clock.js";
+import { trace } from "./exception.js";
 import { ProtocolError, RecordError, TurnFailure } from "./errors.js";
 import type { Json, JsonObject, Request, TurnRecord } from "./records.js";
 import { Role } from "./records.js";
@@ -346,13 +347,34 @@ export function answer(id: number, record: TurnRecord): Message {
   return { type: "turn_record", id, record: record.toJSON() };
 }
 
+/** The trace of `error`, or none when reading it throws: it must never cost the answer. */
+function safeTrace(error: unknown, messages: boolean): JsonObject | undefined {
+  try {
+    return trace(error, messages);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The typed error a failed turn answers with. Anything but a
- * {@link TurnFailure} is named by its type only: its message may quote turn
- * content, and the harness prints kinds in clear.
+ * {@link TurnFailure} answers `UnhandledException` named by its type only:
+ * its message may quote turn content, and the harness prints kinds in
+ * clear. Its `exception` is the code half of the stack trace (type and
+ * frames, see {@link trace}), with each message only when `messages` is
+ * true (the adopter's opt-in). A {@link TurnFailure} thrown with a `cause`
+ * carries the cause's trace the same way.
  */
-export function failure(id: number, error: unknown): Message {
-  if (error instanceof TurnFailure) return { type: "turn_error", id, error: error.toJSON() };
-  const name = error instanceof Error && error.name ? error.name : typeof error;
-  return { type: "turn_error", id, error: { kind: "UnhandledException", message: name } };
+export function failure(id: number, error: unknown, messages = false): Message {
+  if (error instanceof TurnFailure) {
+    const body: JsonObject = error.toJSON();
+    const cause = safeTrace(error.cause, messages);
+    if (cause !== undefined) body.exception = cause;
+    return { type: "turn_error", id, error: body };
+  }
+  const exception = safeTrace(error, messages);
+  const name = exception !== undefined ? (exception.type as string) : typeof error;
+  const body: JsonObject = { kind: "UnhandledException", message: name };
+  if (exception !== undefined) body.exception = exception;
+  return { type: "turn_error", id, error: body };
 }

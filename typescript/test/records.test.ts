@@ -118,8 +118,31 @@ test("a turn failure answers with its kind and code; anything else with its type
     error: { kind: "PauseTokenReplayedError", message: "already redeemed", code: "pause.replayed" },
   });
   const untyped = wire.failure(4, new RangeError(`state held ${SECRET}`));
-  assert.deepEqual(untyped.error, { kind: "UnhandledException", message: "RangeError" });
+  const { exception, ...named } = untyped.error as { exception: { type: string; qualified_name: string; frames: { file: string; function: string }[] } };
+  assert.deepEqual(named, { kind: "UnhandledException", message: "RangeError" });
+  assert.equal(exception.type, "RangeError");
+  assert.equal(exception.qualified_name, "RangeError");
+  assert.ok(exception.frames.length > 0);
+  for (const frame of exception.frames) assert.ok(!frame.file.startsWith("/") && !frame.file.startsWith("file:"), frame.file);
+  assert.ok(!JSON.stringify(untyped).includes("4242"), "no message");
   assert.equal(schemaViolation("child_message", untyped), undefined);
+});
+
+test("a typed failure carries its cause's trace; messages only when the adopter opts in", () => {
+  class LookupFailed extends Error {}
+  const cause = new LookupFailed(`no account ${SECRET}`);
+  const typed = wire.failure(5, new TurnFailure("Declined", "no such account", "account.unknown", { cause }));
+  const error = typed.error as { kind: string; code: string; exception: { type: string; message?: string } };
+  assert.equal(error.kind, "Declined");
+  assert.equal(error.exception.type, "LookupFailed");
+  assert.equal(error.exception.message, undefined);
+  assert.ok(!JSON.stringify(typed).includes("4242"));
+  assert.equal(schemaViolation("child_message", typed), undefined);
+  const opted = wire.failure(6, new RangeError(`state held ${SECRET}`), true);
+  assert.equal((opted.error as { exception: { message: string } }).exception.message, `state held ${SECRET}`);
+  assert.equal(schemaViolation("child_message", opted), undefined);
+  // A thrown value that is no Error has no trace to give.
+  assert.deepEqual(wire.failure(7, "a string").error, { kind: "UnhandledException", message: "string" });
 });
 
 test("the validators the build compiled are in use, and agree with the schema compiled here", () => {

@@ -106,7 +106,15 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
   assert.deepEqual(typed.error, { kind: "NoSuchOrder", message: "no such order", code: "order.unknown" });
 
   const crash = await session.prompt("c", "crash", { state: { key: SECRET } });
-  assert.deepEqual(crash.error, { kind: "UnhandledException", message: "Error" });
+  const { exception, ...named } = crash.error as { exception: { type: string; frames: { file: string; line: number; function: string }[] } };
+  assert.deepEqual(named, { kind: "UnhandledException", message: "Error" });
+  // The code half of the stack: the type and the frame that threw, in this
+  // file, relative to the working directory; never the message.
+  assert.equal(exception.type, "Error");
+  const thrower = exception.frames[exception.frames.length - 1]!;
+  assert.equal(thrower.function, "Probe.runTurn");
+  assert.ok(thrower.file.endsWith("serve.test.js") && !thrower.file.startsWith("/"), thrower.file);
+  assert.ok(thrower.line > 0);
   assert.ok(!session.raw.some((line) => line.includes("4242")), "no secret on the wire");
   assert.equal(errors.length, 1, "the adopter hears of the unhandled error");
 

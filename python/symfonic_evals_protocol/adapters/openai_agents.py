@@ -539,7 +539,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             failure = _failure(error)
             if failure is None or failure is error:
                 raise
-            raise failure from None
+            # Chained, so the turn error carries the SDK exception's trace
+            # (type and frames, never its message) beneath the typed kind.
+            raise failure from error
         finally:
             _SCOPE.reset(token)
         return result, scope

@@ -18,12 +18,25 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: symfonic-evals view [--out DIR] [DIR...]";
 
+const HELP: &str = "\
+usage: symfonic-evals view [--out DIR] [DIR...]
+
+Rebuilds the evidence viewer (index.html and a page per pack run; no server
+or network needed) from the JSON reports in each DIR, and prints the path of
+its index.html.
+
+  DIR        a report directory (default: $SYMFONIC_EVALS_REPORT_DIR, else
+             target/symfonic-evals); several give one merged viewer
+  --out DIR  where the viewer goes (default: the directory itself when
+             there is one, else merged/ in the first)
+  -h, --help this help";
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("view") => {}
-        Some("-h" | "--help") => {
-            println!("{USAGE}");
+        Some("-h" | "--help" | "help") => {
+            println!("{HELP}");
             return ExitCode::SUCCESS;
         }
         _ => {
@@ -34,7 +47,10 @@ fn main() -> ExitCode {
     let mut out = None;
     let mut dirs = Vec::new();
     while let Some(arg) = args.next() {
-        if arg == "--out" {
+        if arg == "-h" || arg == "--help" {
+            println!("{HELP}");
+            return ExitCode::SUCCESS;
+        } else if arg == "--out" {
             let Some(dir) = args.next() else {
                 eprintln!("{USAGE}");
                 return ExitCode::from(2);
@@ -55,6 +71,13 @@ fn main() -> ExitCode {
         [first, ..] => first.join("merged"),
         [] => unreachable!("a directory was added above"),
     });
+    if let Some(missing) = dirs.iter().find(|dir| !dir.is_dir()) {
+        eprintln!(
+            "symfonic-evals view: no report directory at {} (run the tests first, or name one)",
+            missing.display()
+        );
+        return ExitCode::FAILURE;
+    }
     match symfonic_evals::build_viewer(&dirs, &out) {
         Ok(index) => {
             println!("{}", index.display());

@@ -11,7 +11,8 @@ pub const PLAIN_NAME_MAX: usize = 64;
 /// `PauseTokenReplayedError`); `code` is an optional machine code a framework
 /// attaches (for example `gone`), which an expected error may match instead;
 /// `message` is for people and is digested in reports because it may quote
-/// turn content.
+/// turn content; `exception` is the code half of the traceback behind it
+/// (type, qualified name, frames), which reports show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnError {
     /// The error's kind, compared exactly with a step's expected error.
@@ -21,6 +22,10 @@ pub struct TurnError {
     /// A machine code, when the deployment's framework has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// The exception behind the error, when the deployment's companion
+    /// reports one (optional on the wire, additive in protocol version 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<Box<super::ExceptionTrace>>,
     /// Whether the harness itself wrote this error (a child that would not
     /// start, a protocol breach): its text quotes no turn content, so reports
     /// show it in clear.
@@ -35,6 +40,7 @@ impl TurnError {
             kind: kind.into(),
             message: message.into(),
             code: None,
+            exception: None,
             harness: false,
         }
     }
@@ -43,6 +49,13 @@ impl TurnError {
     #[must_use]
     pub fn with_code(mut self, code: impl Into<String>) -> Self {
         self.code = Some(code.into());
+        self
+    }
+
+    /// The same error with the exception behind it.
+    #[must_use]
+    pub fn with_exception(mut self, exception: super::ExceptionTrace) -> Self {
+        self.exception = Some(Box::new(exception));
         self
     }
 

@@ -2,6 +2,7 @@
 
 mod depth;
 mod error;
+mod exception;
 mod governance;
 mod record;
 mod request;
@@ -10,6 +11,7 @@ mod tool_call;
 pub use depth::MAX_JSON_DEPTH;
 pub(crate) use error::shown_as_is;
 pub use error::{is_plain_name, TurnError};
+pub use exception::{ExceptionFrame, ExceptionTrace};
 pub use governance::{StageOutcome, StageRecord};
 pub use record::{
     Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,

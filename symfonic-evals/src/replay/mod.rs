@@ -140,5 +140,6 @@ pub(crate) fn step_failure(endpoint: Option<&ModelEndpoint>) -> Option<crate::St
         kind,
         expected: expected.to_owned(),
         observed: failure.to_string(),
+        exception: None,
     })
 }

@@ -207,6 +207,9 @@ fn render_trial(out: &mut String, trial: &TrialRun, marked: &mut bool) {
             let _ = writeln!(out, "      FAIL {}{marker}", error.kind.as_str());
             let _ = writeln!(out, "           expected: {}", error.expected);
             let _ = writeln!(out, "           observed: {}", error.observed);
+            for line in error.exception.iter().flat_map(|e| e.traceback()) {
+                let _ = writeln!(out, "             {line}");
+            }
         }
     }
     for note in &trial.notes {

@@ -698,16 +698,32 @@ fn step_section(
             let _ = write!(
                 out,
                 "<tr class=\"bad\"><td><span class=\"cell bad\">&#10007;</span></td><td>step error \
-                 <code>{}</code></td><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>",
+                 <code>{}</code></td><td><pre>{}</pre></td><td><pre>{}</pre>{}</td></tr>",
                 esc(text(error, "kind")),
                 esc(text(error, "expected")),
                 esc(text(error, "observed")),
+                traceback(error),
             );
         }
         out.push_str("</table>");
     }
     fixture_calls(out, array(step, "fixture_calls"));
     out.push_str("</div>");
+}
+
+/// The exception behind a step error, when the deployment's companion
+/// reported one, as its traceback (already report-safe in the report).
+fn traceback(error: &Value) -> String {
+    error
+        .get("exception")
+        .and_then(|e| serde_json::from_value::<crate::ExceptionTrace>(e.clone()).ok())
+        .map(|e| {
+            format!(
+                "<pre class=\"traceback\">{}</pre>",
+                esc(&e.traceback().join("\n"))
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// The calls the harness's MCP fixture received during a step, by digest.
@@ -947,7 +963,8 @@ pub fn build_viewer(dirs: &[PathBuf], out: &Path) -> std::io::Result<PathBuf> {
     let mut entries = Vec::new();
     let mut taken = std::collections::HashSet::new();
     for (position, dir) in dirs.iter().enumerate() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))

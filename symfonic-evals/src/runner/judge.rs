@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::outcome::{AssertionRun, StepError, StepErrorKind, StepRun};
 use crate::assertion::{Assertion, Check, Evidence};
-use crate::evidence::{shown_as_is, Operation, TurnError, TurnRecord};
+use crate::evidence::{shown_as_is, ExceptionTrace, Operation, TurnError, TurnRecord};
 use crate::redact::sensitive;
 use crate::scenario::{ErrorMatch, Expect, Step, StepInput};
 
@@ -65,7 +65,9 @@ pub(crate) fn state_digest(step: &Step) -> Option<String> {
 /// they are when the harness wrote them, the step expected them (the pack's
 /// own names) or they are plain identifiers ([`shown_as_is`]), digested
 /// otherwise; the message digested unless the harness wrote it,
-/// and the child's stderr a harness message quotes digested even then.
+/// and the child's stderr a harness message quotes digested even then;
+/// then the exception behind it, when its companion reported one: type,
+/// qualified name and where it was raised (see [`ExceptionTrace::headline`]).
 pub(crate) fn error_text(error: &TurnError, expected: Option<&ErrorMatch>) -> String {
     let named = |name: &str| {
         let expected_name = expected.is_some_and(|m| m.any_of.iter().any(|n| n == name));
@@ -88,7 +90,40 @@ pub(crate) fn error_text(error: &TurnError, expected: Option<&ErrorMatch>) -> St
     } else {
         sensitive(&error.message)
     };
-    format!("error {}{code} ({message})", named(&error.kind))
+    let Some(exception) = error.exception.as_deref().map(ExceptionTrace::report_safe) else {
+        return format!("error {}{code} ({message})", named(&error.kind));
+    };
+    // A companion names an unhandled exception's type as the message: the
+    // trace shows it, so its digest would say nothing more.
+    let message = if !error.harness && error.message == exception.type_name {
+        String::new()
+    } else {
+        format!(" ({message})")
+    };
+    format!(
+        "error {}{code}{message}; raised {}",
+        named(&error.kind),
+        exception.headline()
+    )
+}
+
+/// The step error for a deployment's `turn_error`, carrying the exception
+/// behind it, report-safe.
+fn turn_step_error(
+    kind: StepErrorKind,
+    expected: String,
+    turn_error: &TurnError,
+    errors: Option<&ErrorMatch>,
+) -> StepError {
+    StepError {
+        kind,
+        expected,
+        observed: error_text(turn_error, errors),
+        exception: turn_error
+            .exception
+            .as_deref()
+            .map(|e| Box::new(e.report_safe())),
+    }
 }
 
 /// Turns a step's turn result into its [`StepRun`].
@@ -97,15 +132,17 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
         kind,
         expected,
         observed,
+        exception: None,
     };
     match (result, &step.expect) {
         (Ok(Err(turn_error)), _) if super::turn::harness_failure(&turn_error).is_some() => {
             let kind =
                 super::turn::harness_failure(&turn_error).unwrap_or(StepErrorKind::ProcessFailed);
-            run.error = Some(error(
+            run.error = Some(turn_step_error(
                 kind,
                 "the deployment's process answers the turn with evidence the harness reads".into(),
-                error_text(&turn_error, None),
+                &turn_error,
+                None,
             ));
         }
         (Err(panic), _) => {
@@ -141,10 +178,11 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
             run.assertions = checks;
         }
         (Ok(Err(turn_error)), Expect::Error(errors)) => {
-            run.error = Some(error(
+            run.error = Some(turn_step_error(
                 StepErrorKind::ExpectedError,
                 errors.describe(),
-                error_text(&turn_error, Some(errors)),
+                &turn_error,
+                Some(errors),
             ));
         }
         (Ok(Err(turn_error)), Expect::RecordOrAnyError) => {
@@ -163,10 +201,11 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
             run.assertions = checks;
         }
         (Ok(Err(turn_error)), Expect::Record) => {
-            run.error = Some(error(
+            run.error = Some(turn_step_error(
                 StepErrorKind::UnexpectedError,
                 "the turn succeeds".into(),
-                error_text(&turn_error, None),
+                &turn_error,
+                None,
             ));
         }
     }
@@ -281,6 +320,7 @@ mod tests {
             kind: StepErrorKind::UnexpectedError,
             expected: "the turn succeeds".into(),
             observed: "error Declined".into(),
+            exception: None,
         });
         let trial = TrialRun {
             trial: 0,

@@ -287,6 +287,7 @@ pub(crate) fn probe_capabilities(
         kind,
         expected: EXPECTED_TO_BUILD.into(),
         observed,
+        exception: None,
     };
     if let Err(error) = spawned {
         return Err(probe_error(StepErrorKind::ContextFailed, error.to_string()));

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::assertion::Check;
-use crate::evidence::{Operation, Role};
+use crate::evidence::{ExceptionTrace, Operation, Role};
 
 /// Why a step could not be judged on its assertions alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +74,10 @@ pub struct StepError {
     pub expected: String,
     /// What happened, report-safe (messages are digested).
     pub observed: String,
+    /// The exception behind a deployment's error, report-safe (see
+    /// [`ExceptionTrace::report_safe`]), when its companion reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<Box<ExceptionTrace>>,
 }
 
 /// One assertion's result within a step.

@@ -434,6 +434,7 @@ impl<'a> Session<'a> {
                         kind,
                         expected,
                         observed,
+                        exception: None,
                     }
                 })?;
         }
@@ -443,6 +444,7 @@ impl<'a> Session<'a> {
                 kind: StepErrorKind::TargetPanicked,
                 expected: "a deployment to run the step on".into(),
                 observed: "the deployment could not be rebuilt".into(),
+                exception: None,
             });
         };
         let Some(k) = step.crash_at_effect else {
@@ -482,6 +484,7 @@ impl<'a> Session<'a> {
             kind: StepErrorKind::CrashNotInjected,
             expected: format!("a crash at the step's effect {k}"),
             observed,
+            exception: None,
         };
         let ledger = self.context.ledger().clone();
         let target = self.slot(instance).as_mut().expect("checked by the caller");
@@ -507,6 +510,7 @@ impl<'a> Session<'a> {
                         kind,
                         expected,
                         observed,
+                        exception: None,
                     }
                 })?;
                 Ok(CrashSeen {

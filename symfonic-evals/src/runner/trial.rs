@@ -251,6 +251,7 @@ pub(crate) fn entry(
             kind,
             expected: expected.to_owned(),
             observed: observed.to_owned(),
+            exception: None,
         }),
         ledger: crate::ledger::LedgerCounts::default(),
         fixture_calls: Vec::new(),

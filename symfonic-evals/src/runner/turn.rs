@@ -59,6 +59,7 @@ pub(super) fn request(
                 expected: "a pause retained in the conversation whose token the step presents"
                     .into(),
                 observed: "no earlier step paused there".into(),
+                exception: None,
             })?;
             let request = ResumeRequest {
                 conversation: step.conversation.clone(),

@@ -74,16 +74,20 @@ pub(super) fn served(
         .count();
     let delivered = received.iter().filter(|call| call.delivered).count();
     let refusals: Vec<String> = seen.refusals.iter().map(ToString::to_string).collect();
-    let observed = format!(
-        "{} call(s) received ({named} with the named arguments, {as_called} as the model's \
-         call(s) carried them, {delivered} answer(s) delivered; received {}); {} reported; \
-         tools listed in the trial: {}{}",
-        received.len(),
+    let arguments_received = if received.is_empty() {
+        "no arguments".to_owned()
+    } else {
         received
             .iter()
             .map(|call| shape(&call.arguments, public))
             .collect::<Vec<_>>()
-            .join(", "),
+            .join(", ")
+    };
+    let observed = format!(
+        "{} call(s) received ({named} with the named arguments, {as_called} as the model's \
+         call(s) carried them, {delivered} answer(s) delivered; received {arguments_received}); \
+         {} reported; tools listed in the trial: {}{}",
+        received.len(),
         reported.len(),
         if seen.listed { "yes" } else { "no" },
         if refusals.is_empty() {
@@ -142,12 +146,13 @@ pub(super) fn result_shown(evidence: &Evidence<'_>, tool: &str) -> Check {
         expected,
         format!(
             "{} result(s) answered and delivered ({} not delivered); missing from the model \
-             input: [{}]; from another conversation in it: [{}]",
+             input ({}): [{}]; from another conversation in it: [{}]",
             answered.len(),
             fixture_calls(seen, tool)
                 .iter()
                 .filter(|call| !call.failed && !call.delivered)
                 .count(),
+            super::record::model_input_shown(input),
             missing.join(", "),
             foreign.join(", ")
         ),

@@ -94,6 +94,17 @@ pub(super) fn same_non_empty(
     )
 }
 
+/// The model input as a report shows it: `empty` when the deployment
+/// reported none (a digest of nothing would hide that), its digest
+/// otherwise.
+pub(super) fn model_input_shown(input: &str) -> String {
+    if input.is_empty() {
+        "empty".to_owned()
+    } else {
+        sensitive(input)
+    }
+}
+
 pub(super) fn recall(record: &TurnRecord, fragment: &str, present: bool) -> Check {
     let found = record.model_input().contains(fragment);
     let expected = if present {
@@ -104,7 +115,7 @@ pub(super) fn recall(record: &TurnRecord, fragment: &str, present: bool) -> Chec
     let observed = format!(
         "fragment {} model input {}",
         if found { "present in" } else { "absent from" },
-        sensitive(record.model_input())
+        model_input_shown(record.model_input())
     );
     Check::new(found == present, expected, observed)
 }
@@ -260,5 +271,16 @@ mod tests {
         assert!(!judge(json!(["a9"]), "approve", true)
             .observed
             .contains("a9"));
+    }
+
+    #[test]
+    fn an_empty_model_input_is_called_empty_not_digested() {
+        let empty = recall(&TurnRecord::default(), "verify", true);
+        assert!(!empty.passed);
+        assert_eq!(empty.observed, "fragment absent from model input empty");
+        let shown = TurnRecord::builder().model_input("recall: verify").build();
+        let digested = recall(&shown, "refund", true);
+        assert!(digested.observed.ends_with(&sensitive("recall: verify")));
+        assert!(!digested.observed.contains("recall"));
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::Check;
 use crate::assertion::{ArgumentMatch, Evidence};
 use crate::evidence::{ToolCall, ToolOutcome, TurnRecord};
-use crate::redact::{sensitive, shape, PublicValues};
+use crate::redact::{shape, PublicValues};
 
 pub(super) fn calls_of<'a>(
     record: &'a TurnRecord,
@@ -209,16 +209,25 @@ pub(super) fn witnessed(
         ),
         None => format!("a witnessed execution of {tool} that succeeded"),
     };
+    // With no execution witnessed there are no arguments to list: say so,
+    // rather than end on an empty list.
+    let received = if of_tool.is_empty() {
+        "no tool body reported running".to_owned()
+    } else {
+        format!(
+            "received {}",
+            of_tool
+                .iter()
+                .map(|w| shape(&w.arguments, public))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let observed = format!(
         "{} witnessed execution(s) of {tool}, {} with the arguments, {clean} of those succeeded; \
-         received {}",
+         {received}",
         of_tool.len(),
         fitting.len(),
-        of_tool
-            .iter()
-            .map(|w| shape(&w.arguments, public))
-            .collect::<Vec<_>>()
-            .join(", ")
     );
     Check::new(clean >= 1, expected, observed)
 }
@@ -313,7 +322,7 @@ pub(super) fn result_shown(record: &TurnRecord, tool: &str) -> Check {
         format!(
             "{} successful call(s); {missing} of {total} result fragment(s) missing from model input {}",
             results.len(),
-            sensitive(input)
+            super::record::model_input_shown(input)
         ),
     )
 }
@@ -356,6 +365,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn no_witnessed_execution_is_said_in_words() {
+        let record = TurnRecord::default();
+        let evidence = Evidence::of(&record, Default::default());
+        let check = witnessed(
+            &evidence,
+            "weather",
+            Some(&json!({ "city": "Oslo" })),
+            ArgumentMatch::Exact,
+            &PublicValues::default(),
+        );
+        assert!(!check.passed);
+        assert!(
+            check.observed.ends_with("; no tool body reported running"),
+            "{}",
+            check.observed
+        );
+        assert!(!check.observed.trim_end().ends_with("received"));
+    }
 
     #[test]
     fn a_result_the_tool_returned_earlier_in_the_trial_is_not_fresh() {

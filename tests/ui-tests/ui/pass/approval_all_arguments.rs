@@ -22,6 +22,7 @@ use symfonic_evals_ui::Inert as Deployment;
     foreign_answer = { approved: true, approver: "intern" },
     amended_answer = { approved: true, amount: 180 },
     amended_call = { amount: 180 },
+    retries = "same_key",
     skip_probes = ["approval/forged-token", "approval/two-conversations"],
     isolation = "thread",
     concurrency = 2,
