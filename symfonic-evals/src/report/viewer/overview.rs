@@ -264,23 +264,24 @@ pub(crate) fn page(entries: Vec<Entry>) -> String {
     let mut extra_packs = Vec::new();
     let mut groups: BTreeMap<Group, BTreeMap<String, Row<'_>>> = BTreeMap::new();
     for entry in &entries {
-        let (group, mut label, deployment) = entry.place();
+        let (group, label, deployment) = entry.place();
         let column = column_of(&entry.line.pack, &mut extra_packs);
         let rows = groups.entry(group).or_default();
         // The same test from another machine or directory (a merged
-        // viewer): a row of its own, named by where it ran.
-        if rows
-            .get(&label)
-            .is_some_and(|row| row.cells.contains_key(&column))
-        {
-            let machine = entry.line.machine.words();
-            let place = if machine.is_empty() {
-                &entry.page
-            } else {
-                &machine
-            };
-            label = format!("{label} ({place})");
-        }
+        // viewer): a row of its own, named by where it ran, else by its
+        // page (unique in the directory).
+        let machine = entry.line.machine.words();
+        let label = [
+            label.clone(),
+            format!("{label} ({machine})"),
+            format!("{label} ({})", entry.page),
+        ]
+        .into_iter()
+        .find(|candidate| {
+            rows.get(candidate)
+                .is_none_or(|row| !row.cells.contains_key(&column))
+        })
+        .unwrap_or_else(|| entry.page.clone());
         rows.entry(label.clone())
             .or_insert_with(|| Row {
                 label,
@@ -302,6 +303,7 @@ pub(crate) fn page(entries: Vec<Entry>) -> String {
                 .any(|r| r.cells.contains_key(at))
         })
         .collect();
+    let rows: usize = groups.values().map(BTreeMap::len).sum();
     let (line, good) = verdict_line(&entries);
     let deployments: BTreeSet<&str> = groups
         .values()
@@ -318,7 +320,9 @@ pub(crate) fn page(entries: Vec<Entry>) -> String {
         header {
             h1 { "Pack runs" }
             div id="verdict-line" class=(if good { "all-good" } else { "not-good" }) { (line) }
-            div { (entries.len()) " run(s); " span id="shown" { (entries.len()) } " shown" }
+            div {
+                (entries.len()) " run(s) in " (rows) " row(s); " span id="shown" { (rows) } " shown"
+            }
         }
         main {
             (filters(&columns, &deployments, &probes))

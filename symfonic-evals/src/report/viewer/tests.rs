@@ -289,3 +289,17 @@ fn a_report_written_before_roles_and_typed_fields_still_loads_and_renders() {
     // Not a report: the summary a program writes beside them.
     assert!(as_report(br#"{"runs": []}"#).is_none());
 }
+
+#[test]
+fn the_same_test_from_several_places_gets_a_row_each() {
+    let entries: Vec<Entry> = (0..3)
+        .map(|i| {
+            let mut same = line("merged.test", "extension-tools", ReportVerdict::Passed, None);
+            same.report = Some(format!("{i}.merged.test.json"));
+            entry(same)
+        })
+        .collect();
+    let html = overview::page(entries);
+    assert!(html.contains("3 run(s) in 3 row(s)"), "{html}");
+    assert_eq!(html.matches("class=\"o o-passed\"").count(), 3);
+}
