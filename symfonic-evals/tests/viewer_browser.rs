@@ -254,6 +254,19 @@ fn the_overview_shows_the_verdict_line_the_matrix_and_a_trend() {
         .and_then(|rest| rest.split("</svg>").next())
         .expect("a trend");
     assert_eq!(trend.matches("<rect").count(), 2, "{trend}");
+    // The search runs in the page: a link searching for the twin hides
+    // every other row.
+    let output = headless(
+        &browser,
+        &file_url(&index, Some("q=never-called")),
+        &["--dump-dom"],
+    );
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(dom.contains("<span id=\"shown\">1</span>"), "{dom}");
+    assert!(
+        dom.contains("class=\"row hidden\" data-deployment=\"weather\""),
+        "the reference's row is hidden: {dom}"
+    );
     let shot = screenshot("overview.png");
     let output = headless(
         &browser,

@@ -60,7 +60,7 @@ pub struct Progress {
 }
 
 /// Width of the bar, in cells.
-const BAR: usize = 24;
+const BAR: usize = 12;
 
 impl Progress {
     /// Progress over `total` runs, rewriting one line when `in_place`.
@@ -83,11 +83,15 @@ impl Progress {
         let at = self.started.elapsed().as_secs_f64();
         let mut err = std::io::stderr().lock();
         let _ = if self.in_place {
-            write!(
-                err,
-                "\r\x1b[2K{} {label} {word}",
-                progress_line(done, self.total, &counts, at)
-            )
+            // One terminal row, or the next rewrite leaves the wrapped rest.
+            let line = fit(
+                &format!(
+                    "{} {label} {word}",
+                    progress_line(done, self.total, &counts, at)
+                ),
+                columns(),
+            );
+            write!(err, "\r\x1b[2K{line}")
         } else {
             writeln!(
                 err,
@@ -109,11 +113,25 @@ impl Progress {
     }
 }
 
+/// The terminal's width: `COLUMNS` when the shell exports it, else 80.
+fn columns() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|c| *c > 20)
+        .unwrap_or(80)
+}
+
+/// `line` cut to less than `columns` characters.
+fn fit(line: &str, columns: usize) -> String {
+    line.chars().take(columns.saturating_sub(1)).collect()
+}
+
 /// The rewriting line: a bar, done of total, the counts so far, the time.
 pub fn progress_line(done: usize, total: usize, counts: &Counts, secs: f64) -> String {
     let filled = (done * BAR).checked_div(total).unwrap_or(BAR).min(BAR);
     format!(
-        "[{}{}] {done}/{total} · references {}/{} · twins caught {}/{} · honest {}/{} · {secs:.0} s ·",
+        "[{}{}] {done}/{total} refs {}/{}, twins caught {}/{}, honest {}/{}, {secs:.0}s:",
         "#".repeat(filled),
         "-".repeat(BAR - filled),
         counts.references.0,
@@ -180,8 +198,11 @@ mod tests {
         counts.add(Kind::Twin, true);
         counts.add(Kind::Twin, false);
         let line = progress_line(3, 6, &counts, 4.2);
-        assert!(line.starts_with(&format!("[{}{}] 3/6", "#".repeat(12), "-".repeat(12))));
-        assert!(line.contains("references 1/1 · twins caught 1/2 · honest 0/0 · 4 s"));
+        let half = BAR / 2;
+        assert!(line.starts_with(&format!("[{}{}] 3/6", "#".repeat(half), "-".repeat(half))));
+        assert!(line.contains("3/6 refs 1/1, twins caught 1/2, honest 0/0, 4s:"));
+        assert_eq!(fit(&"x".repeat(100), 80).len(), 79);
+        assert_eq!(fit("short", 80), "short");
         assert!(!line.to_lowercase().contains("failed"));
         assert!(progress_line(0, 0, &counts, 0.0).starts_with(&format!("[{}]", "#".repeat(BAR))));
     }

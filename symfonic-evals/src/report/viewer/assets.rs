@@ -62,7 +62,9 @@ window.addEventListener('hashchange',reveal);reveal();\
 var m=document.getElementById('viewer-status');if(m){m.textContent='ready';}b.setAttribute('data-viewer','ready');})();";
 
 /// The overview's script: every filter and the search hide the rows that
-/// do not match, and a group left with no row is hidden too.
+/// do not match, and a group left with no row is hidden too. A link can
+/// carry them in its fragment (`index.html#q=twin&outcome=failed`; also
+/// `pack`, `deployment`, `probe`).
 pub(super) const OVERVIEW_SCRIPT: &str = "\
 (function(){var b=document.body;\
 function v(id){var e=document.getElementById(id);return e?e.value:'';}\
@@ -76,4 +78,7 @@ g.classList.toggle('hidden',left===0);shown+=left;});\
 var c=document.getElementById('shown');if(c){c.textContent=String(shown);}}\
 ['f-pack','f-deployment','f-verdict','f-probe'].forEach(function(id){var e=document.getElementById(id);if(e){e.addEventListener('change',apply);}});\
 var s=document.getElementById('f-search');if(s){s.addEventListener('input',apply);}\
+var h=new URLSearchParams(location.hash.slice(1));\
+[['q','f-search'],['pack','f-pack'],['deployment','f-deployment'],['outcome','f-verdict'],['probe','f-probe']].forEach(function(p){\
+var x=h.get(p[0]),e=document.getElementById(p[1]);if(x!==null&&e){e.value=x;}});\
 apply();var m=document.getElementById('viewer-status');if(m){m.textContent='ready';}b.setAttribute('data-viewer','ready');})();";

@@ -294,7 +294,12 @@ fn a_report_written_before_roles_and_typed_fields_still_loads_and_renders() {
 fn the_same_test_from_several_places_gets_a_row_each() {
     let entries: Vec<Entry> = (0..3)
         .map(|i| {
-            let mut same = line("merged.test", "extension-tools", ReportVerdict::Passed, None);
+            let mut same = line(
+                "merged.test",
+                "extension-tools",
+                ReportVerdict::Passed,
+                None,
+            );
             same.report = Some(format!("{i}.merged.test.json"));
             entry(same)
         })
