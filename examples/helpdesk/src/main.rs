@@ -104,17 +104,23 @@ fn of(runs: &[(String, Outcome)], desk: Option<&str>) -> Vec<Outcome> {
         .collect()
 }
 
-/// Every scenario's verdict, one line each.
+/// Every scenario's verdict, one line each; the estimates and their
+/// intervals only where more than one trial ran (one trial's interval
+/// says nothing).
 fn scenario_lines(run: &PackRun) {
     for scenario in run.scenarios() {
         let mark = if scenario.passed() { "pass" } else { "FAIL" };
+        let estimates = if scenario.trials.len() > 1 {
+            format!("; {}", scenario.stats().phrase())
+        } else {
+            String::new()
+        };
         println!(
-            "  [{mark}] {} ({} of {} trial(s) passed, {} required; {})",
+            "  [{mark}] {} ({} of {} trial(s) passed, {} required{estimates})",
             scenario.name,
             scenario.passes(),
             scenario.trials.len(),
             scenario.required,
-            scenario.stats().phrase()
         );
     }
 }

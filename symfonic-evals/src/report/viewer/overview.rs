@@ -399,7 +399,7 @@ fn group_table(
             summary { (group.title()) " · " (good) " of " (total) " as expected" }
             table class="matrix" {
                 tr {
-                    th { "deployment" }
+                    th { (if *group == Group::Other { "run" } else { "deployment" }) }
                     @for (_, pack) in columns { th { (pack) } }
                 }
                 @for row in ordered {
