@@ -52,8 +52,10 @@ pub use registry::{
     UncoveredCapabilities,
 };
 pub use report::{
-    build_viewer, refresh_index, report_dir, wilson_interval, Failure, PackRun, ScenarioRun,
-    TrialStats, Verdict, INDEX_FILE, PARTITION_ENV, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
+    build_viewer, refresh_index, report_dir, wilson_interval, ExtensionEvidence, Failure, Harness,
+    IndexEstimate, IndexLine, Machine, MissingEntry, PackRun, PinnedCatch, ReportDocument,
+    ReportVerdict, RunRole, ScenarioReport, ScenarioRun, ScenarioStats, StepAt, TrialStats,
+    Verdict, INDEX_FILE, INTERVAL_WORDS, PARTITION_ENV, REPORT_DIR_ENV, REPORT_SCHEMA_VERSION,
     VIEWER_INDEX_FILE,
 };
 pub use runner::{

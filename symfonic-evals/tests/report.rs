@@ -337,3 +337,161 @@ fn a_rerun_replaces_the_report_and_leaves_no_temporary_files() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Where `value` breaks `schema` (a subset of JSON Schema: `$ref` into
+/// `$defs`, `anyOf`/`oneOf`, `const`, `enum`, `type`, `properties` with
+/// `required`, `items`), read strictly: a key the schema does not declare
+/// is an error too, so a field written but left out of the schema fails.
+fn schema_errors(root: &Value, schema: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
+    if let Some(reference) = schema["$ref"].as_str() {
+        let name = reference.trim_start_matches("#/$defs/");
+        return schema_errors(root, &root["$defs"][name], value, at, out);
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = schema[key].as_array() {
+            let fits = branches.iter().any(|branch| {
+                let mut errors = Vec::new();
+                schema_errors(root, branch, value, at, &mut errors);
+                errors.is_empty()
+            });
+            if !fits {
+                out.push(format!("{at}: fits no branch of {key}: {value}"));
+            }
+            return;
+        }
+    }
+    if let Some(constant) = schema.get("const") {
+        if constant != value {
+            out.push(format!("{at}: {value} is not {constant}"));
+        }
+    }
+    if let Some(allowed) = schema["enum"].as_array() {
+        if !allowed.contains(value) {
+            out.push(format!("{at}: {value} is not one of {allowed:?}"));
+        }
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let is = |t: &str| match t {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "integer" => value.is_u64() || value.is_i64(),
+        "number" => value.is_number(),
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => false,
+    };
+    if !types.is_empty() && !types.iter().any(|t| is(t)) {
+        out.push(format!("{at}: {value} is not {types:?}"));
+    }
+    if let (Some(object), Some(properties)) = (value.as_object(), schema["properties"].as_object())
+    {
+        for (key, field) in object {
+            match properties.get(key) {
+                Some(declared) => schema_errors(root, declared, field, &format!("{at}.{key}"), out),
+                None => out.push(format!("{at}.{key}: written but not in the schema")),
+            }
+        }
+        for required in schema["required"].as_array().into_iter().flatten() {
+            if !object.contains_key(required.as_str().unwrap_or_default()) {
+                out.push(format!("{at}: required {required} missing"));
+            }
+        }
+    }
+    if let (Some(items), Some(schema)) = (value.as_array(), schema.get("items")) {
+        for (i, item) in items.iter().enumerate() {
+            schema_errors(root, schema, item, &format!("{at}[{i}]"), out);
+        }
+    }
+}
+
+#[test]
+fn the_report_schema_for_other_languages_describes_every_report_and_index_line() {
+    let dir = common::private_report_dir("report");
+    let schema: Value = serde_json::from_str(include_str!("../../protocol/report.schema.json"))
+        .expect("the schema is JSON");
+    let twin = symfonic_evals::RunRole::Twin {
+        deployment: "weather".into(),
+        twin: "never-called".into(),
+        catch: symfonic_evals::PinnedCatch {
+            scenario: "extension-tool-execution".into(),
+            step: "call".into(),
+            assertion: "ToolCalled".into(),
+        },
+    };
+    let with_role = |role| RunOptions {
+        role: Some(role),
+        ..RunOptions::default()
+    };
+    let runs = [
+        run_pack(
+            "report.schema.reference",
+            &common::extension(common::extension_pack()),
+            &with_role(symfonic_evals::RunRole::Reference {
+                deployment: "weather".into(),
+            }),
+            |_| WeatherDesk::with(None),
+        ),
+        run_pack(
+            "report.schema.twin",
+            &common::extension(common::extension_pack()),
+            &with_role(twin.clone()),
+            |_| WeatherDesk::with(Some(common::extension::ExtensionFlaw::NeverCalled)),
+        ),
+        run_pack(
+            "report.schema.approval_failing",
+            &common::approval(common::approval_pack()),
+            &RunOptions::default(),
+            |ctx| ManagerDesk::open(ctx, Some(ApprovalFlaw::TokenRedeemedTwice)),
+        ),
+        run_pack(
+            "report.schema.not_applicable",
+            &common::extension(common::extension_pack()),
+            &RunOptions::default(),
+            |_| Bare,
+        ),
+    ];
+    assert_eq!(runs[1].role(), Some(&twin));
+    let mut errors = Vec::new();
+    for run in &runs {
+        let report = report_of(run);
+        schema_errors(&schema, &schema, &report, run.name(), &mut errors);
+        // The typed model reads back what it wrote, field for field.
+        let typed: symfonic_evals::ReportDocument =
+            serde_json::from_value(report.clone()).expect("the model reads its report");
+        assert_eq!(serde_json::to_value(&typed).unwrap(), report);
+    }
+    assert_eq!(
+        report_of(&runs[1])["role"]["catch"]["assertion"],
+        "ToolCalled"
+    );
+    let index = std::fs::read_to_string(dir.join(symfonic_evals::INDEX_FILE)).unwrap();
+    let line_schema = serde_json::json!({"$ref": "#/$defs/IndexLine"});
+    let mine: Vec<Value> = index
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| {
+            l["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("report.schema."))
+        })
+        .collect();
+    assert!(mine.len() >= runs.len(), "{index}");
+    for line in &mine {
+        schema_errors(&schema, &line_schema, line, "index line", &mut errors);
+        let typed: symfonic_evals::IndexLine =
+            serde_json::from_value(line.clone()).expect("the model reads its index line");
+        assert_eq!(serde_json::to_value(&typed).unwrap(), *line);
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+    // And the checker does catch a field the schema does not know.
+    let mut extra = report_of(&runs[0]);
+    extra["surprise"] = Value::Bool(true);
+    let mut caught = Vec::new();
+    schema_errors(&schema, &schema, &extra, "extra", &mut caught);
+    assert_eq!(caught, ["extra.surprise: written but not in the schema"]);
+}

@@ -1,11 +1,16 @@
 //! The evidence viewer in a real browser: headless Chromium opens the page
 //! of a failing run at its first failure's anchor, the page's script runs
 //! without an error, the first failure is shown and its anchor found, and a
-//! screenshot is saved as `<target dir>/symfonic-evals/viewer.png`.
+//! screenshot is saved as `<target dir>/symfonic-evals/viewer.png`; then
+//! the overview of a small run's report directory shows its verdict line,
+//! its matrix and a trend, and is saved as
+//! `<target dir>/symfonic-evals/overview.png`.
 //!
-//! Skipped, saying so, when no Chromium is installed, except under
-//! `CI=true`, where a missing browser fails the test (`.ci/run` installs
-//! Debian's `chromium`).
+//! Both need a browser, so both are ignored by default, which the test
+//! run reports as ignored with the reason: run them with
+//! `cargo test -p symfonic-evals --test viewer_browser -- --include-ignored`
+//! (`.ci/run` does, after installing Debian's `chromium`). Asked to run
+//! with no browser installed, they fail.
 
 mod common;
 
@@ -13,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::extension::{ExtensionFlaw, WeatherDesk};
-use symfonic_evals::{run_pack, Isolation, RunOptions, VIEWER_INDEX_FILE};
+use symfonic_evals::{run_pack, Isolation, PinnedCatch, RunOptions, RunRole, VIEWER_INDEX_FILE};
 
 fn browser() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome", "chrome"]
@@ -70,17 +75,29 @@ fn script_errors(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The browser, or a failure saying how to install one: a test asked to
+/// run in a browser never passes without one.
+fn required_browser() -> PathBuf {
+    browser().expect("no chromium installed (apt-get install -y chromium)")
+}
+
+/// Where screenshots go: `<target dir>/symfonic-evals`, for a person to
+/// look at.
+fn screenshot(name: &str) -> PathBuf {
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("symfonic-evals");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join(name);
+    let _ = std::fs::remove_file(&shot);
+    shot
+}
+
 #[test]
+#[ignore = "needs a headless Chromium (apt-get install -y chromium); run with --include-ignored"]
 fn the_viewer_renders_and_reaches_the_first_failure() {
-    let Some(browser) = browser() else {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !ci,
-            "CI=true but no chromium is installed (apt-get install -y chromium)"
-        );
-        eprintln!("skipped: no chromium installed (apt-get install -y chromium); CI runs this");
-        return;
-    };
+    let browser = required_browser();
     let dir = common::private_report_dir("viewer_browser");
     let thread = RunOptions {
         isolation: Isolation::Thread,
@@ -144,16 +161,116 @@ fn the_viewer_renders_and_reaches_the_first_failure() {
     assert!(script_errors(&stderr).is_empty(), "{stderr}");
 
     // A screenshot under the target directory, for a person to look at.
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("the target directory")
-        .join("symfonic-evals");
-    std::fs::create_dir_all(&shots).unwrap();
-    let shot = shots.join("viewer.png");
-    let _ = std::fs::remove_file(&shot);
+    let shot = screenshot("viewer.png");
     let output = headless(
         &browser,
         &file_url(&page, None),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,900",
+        ],
+    );
+    assert!(
+        shot.is_file(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+#[ignore = "needs a headless Chromium (apt-get install -y chromium); run with --include-ignored"]
+fn the_overview_shows_the_verdict_line_the_matrix_and_a_trend() {
+    let browser = required_browser();
+    let dir = common::private_report_dir("viewer_browser");
+    let definition = common::extension(common::extension_pack());
+    let seed = definition.kind().seed_scenario();
+    let options = |role: RunRole| RunOptions {
+        isolation: Isolation::Thread,
+        role: Some(role),
+        ..RunOptions::default()
+    };
+    // Twice each, so every test has a trend of two runs.
+    for _ in 0..2 {
+        let reference = run_pack(
+            "overview.reference",
+            &definition,
+            &options(RunRole::Reference {
+                deployment: "weather".into(),
+            }),
+            |_| WeatherDesk::with(None),
+        );
+        assert!(reference.passed());
+        let twin = run_pack(
+            "overview.twin.never-called",
+            &definition,
+            &options(RunRole::Twin {
+                deployment: "weather".into(),
+                twin: "never-called".into(),
+                catch: PinnedCatch {
+                    scenario: seed.into(),
+                    step: "call".into(),
+                    assertion: "ToolCalled".into(),
+                },
+            }),
+            |_| WeatherDesk::with(Some(ExtensionFlaw::NeverCalled)),
+        );
+        assert_eq!(twin.failed_scenarios()[0], seed);
+    }
+    let index = dir.join(VIEWER_INDEX_FILE);
+    let output = headless(&browser, &file_url(&index, None), &["--dump-dom"]);
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        dom.contains("data-viewer=\"ready\""),
+        "the script did not run: {dom}"
+    );
+    assert!(script_errors(&stderr).is_empty(), "{stderr}");
+    // The verdict line counts the reference and the caught twin (other
+    // tests of this binary add their own runs after it).
+    let verdict = dom
+        .split("id=\"verdict-line\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</div>").next())
+        .expect("a verdict line");
+    assert!(
+        verdict.contains("references 1/1 passed, twins 1/1 caught"),
+        "{verdict}"
+    );
+    // The matrix: the reference's row and the twin's, the twin caught, each
+    // cell a link to its run's page.
+    assert!(dom.contains("class=\"matrix\""), "{dom}");
+    assert!(dom.contains("weather twin never-called"), "{dom}");
+    assert!(dom.contains("class=\"o o-caught\""), "{dom}");
+    assert!(
+        dom.contains("href=\"symfonic-evals.overview.reference.html\""),
+        "{dom}"
+    );
+    // A trend of the two runs, drawn as two bars.
+    let trend = dom
+        .split("<svg class=\"trend\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</svg>").next())
+        .expect("a trend");
+    assert_eq!(trend.matches("<rect").count(), 2, "{trend}");
+    // The search runs in the page: a link searching for the twin hides
+    // every other row.
+    let output = headless(
+        &browser,
+        &file_url(&index, Some("q=never-called")),
+        &["--dump-dom"],
+    );
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(dom.contains("<span id=\"shown\">1</span>"), "{dom}");
+    assert!(
+        dom.contains("class=\"row hidden\" data-deployment=\"weather\""),
+        "the reference's row is hidden: {dom}"
+    );
+    let shot = screenshot("overview.png");
+    let output = headless(
+        &browser,
+        &file_url(&index, None),
         &[
             &format!("--screenshot={}", shot.display()),
             "--window-size=1280,900",

@@ -66,8 +66,8 @@ fn view_merges_the_report_directories_of_partitions() {
         .filter(|n| n.ends_with(".html") && n != "index.html")
         .collect();
     assert_eq!(pages.len(), 2, "{pages:?}");
-    let failed = index.find("failed</span>").expect("a failed run");
-    let passed = index.find("passed</span>").expect("a passed run");
+    let failed = index.find("class=\"o o-failed\"").expect("a failed run");
+    let passed = index.find("class=\"o o-passed\"").expect("a passed run");
     assert!(failed < passed, "failures first");
 
     // A bad invocation says how to call it.

@@ -8,15 +8,19 @@
 //! as far as that takes: the seed and the scenario it must be caught in
 //! (the workspace tests prove it passes every other one). Every run is a
 //! job; the jobs run side by side, four per core and the longest first
-//! (`SYMFONIC_EVALS_JOBS` sets how many), each printing a progress line to
-//! stderr as it ends, and the results are printed in a fixed order once all
-//! are in. Run it optimised (`cargo run --release -p helpdesk`): in a debug
+//! (`SYMFONIC_EVALS_JOBS` sets how many), with a progress line on stderr
+//! (rewritten in place on a terminal, a plain line per run in CI), and the
+//! results are printed in a fixed order once all are in, then a summary
+//! table. Every run records its role (reference, twin with its pinned
+//! catch, honest variant) in its report, for the viewer's overview. Run it optimised (`cargo run --release -p helpdesk`): in a debug
 //! build the harness's own work, not the deployments', dominates.
 //! A deployment that could not be built and a pack whose arguments are
 //! invalid are reported as such, never as a pass or an escape. Exits
 //! non-zero unless every reference passes and every twin is caught where it
 //! must be, and every honest variant (a correct but unusual configuration
 //! of either desk) passes every pack it is meant for.
+
+mod console;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,7 +30,9 @@ use std::time::Instant;
 use helpdesk::python::PythonTwin;
 use helpdesk::{honest, packs, python, Catch, Flaw, Helpdesk, Pack, Variant};
 use serde_json::{json, Value};
-use symfonic_evals::{report_dir, run_pack, PackDefinition, PackRun, Verdict};
+use symfonic_evals::{
+    report_dir, run_pack, PackDefinition, PackRun, PinnedCatch, RunOptions, RunRole, Verdict,
+};
 
 /// What one run came to, for the totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,17 +104,23 @@ fn of(runs: &[(String, Outcome)], desk: Option<&str>) -> Vec<Outcome> {
         .collect()
 }
 
-/// Every scenario's verdict, one line each.
+/// Every scenario's verdict, one line each; the estimates and their
+/// intervals only where more than one trial ran (one trial's interval
+/// says nothing).
 fn scenario_lines(run: &PackRun) {
     for scenario in run.scenarios() {
         let mark = if scenario.passed() { "pass" } else { "FAIL" };
+        let estimates = if scenario.trials.len() > 1 {
+            format!("; {}", scenario.stats().phrase())
+        } else {
+            String::new()
+        };
         println!(
-            "  [{mark}] {} ({} of {} trial(s) passed, {} required; {})",
+            "  [{mark}] {} ({} of {} trial(s) passed, {} required{estimates})",
             scenario.name,
             scenario.passes(),
             scenario.trials.len(),
             scenario.required,
-            scenario.stats().phrase()
         );
     }
 }
@@ -229,6 +241,36 @@ impl Job {
         }
     }
 
+    /// What the run is for, as its report records it (an honest variant's
+    /// run records its own, in `honest`).
+    fn role(self) -> Option<RunRole> {
+        let twin = |deployment: &str, twin: &str, catch: &Catch| RunRole::Twin {
+            deployment: deployment.to_owned(),
+            twin: twin.to_owned(),
+            catch: PinnedCatch {
+                scenario: catch.scenario.to_owned(),
+                step: catch.step.to_owned(),
+                assertion: catch.assertion.to_owned(),
+            },
+        };
+        match self {
+            Self::Reference { python, .. } => Some(RunRole::Reference {
+                deployment: desk(python).to_owned(),
+            }),
+            Self::RustTwin(flaw) => Some(twin("helpdesk", flaw.name(), &flaw.expected_catch())),
+            Self::PythonTwin(t) => Some(twin("helpdesk-py", t.name, &t.catch)),
+            Self::Honest { .. } => None,
+        }
+    }
+
+    /// `options` with this job's role.
+    fn with_role(self, options: RunOptions) -> RunOptions {
+        RunOptions {
+            role: self.role(),
+            ..options
+        }
+    }
+
     fn run(self) -> PackRun {
         match self {
             Self::Reference {
@@ -237,7 +279,7 @@ impl Job {
             } => run_pack(
                 &format!("helpdesk::reference::{}", pack_name(pack)),
                 &packs::definition(pack),
-                &packs::run_options(),
+                &self.with_role(packs::run_options()),
                 Helpdesk::open,
             ),
             Self::Reference { pack, python: true } => {
@@ -245,14 +287,14 @@ impl Job {
                 run_pack(
                     &format!("helpdesk-py::reference::{}", pack_name(pack)),
                     &python::definition(pack),
-                    &python::run_options(),
+                    &self.with_role(python::run_options()),
                     move |ctx| python::start(ctx, &spec),
                 )
             }
             Self::RustTwin(flaw) => run_pack(
                 &format!("helpdesk::twin::{}", flaw.name()),
                 &only_catching(packs::definition(flaw.pack()), &flaw.expected_catch()),
-                &packs::run_options(),
+                &self.with_role(packs::run_options()),
                 move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
             ),
             Self::PythonTwin(twin) => {
@@ -260,7 +302,7 @@ impl Job {
                 run_pack(
                     &format!("helpdesk-py::twin::{}", twin.name),
                     &only_catching(python::definition(twin.pack), &twin.catch),
-                    &python::run_options(),
+                    &self.with_role(python::run_options()),
                     move |ctx| python::start(ctx, &spec),
                 )
             }
@@ -293,7 +335,7 @@ fn workers() -> usize {
 
 /// Runs every job, `workers` at a time, longest first (so no long run
 /// starts last and leaves the other workers idle), and returns the runs in
-/// the jobs' order. Each job prints a progress line to stderr as it ends.
+/// the jobs' order. Each job shows on the progress line as it ends.
 /// In a child re-executed to serve one isolated run, every other job
 /// returns at once and the served one ends the process.
 fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
@@ -302,9 +344,8 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
     // A served child passes through the other jobs silently.
     let quiet = std::env::var_os(symfonic_evals::process::SERVE_RUN_ENV).is_some();
     let next = AtomicUsize::new(0);
-    let finished = AtomicUsize::new(0);
     let runs: Mutex<Vec<Option<PackRun>>> = Mutex::new(jobs.iter().map(|_| None).collect());
-    let started = Instant::now();
+    let progress = console::Progress::new(jobs.len(), console::rewrites_in_place());
     std::thread::scope(|scope| {
         for _ in 0..workers.min(jobs.len()) {
             scope.spawn(|| {
@@ -312,15 +353,14 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
                     let job = jobs[index];
                     let began = Instant::now();
                     let run = job.run();
-                    let done = 1 + finished.fetch_add(1, Ordering::SeqCst);
                     if !quiet {
-                        eprintln!(
-                            "[{done:>3}/{}] {:<56} {:<14} {:>5.1} s (at {:.0} s)",
-                            jobs.len(),
-                            job.label(),
-                            job.progress_word(run.verdict()),
-                            began.elapsed().as_secs_f64(),
-                            started.elapsed().as_secs_f64()
+                        let word = job.progress_word(run.verdict());
+                        progress.ended(
+                            &job.label(),
+                            word,
+                            job.kind(),
+                            matches!(word, "passed" | "caught"),
+                            began.elapsed(),
                         );
                     }
                     runs.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(run);
@@ -328,6 +368,9 @@ fn run_side_by_side(jobs: &[Job], workers: usize) -> Vec<PackRun> {
             });
         }
     });
+    if !quiet {
+        progress.finish();
+    }
     runs.into_inner()
         .unwrap_or_else(PoisonError::into_inner)
         .into_iter()
@@ -347,6 +390,15 @@ fn verdict_word(verdict: &Verdict) -> &'static str {
 }
 
 impl Job {
+    /// Which kind of deployment the job runs, for the counts.
+    fn kind(self) -> console::Kind {
+        match self {
+            Self::Reference { .. } => console::Kind::Reference,
+            Self::RustTwin(_) | Self::PythonTwin(_) => console::Kind::Twin,
+            Self::Honest { .. } => console::Kind::Honest,
+        }
+    }
+
     /// What a run's verdict means for this job, in a word: a twin is meant
     /// to fail, so its failure reads "caught" (where it was caught is
     /// checked against its pin once every run is in) and a pass "ESCAPED";
@@ -598,6 +650,20 @@ fn main() -> ExitCode {
         Ok(index) => println!("viewer: {}", index.display()),
         Err(error) => eprintln!("viewer not written: {error}"),
     }
+    let good = |runs: &[(String, Outcome)]| {
+        let outcomes = of(runs, None);
+        (count(&outcomes, Outcome::Good), outcomes.len())
+    };
+    println!();
+    print!(
+        "{}",
+        console::summary_table(
+            good(&tally.references),
+            good(&tally.twins),
+            (honest_passed, tally.honest.len()),
+            started.elapsed(),
+        )
+    );
     if tally.all_good() && conformance.passed() {
         ExitCode::SUCCESS
     } else {
@@ -660,6 +726,56 @@ mod tests {
             .map(|v| v.packs().len() + v.python_packs().len())
             .sum();
         assert_eq!(labels.len(), Pack::ALL.len() * 2 + twins + honest);
+    }
+
+    #[test]
+    fn every_run_records_its_role_and_a_twin_its_pinned_catch() {
+        for job in Job::all() {
+            match (job, job.role()) {
+                (Job::Reference { python, .. }, Some(RunRole::Reference { deployment })) => {
+                    assert_eq!(deployment, desk(python));
+                }
+                (
+                    Job::RustTwin(flaw),
+                    Some(RunRole::Twin {
+                        deployment,
+                        twin,
+                        catch,
+                    }),
+                ) => {
+                    let pinned = flaw.expected_catch();
+                    assert_eq!(
+                        (deployment.as_str(), twin.as_str()),
+                        ("helpdesk", flaw.name())
+                    );
+                    assert_eq!(
+                        (
+                            catch.scenario.as_str(),
+                            catch.step.as_str(),
+                            catch.assertion.as_str()
+                        ),
+                        (pinned.scenario, pinned.step, pinned.assertion)
+                    );
+                }
+                (
+                    Job::PythonTwin(t),
+                    Some(RunRole::Twin {
+                        deployment,
+                        twin,
+                        catch,
+                    }),
+                ) => {
+                    assert_eq!(
+                        (deployment.as_str(), twin.as_str()),
+                        ("helpdesk-py", t.name)
+                    );
+                    assert_eq!(catch.scenario, t.catch.scenario);
+                }
+                // An honest variant's run records its role where it is run.
+                (Job::Honest { .. }, None) => {}
+                (job, role) => panic!("{}: {role:?}", job.label()),
+            }
+        }
     }
 
     #[test]

@@ -108,6 +108,9 @@ pub struct PackRun {
     /// [`served_elsewhere`](Self::served_elsewhere)).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) elsewhere: bool,
+    /// What the run was for, as [`RunOptions::role`](crate::RunOptions::role) said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) role: Option<super::RunRole>,
 }
 
 impl PackRun {
@@ -127,6 +130,7 @@ impl PackRun {
             report_path: None,
             viewer_path: None,
             elsewhere: true,
+            role: None,
         }
     }
 
@@ -182,6 +186,12 @@ impl PackRun {
     /// The verdict.
     pub fn verdict(&self) -> &Verdict {
         &self.verdict
+    }
+
+    /// What the run was for, when the program that ran it said (see
+    /// [`RunOptions::role`](crate::RunOptions::role)).
+    pub fn role(&self) -> Option<&super::RunRole> {
+        self.role.as_ref()
     }
 
     /// Whether the verdict is a pass.
@@ -242,7 +252,7 @@ impl PackRun {
             Some(f) => format!(
                 "{}#{}",
                 page.display(),
-                super::viewer::step_anchor(&f.scenario, u64::from(f.trial), f.step as u64)
+                super::anchors::step_anchor(&f.scenario, u64::from(f.trial), f.step as u64)
             ),
             None => page.display().to_string(),
         };

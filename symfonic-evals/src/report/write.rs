@@ -1,9 +1,11 @@
-//! Writing a pack's JSON report, atomically, under the cargo target directory.
+//! Writing a pack's JSON report and its index line, atomically, under the
+//! cargo target directory.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::model::{IndexLine, ReportDocument};
 use super::run::PackRun;
 
 /// Overrides where reports are written.
@@ -52,16 +54,19 @@ fn file_name(run_name: &str) -> String {
 }
 
 /// Writes the report, its line in the index and its viewer page (then the
-/// viewer's index), and returns the report's path and the page's; `None`
+/// viewer's overview), and returns the report's path and the page's; `None`
 /// for what could not be written (a report is evidence about the run, never
 /// a reason to fail it), after saying so on stderr with the path and the
 /// I/O error only.
 pub(crate) fn write_report(run: &PackRun) -> (Option<PathBuf>, Option<PathBuf>) {
     let path = report_dir().join(file_name(&run.name));
     let document = super::document::document(run);
-    match try_write(&document, &run.name, &path) {
+    let written = serde_json::to_vec_pretty(&document)
+        .map_err(std::io::Error::from)
+        .and_then(|json| write_atomic(&path, &json, true));
+    match written {
         Ok(()) => {
-            append_to_index(run, &document, &path);
+            append_to_index(&document, &path);
             let page = super::viewer::write_after_report(&document, &path);
             (Some(path), page)
         }
@@ -78,30 +83,17 @@ pub(crate) fn write_report(run: &PackRun) -> (Option<PathBuf>, Option<PathBuf>) 
 /// The file in the report directory listing every run, one JSON line each.
 pub const INDEX_FILE: &str = "index.jsonl";
 
-/// Appends one line for `run` to the report directory's index: which binary
-/// (so the runs of one build can be told from an earlier build's), the
-/// report's file, the pack, the verdict, when and how long, on which
-/// machine, and the viewer anchor of its first failure. Appends of one
-/// short line are atomic, so concurrent test binaries interleave whole
-/// lines.
-fn append_to_index(run: &PackRun, document: &serde_json::Value, report: &Path) {
-    let binary = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()));
-    let line = serde_json::json!({
-        "binary": binary,
-        "package": document["package"],
-        "name": run.name(),
-        "pack": run.kind().name(),
-        "verdict": document["verdict"],
-        "fingerprint": run.fingerprint(),
-        "started_unix_ms": document["started_unix_ms"],
-        "duration_us": document["duration_us"],
-        "report": report.file_name().map(|n| n.to_string_lossy().into_owned()),
-        "machine": document["machine"],
-        "first_failure": super::viewer::first_failure_anchor(document),
-    });
-    let mut bytes = line.to_string().into_bytes();
+/// Appends one [`IndexLine`] for the report just written to `report`.
+/// Appends of one line are single writes to a file opened for appending,
+/// so concurrent test binaries interleave whole lines.
+fn append_to_index(document: &ReportDocument, report: &Path) {
+    let line = IndexLine::of(
+        document,
+        report.file_name().map(|n| n.to_string_lossy().into_owned()),
+    );
+    let Ok(mut bytes) = serde_json::to_vec(&line) else {
+        return;
+    };
     bytes.push(b'\n');
     let appended = std::fs::OpenOptions::new()
         .create(true)
@@ -113,21 +105,30 @@ fn append_to_index(run: &PackRun, document: &serde_json::Value, report: &Path) {
     }
 }
 
-fn try_write(document: &serde_json::Value, name: &str, path: &Path) -> std::io::Result<()> {
+/// Writes `contents` to `path` through a temporary file beside it and a
+/// rename, so a reader never sees half a file and concurrent writers each
+/// leave a whole one; `sync` flushes it to disk first (a report is kept,
+/// a page can be rebuilt).
+pub(super) fn write_atomic(path: &Path, contents: &[u8], sync: bool) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let temp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        file_name(name),
+        ".{name}.{}.{}.tmp",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let json = serde_json::to_vec_pretty(document)?;
     let written = std::fs::File::create(&temp)
         .and_then(|mut file| {
-            file.write_all(&json)?;
-            file.sync_all()
+            file.write_all(contents)?;
+            if sync {
+                file.sync_all()?;
+            }
+            Ok(())
         })
         .and_then(|()| std::fs::rename(&temp, path));
     if written.is_err() {

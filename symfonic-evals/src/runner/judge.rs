@@ -349,6 +349,7 @@ mod tests {
             report_path: None,
             viewer_path: None,
             elsewhere: false,
+            role: None,
         };
         let rendered = run.render();
         assert!(

@@ -29,6 +29,11 @@ pub struct RunOptions {
     /// Where each trial's deployment runs: a child process (the default)
     /// or a thread of this one.
     pub isolation: Isolation,
+    /// What the run is for (a reference, a twin pinned to a catch, an
+    /// honest variant), recorded in its report so the overview can show a
+    /// caught twin as the expected failure it is. `None` for an ordinary
+    /// test.
+    pub role: Option<crate::RunRole>,
 }
 
 /// Runs one pack against the deployment `factory` builds: checks the
@@ -91,6 +96,7 @@ where
         report_path: None,
         viewer_path: None,
         elsewhere: false,
+        role: options.role.clone(),
     };
     let policy = definition.policy().overridden_by_env();
     run.verdict = match (definition.check(), policy) {

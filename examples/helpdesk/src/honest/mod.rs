@@ -190,6 +190,22 @@ impl Variant {
     }
 }
 
+/// `options` recording the run as `variant` of `deployment` in its report,
+/// so the viewer's overview counts it with the honest variants.
+fn with_role(
+    options: symfonic_evals::RunOptions,
+    deployment: &str,
+    variant: Variant,
+) -> symfonic_evals::RunOptions {
+    symfonic_evals::RunOptions {
+        role: Some(symfonic_evals::RunRole::HonestVariant {
+            deployment: deployment.to_owned(),
+            variant: variant.name().to_owned(),
+        }),
+        ..options
+    }
+}
+
 /// Runs `pack`, as [`Variant::definition`] gives it, against the Rust desk
 /// in the configuration `variant`, with the reference's run options. Each
 /// (variant, pack) pair has a run name of its own, so runs side by side
@@ -203,7 +219,7 @@ pub fn run_rust(variant: Variant, pack: Pack) -> PackRun {
             definition.kind().name()
         ),
         &definition,
-        &crate::packs::run_options(),
+        &with_role(crate::packs::run_options(), "helpdesk", variant),
         move |ctx| Helpdesk::open_variant(ctx, variant),
     )
 }
@@ -220,7 +236,7 @@ pub fn run_python(variant: Variant, pack: Pack) -> PackRun {
             definition.kind().name()
         ),
         &definition,
-        &crate::python::run_options(),
+        &with_role(crate::python::run_options(), "helpdesk-py", variant),
         move |ctx| crate::python::start(ctx, &spec),
     )
 }
