@@ -473,7 +473,11 @@ mod tests {
         // The denial and the unfit answer are derived from `answer`.
         assert_eq!(
             not_run(&pack),
-            ["approval/gated-action (add `gated_tool` to run it)"]
+            [
+                "approval/foreign-answer (add `foreign_answer` to run it)",
+                "approval/gated-action (add `gated_tool` to run it)",
+                "approval/amended-answer (add `amended_answer` to run it)",
+            ]
         );
         // Every probe either runs or is listed, never both.
         let ran = pack.scenarios().len() - 1;
@@ -487,11 +491,13 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
+                "approval/foreign-answer (add `foreign_answer` to run it)",
                 "approval/gated-action (add `gated_tool` to run it)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
                  denial: give deny_answer)",
                 "approval/type-confused-answer (`answer` holds no single boolean deciding it, \
                  whose look-alikes could be coerced)",
+                "approval/amended-answer (add `amended_answer` to run it)",
             ]
         );
         let all =
@@ -525,8 +531,10 @@ mod tests {
             not_run(&pack),
             [
                 "approval/forged-token (skipped by skip_probes)",
+                "approval/foreign-answer (add `foreign_answer` to run it)",
                 "approval/gated-action (skipped by skip_probes)",
                 "approval/unfit-answer (skipped by skip_probes)",
+                "approval/amended-answer (add `amended_answer` to run it)",
             ]
         );
     }
@@ -629,7 +637,7 @@ mod tests {
             serde_json::json!({"probe": "approval/forged-token", "reason": "skipped"})
         );
         assert_eq!(
-            json[1],
+            json[2],
             serde_json::json!({
                 "probe": "approval/gated-action", "reason": "needs", "argument": "gated_tool"
             })
