@@ -204,10 +204,12 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
     assert_eq!(report["verdict"], "failed");
     // A failing account names the probes that did not run, as a passing one does.
     assert!(run.render().contains(
-        "\n  not run: approval/gated-action (add `gated_tool` to run it), approval/replicas (the \
-         deployment does not declare `replicas`)\n"
+        "\n  not run: approval/foreign-answer (add `foreign_answer` to run it), \
+         approval/gated-action (add `gated_tool` to run it), approval/amended-answer (add \
+         `amended_answer` to run it), approval/replicas (the deployment does not declare \
+         `replicas`)\n"
     ));
-    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 2);
+    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 4);
     let steps = report["scenarios"][0]["trials"][0]["steps"]
         .as_array()
         .unwrap();
