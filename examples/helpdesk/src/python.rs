@@ -773,8 +773,9 @@ pub const TWINS: [PythonTwin; 48] = [
         (
             "procedural/relearn-after-approval",
             "relearn 2",
-            "PublishedRules",
-            "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
+            // The redraft shows first in the review rows it changed.
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
         ),
         &[],
     ),

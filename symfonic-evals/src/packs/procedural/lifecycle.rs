@@ -319,7 +319,14 @@ impl ProceduralPack {
             // published procedures here), so an unchanged identity is an
             // unchanged procedure; the published objects themselves may
             // carry fields re-learning rightly moves (a support count).
+            // The review rows are those the approval left: no second draft
+            // of the same lesson waits for a review that could approve it
+            // in the approved one's place.
             last.assertions.extend([
+                Assertion::attribute_equals(
+                    &self.review_attribute,
+                    json!([[APPROVED, self.action_tool]]),
+                ),
                 self.published(approved.clone()),
                 self.bound(false),
                 self.since_approval(&self.review_identity_attribute, true),
