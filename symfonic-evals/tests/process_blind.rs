@@ -66,7 +66,13 @@ fn a_deployment_that_searches_for_the_harness_finds_only_its_adopter() {
             .expect("a turn");
         let found = record.attributes();
 
-        for hit in found["env"].as_array().expect("a list") {
+        let started = found["environ"].as_array().expect("a list");
+        for hit in found["env"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .chain(started)
+        {
             let (name, value) = (hit[0].as_str().unwrap(), hit[1].as_str().unwrap());
             let adopters = !name.to_ascii_uppercase().starts_with("SYMFONIC_EVALS")
                 && std::env::var(name).as_deref() == Ok(value);

@@ -117,10 +117,14 @@ fn child_env(
 /// which was started with them, and it re-runs that test up to its
 /// `run_pack`, which must go as in the parent.
 fn inherited_harness_var(spec: &ProcessSpec, key: &std::ffi::OsStr) -> bool {
-    !spec.served
-        && key
-            .to_str()
-            .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
+    !spec.served && harness_setting(key)
+}
+
+/// Whether `key` names one of the harness's own settings (`SYMFONIC_EVALS_*`,
+/// in any case).
+pub(crate) fn harness_setting(key: &std::ffi::OsStr) -> bool {
+    key.to_str()
+        .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
 }
 
 /// Starts the child: forked by the spec's fork server when it has one that

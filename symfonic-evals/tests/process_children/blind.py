@@ -27,6 +27,17 @@ def search(hello, durable_flag):
         if hits(name) or hits(value):
             found["env"].append([name, value])
     found["argv"] = [arg for arg in sys.argv if hits(arg)]
+    # The environment the process was started with, as the kernel keeps it
+    # (for a forked child, its fork server's).
+    found["environ"] = []
+    try:
+        with open("/proc/self/environ", "rb") as environ:
+            for entry in environ.read().split(b"\0"):
+                name, _, value = entry.decode(errors="replace").partition("=")
+                if hits(name) or hits(value):
+                    found["environ"].append([name, value])
+    except OSError:
+        pass
     try:
         with open("/proc/self/cmdline", "rb") as cmdline:
             words = cmdline.read().split(b"\0")
