@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional
 
-MCP_URL_ENV = "SYMFONIC_EVALS_MCP_URL"
+MCP_URL_ENV = "MCP_SERVER_URL"
 """The variable the harness puts the fixture's Streamable HTTP URL in."""
 
-MCP_STDIO_ADDR_ENV = "SYMFONIC_EVALS_MCP_STDIO_ADDR"
+MCP_STDIO_ADDR_ENV = "MCP_STDIO_ADDR"
 """The variable the address of the fixture's stdio side is in."""
 
-MCP_COMMAND_ENV = "SYMFONIC_EVALS_MCP_COMMAND"
+MCP_COMMAND_ENV = "MCP_SERVER_COMMAND"
 """The variable the path of the stdio bridge is in, when the harness found it."""
 
 MCP_FIXTURE = "mcp-fixture"

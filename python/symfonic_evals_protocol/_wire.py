@@ -14,7 +14,7 @@ from ._records import PromptRequest, ProtocolError, ResumeRequest, ReviewRequest
 PROTOCOL_VERSION = 1
 """The protocol version this package speaks."""
 
-DURABLE_DIR_ENV = "SYMFONIC_EVALS_DURABLE_DIR"
+DURABLE_DIR_ENV = "AGENT_DURABLE_DIR"
 """The environment variable holding the trial's durable directory."""
 
 Message = Dict[str, Any]

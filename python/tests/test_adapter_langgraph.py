@@ -969,7 +969,7 @@ class OverTheProtocol(unittest.TestCase):
         self.env = dict(os.environ)
         self.env.update(
             OPENAI_BASE_URL=self.model.url,
-            OPENAI_API_KEY="symfonic-evals-replay",
+            OPENAI_API_KEY="sk-proj-4f9c2a7e1b8d3065c9e2f1a4b7d0e3c6",
             PYTHONPATH=os.pathsep.join(filter(None, [PACKAGE, os.environ.get("PYTHONPATH")])),
         )
 

@@ -835,7 +835,7 @@ class ReferenceDeskOverHttp(unittest.TestCase):
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SYMFONIC_EVALS_"))}
-        env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}/v1", OPENAI_API_KEY="symfonic-evals-replay")
+        env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}/v1", OPENAI_API_KEY="sk-proj-4f9c2a7e1b8d3065c9e2f1a4b7d0e3c6")
         with tempfile.TemporaryDirectory() as durable:
             command = [sys.executable, os.path.join(DESK_DIR, "desk.py"), "--durable-dir", durable]
             child = Child(durable, command, env)

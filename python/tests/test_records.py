@@ -174,8 +174,8 @@ class McpServerParamsTest(unittest.TestCase):
                 mcp_server_params("other")
             self.assertIsNone(mcp_server_params("stdio"))
         stdio = {
-            "SYMFONIC_EVALS_MCP_COMMAND": "/bin/bridge",
-            "SYMFONIC_EVALS_MCP_STDIO_ADDR": "127.0.0.1:7",
+            "MCP_SERVER_COMMAND": "/bin/bridge",
+            "MCP_STDIO_ADDR": "127.0.0.1:7",
         }
         with mock.patch.dict(os.environ, stdio, clear=True):
             self.assertEqual(

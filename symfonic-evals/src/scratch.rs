@@ -42,7 +42,8 @@ pub fn scratch_root() -> &'static Path {
     })
 }
 
-/// A fresh directory under [`scratch_root`], removed when dropped.
+/// A fresh directory under [`scratch_root`], removed when dropped. A child
+/// sees its path, so `prefix` names neither the harness nor testing.
 pub(crate) fn tempdir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
         .prefix(prefix)

@@ -1,7 +1,8 @@
 //! Nothing of the harness's own settings reaches a deployment's process:
 //! a child, spawned or forked, sees only the variables the harness sets for
-//! it (the durable directory), never the ones the harness itself was run
-//! with (trials, the upstream's key), which would tell it it is under test.
+//! it (the durable directory, under a name that says nothing of testing),
+//! never the ones the harness itself was run with (trials, the upstream's
+//! key), which would tell it it is under test.
 //!
 //! One test in this binary: it sets variables of its own process, which no
 //! other test may see half-way.
@@ -10,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use symfonic_evals::process::{ProcessSpec, DURABLE_DIR_ENV};
+use symfonic_evals::process::ProcessSpec;
 use symfonic_evals::{ProcessTarget, PromptRequest, Target, TargetContext};
 
 #[test]
@@ -34,7 +35,7 @@ fn a_child_sees_none_of_the_harness_variables_it_was_not_given() {
             .expect("a turn");
         assert_eq!(
             record.attributes()["names"],
-            serde_json::json!([DURABLE_DIR_ENV]),
+            serde_json::json!([]),
             "forked: {forked}"
         );
     }

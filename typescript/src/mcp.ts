@@ -6,13 +6,13 @@
  */
 
 /** The variable the harness puts the fixture's Streamable HTTP URL in. */
-export const MCP_URL_ENV = "SYMFONIC_EVALS_MCP_URL";
+export const MCP_URL_ENV = "MCP_SERVER_URL";
 
 /** The variable the address of the fixture's stdio side is in. */
-export const MCP_STDIO_ADDR_ENV = "SYMFONIC_EVALS_MCP_STDIO_ADDR";
+export const MCP_STDIO_ADDR_ENV = "MCP_STDIO_ADDR";
 
 /** The variable the path of the stdio bridge is in, when the harness found it. */
-export const MCP_COMMAND_ENV = "SYMFONIC_EVALS_MCP_COMMAND";
+export const MCP_COMMAND_ENV = "MCP_SERVER_COMMAND";
 
 /** The trait a deployment that binds the fixture declares. */
 export const MCP_FIXTURE = "mcp-fixture";

@@ -18,7 +18,7 @@ import { schemaViolation } from "./schema.js";
 export const PROTOCOL_VERSION = 1;
 
 /** The environment variable holding the trial's durable directory. */
-export const DURABLE_DIR_ENV = "SYMFONIC_EVALS_DURABLE_DIR";
+export const DURABLE_DIR_ENV = "AGENT_DURABLE_DIR";
 
 /** One protocol message. */
 export type Message = { [key: string]: unknown };

@@ -24,7 +24,7 @@ test("numbers print as the harness prints them", () => {
 });
 
 test("the MCP fixture's parameters in each client's shape, and none outside an extension run", () => {
-  const env = { [MCP_URL_ENV]: "http://127.0.0.1:9/mcp", SYMFONIC_EVALS_MCP_COMMAND: "/bin/bridge", SYMFONIC_EVALS_MCP_STDIO_ADDR: "127.0.0.1:10" };
+  const env = { [MCP_URL_ENV]: "http://127.0.0.1:9/mcp", MCP_SERVER_COMMAND: "/bin/bridge", MCP_STDIO_ADDR: "127.0.0.1:10" };
   assert.equal(mcpUrl(env), "http://127.0.0.1:9/mcp");
   assert.deepEqual(mcpServerParams("mcp", env), { url: "http://127.0.0.1:9/mcp" });
   assert.deepEqual(mcpServerParams("openai-agents", env), { url: "http://127.0.0.1:9/mcp" });

@@ -263,7 +263,10 @@ impl OpenAiModel {
         let reply = client
             .post(
                 "/v1/chat/completions",
-                &[("authorization", "Bearer symfonic-evals-replay")],
+                &[(
+                    "authorization",
+                    "Bearer sk-proj-4f9c2a7e1b8d3065c9e2f1a4b7d0e3c6",
+                )],
                 &body,
             )
             .map_err(|e| e.to_string())?;

@@ -3,7 +3,7 @@
 //! are carried to the trial's fixture over loopback, line for line.
 //!
 //! `symfonic-evals-mcp-stdio <host:port>/<secret>` (also read from
-//! `SYMFONIC_EVALS_MCP_STDIO_ADDR`); `TargetContext::mcp_command` gives the
+//! `MCP_STDIO_ADDR`); `TargetContext::mcp_command` gives the
 //! whole command. The trial's secret is sent as the first line: the
 //! fixture serves only a connection that carries it. Exits when either
 //! side closes.
@@ -29,7 +29,7 @@ fn pipe(mut from: impl Read, mut to: impl Write) -> io::Result<u64> {
 fn main() -> ExitCode {
     let address = std::env::args()
         .nth(1)
-        .or_else(|| std::env::var("SYMFONIC_EVALS_MCP_STDIO_ADDR").ok());
+        .or_else(|| std::env::var("MCP_STDIO_ADDR").ok());
     let Some(address) = address else {
         eprintln!(
             "usage: symfonic-evals-mcp-stdio <host:port>/<secret> (the fixture's stdio locator)"

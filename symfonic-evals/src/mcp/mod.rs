@@ -46,18 +46,18 @@ pub const MCP_FIXTURE: &str = "mcp-fixture";
 
 /// The variable a deployment in a child process reads the fixture's
 /// Streamable HTTP URL from.
-pub const MCP_URL_ENV: &str = "SYMFONIC_EVALS_MCP_URL";
+pub const MCP_URL_ENV: &str = "MCP_SERVER_URL";
 
 /// The variable a deployment in a child process reads the locator of the
 /// fixture's stdio side from (the bridge's argument): `<host:port>/<secret>`,
 /// the line side's address and the trial's secret, without which the line
 /// side serves no one.
-pub const MCP_STDIO_ADDR_ENV: &str = "SYMFONIC_EVALS_MCP_STDIO_ADDR";
+pub const MCP_STDIO_ADDR_ENV: &str = "MCP_STDIO_ADDR";
 
 /// The variable a deployment in a child process reads the stdio bridge's
 /// path from, when the harness found it; also where the harness looks
 /// first.
-pub const MCP_STDIO_BIN_ENV: &str = "SYMFONIC_EVALS_MCP_COMMAND";
+pub const MCP_STDIO_BIN_ENV: &str = "MCP_SERVER_COMMAND";
 
 /// The bridge binary's name.
 pub const STDIO_BRIDGE: &str = "symfonic-evals-mcp-stdio";

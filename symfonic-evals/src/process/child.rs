@@ -18,7 +18,7 @@ use super::spec::{Channel, ProcessSpec, CHANNEL_ENV};
 const SERVED_STDERR_BYTES: usize = 16 << 10;
 
 /// The environment variable that carries the trial's durable directory.
-pub const DURABLE_DIR_ENV: &str = "SYMFONIC_EVALS_DURABLE_DIR";
+pub const DURABLE_DIR_ENV: &str = "AGENT_DURABLE_DIR";
 /// The command-line flag that carries the trial's durable directory.
 pub const DURABLE_DIR_FLAG: &str = "--durable-dir";
 
@@ -111,13 +111,20 @@ fn child_env(
 /// (trials, recording, the upstream's key...) are none of the deployment's
 /// business, and a deployment that can see them can tell it is under test.
 /// Only what the harness sets for the child (the durable directory, the
-/// model endpoint) reaches it. A served child keeps them: it re-runs the
-/// adopter's own test up to its `run_pack`, which must go as in the parent.
+/// model endpoint, the MCP fixture) reaches it, under the protocol's
+/// variables, whose names and values say nothing of testing or of this
+/// project. A served child keeps them: it is the adopter's own test binary,
+/// which was started with them, and it re-runs that test up to its
+/// `run_pack`, which must go as in the parent.
 fn inherited_harness_var(spec: &ProcessSpec, key: &std::ffi::OsStr) -> bool {
-    !spec.served
-        && key
-            .to_str()
-            .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
+    !spec.served && harness_setting(key)
+}
+
+/// Whether `key` names one of the harness's own settings (`SYMFONIC_EVALS_*`,
+/// in any case).
+pub(crate) fn harness_setting(key: &std::ffi::OsStr) -> bool {
+    key.to_str()
+        .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
 }
 
 /// Starts the child: forked by the spec's fork server when it has one that
@@ -500,7 +507,7 @@ mod socket {
         /// root, whose short path keeps the socket's within the platform's
         /// limit.
         pub(super) fn bind() -> io::Result<Self> {
-            let dir = crate::scratch::tempdir("se-")?;
+            let dir = crate::scratch::tempdir("sock-")?;
             let listener = UnixListener::bind(dir.path().join("s"))?;
             listener.set_nonblocking(true)?;
             Ok(Self { listener, dir })

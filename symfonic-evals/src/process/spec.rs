@@ -22,22 +22,27 @@ pub(crate) enum Channel {
 /// runaway child can make the harness hold still bounded.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
+// Every variable the harness sets for a child is named for what it carries,
+// never for the harness or for testing, and no value it sets names either:
+// a deployment that could tell it is tested could behave only then.
+
 /// The environment variable naming the socket a child speaking over a
 /// private socket connects to.
-pub const CHANNEL_ENV: &str = "SYMFONIC_EVALS_CHANNEL";
+pub const CHANNEL_ENV: &str = "AGENT_CHANNEL";
 
 /// Names the pack run a re-executed binary must serve instead of judge
-/// (set only in a child the harness started to serve its own deployment).
-pub const SERVE_RUN_ENV: &str = "SYMFONIC_EVALS_SERVE_RUN";
+/// (set only in a child the harness started to serve its own deployment):
+/// which run under a name it is and a digest of the name, never the name.
+pub const SERVE_RUN_ENV: &str = "AGENT_SERVE_RUN";
 
 /// Names the history file a served child reads its test's earlier runs from.
-pub const SERVE_HISTORY_ENV: &str = "SYMFONIC_EVALS_SERVE_HISTORY";
+pub const SERVE_HISTORY_ENV: &str = "AGENT_SERVE_HISTORY";
 
 /// The command that starts a deployment, plus the supervision settings the
 /// [`ProcessTarget`](super::ProcessTarget) applies to it.
 ///
 /// The durable directory is appended as `--durable-dir <path>` and exported
-/// as `SYMFONIC_EVALS_DURABLE_DIR`; the spec itself never names it, so one
+/// as `AGENT_DURABLE_DIR`; the spec itself never names it, so one
 /// spec serves every trial.
 ///
 /// ```
@@ -120,7 +125,10 @@ impl ProcessSpec {
         self
     }
 
-    /// Runs the child in `dir`.
+    /// Runs the child in `dir`. Without it the child runs where the
+    /// harness runs: the harness never moves it (into the durable
+    /// directory, say), since the command's relative paths are the
+    /// adopter's.
     #[must_use]
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.current_dir = Some(dir.into());

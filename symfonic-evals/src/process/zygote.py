@@ -73,7 +73,7 @@ def _preload(script: str, modules: List[str]) -> Optional[str]:
     """Imports ``script`` without running its main block, then ``modules``;
     why it cannot be forked, or ``None``."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    spec = importlib.util.spec_from_file_location("__symfonic_zygote_preload__", script)
+    spec = importlib.util.spec_from_file_location("__zygote_preload__", script)
     if spec is None or spec.loader is None:
         return f"{script} cannot be imported"
     module = importlib.util.module_from_spec(spec)

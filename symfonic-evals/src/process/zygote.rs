@@ -133,6 +133,13 @@ impl Zygote {
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // A forked child's process keeps the environment its fork server
+        // started with (`/proc/self/environ`), so the harness's own
+        // settings (an upstream's key among them) never reach the server.
+        for (name, _) in std::env::vars_os().filter(|(name, _)| super::child::harness_setting(name))
+        {
+            command.env_remove(name);
+        }
         if let Some(dir) = &key.cwd {
             command.current_dir(dir);
         }

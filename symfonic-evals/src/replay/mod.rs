@@ -67,11 +67,11 @@ pub use target::TargetRefusal;
 pub use upstream::{ScriptedUpstream, UpstreamReply, UpstreamRequest};
 
 /// The variable a child process reads the endpoint's base URL from.
-pub const MODEL_URL_ENV: &str = "SYMFONIC_EVALS_MODEL_URL";
+pub const MODEL_URL_ENV: &str = "MODEL_BASE_URL";
 
 /// The API key a child's SDK is given: a placeholder, since the endpoint
 /// ignores the client's credentials and record mode presents the upstream's.
-pub const PLACEHOLDER_KEY: &str = "symfonic-evals-replay";
+pub const PLACEHOLDER_KEY: &str = "sk-proj-4f9c2a7e1b8d3065c9e2f1a4b7d0e3c6";
 
 /// The scenario name of the capability probe's endpoint scope: a
 /// deployment that calls its model while being built is recorded and

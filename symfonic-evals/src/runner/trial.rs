@@ -25,7 +25,9 @@ pub(crate) type Factory =
     Arc<dyn Fn(&TargetContext) -> Result<Box<dyn Target>, TurnError> + Send + Sync>;
 
 /// Thread names carry this prefix so the panic hook can keep them quiet.
-pub(crate) const WORKER_PREFIX: &str = "symfonic-evals-trial-";
+/// A deployment can read its thread's name, so the prefix names no project
+/// and no testing.
+pub(crate) const WORKER_PREFIX: &str = "step-worker-";
 
 /// The stack of every thread a deployment runs on: deep enough that the
 /// harness's own walk of evidence nested far past [`MAX_JSON_DEPTH`]

@@ -67,7 +67,7 @@ while True:
     request_id = message["id"]
     prompt = message["request"].get("prompt", "resume")
     if prompt == "echo":
-        record(request_id, env=os.environ.get("SYMFONIC_EVALS_DURABLE_DIR"),
+        record(request_id, env=os.environ.get("AGENT_DURABLE_DIR"),
                flag=args.durable_dir, hello=hello["durable_dir"],
                trial=hello["trial"], versions=hello["protocol_versions"])
     elif prompt == "harness_env":

@@ -67,7 +67,7 @@ pub(crate) fn record(name: &str, occurrence: u32, outcome: Recorded) {
         let mut file = file.borrow_mut();
         if file.is_none() {
             *file = tempfile::Builder::new()
-                .prefix("symfonic-evals-history-")
+                .prefix("h-")
                 .tempfile_in(crate::scratch::scratch_root())
                 .ok();
         }

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use history::{record, Recorded};
-use serve::{requested_run, serve_run_value};
+use serve::{requested_run, run_digest, serve_run_value};
 
 use super::boxed_factory;
 use super::trial::Factory;
@@ -143,7 +143,7 @@ where
     super::quiet_panics::reporting_thread();
     let occurrence = next_occurrence(name);
     if let Some((serving, served)) = requested_run() {
-        if serving == name && served == occurrence {
+        if serving == run_digest(name) && served == occurrence {
             serve::serve(&boxed_factory(factory));
         }
         return Placement::Recorded(history::recorded(name, occurrence));

@@ -26,8 +26,9 @@ use crate::process::{ProcessTarget, CHANNEL_ENV};
 use crate::process::{PANICKED_CODE, SERVE_RUN_ENV, TOO_DEEP_CODE};
 use crate::target::{Target, TargetContext};
 
-/// The pack run this process was started to serve, if it was: its name
-/// and which of the calling thread's runs under that name it is.
+/// The pack run this process was started to serve, if it was: the digest
+/// of its name (see [`serve_run_value`]) and which of the calling thread's
+/// runs under that name it is.
 pub(crate) fn requested_run() -> Option<(String, u32)> {
     let run = std::env::var(SERVE_RUN_ENV)
         .ok()
@@ -36,11 +37,20 @@ pub(crate) fn requested_run() -> Option<(String, u32)> {
     Some((name.to_owned(), occurrence.parse().ok()?))
 }
 
+/// What the child's variable calls pack run `name`: a digest, so the
+/// variable's value carries neither the adopter's names nor the pack's,
+/// and a deployment reading it learns nothing of what is run.
+pub(crate) fn run_digest(name: &str) -> String {
+    let mut digest = crate::redact::sha256_hex(name.as_bytes());
+    digest.truncate(16);
+    digest
+}
+
 /// The value of [`SERVE_RUN_ENV`] for the `occurrence`-th run (from 0) of
 /// pack run `name` on the calling thread: a test that runs one pack twice
 /// under one name is served each time by the run it made.
 pub(crate) fn serve_run_value(name: &str, occurrence: u32) -> String {
-    format!("{occurrence}:{name}")
+    format!("{occurrence}:{}", run_digest(name))
 }
 
 /// Serves the deployment `factory` builds until the harness shuts it down,
@@ -171,7 +181,7 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
     let (requests_tx, requests) = mpsc::channel::<HarnessMessage>();
     let (results_tx, results) = mpsc::channel::<(String, bool)>();
     std::thread::Builder::new()
-        .name("symfonic-evals-serve-reader".into())
+        .name("serve-reader".into())
         .spawn(move || {
             for line in BufReader::new(reader).lines() {
                 let Ok(line) = line else { return };
