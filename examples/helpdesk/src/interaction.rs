@@ -530,6 +530,28 @@ mod tests {
     }
 
     #[test]
+    fn either_entitled_approver_may_answer_and_nobody_else() {
+        for approver in APPROVERS {
+            let answer = json!({"approved": true, "approver": approver});
+            assert_eq!(
+                entitled_answer(&answer, true).unwrap(),
+                json!({"approved": true})
+            );
+        }
+        let console = json!({"approved": false});
+        assert_eq!(entitled_answer(&console, true).unwrap(), console);
+        for foreign in [json!("intern"), json!(7), json!(["duty-manager"])] {
+            let answer = json!({"approved": true, "approver": foreign});
+            assert_eq!(
+                entitled_answer(&answer, true).unwrap_err().kind,
+                NOT_ENTITLED
+            );
+            // The twin takes anyone's word.
+            assert!(entitled_answer(&answer, false).is_ok());
+        }
+    }
+
+    #[test]
     fn tokens_do_not_repeat() {
         assert_ne!(fresh_token(), fresh_token());
     }

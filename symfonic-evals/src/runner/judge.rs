@@ -284,6 +284,44 @@ mod tests {
     const SECRET: &str = "SECRET-CARD-4111-1111-1111-1111";
 
     #[test]
+    fn a_refusal_either_way_is_judged_by_the_ledger_when_it_errs() {
+        let step = Step::resume("foreign answer", json!({"ok": true}), "c")
+            .record_or_any_error()
+            .asserting([
+                Assertion::tool_called("ask", 0),
+                Assertion::ledger_moved(0, 0, 0),
+            ]);
+        let empty = TurnRecord::default();
+        let judged = Judged {
+            base: Evidence::of(&empty, crate::ledger::LedgerCounts::default()),
+            extra: &[],
+        };
+        let judge = |result: TurnResult| {
+            let mut run = step_run(0, &step, Duration::ZERO);
+            judge_step(&mut run, &step, result, judged);
+            run
+        };
+        // An error: accepted, and only what needs no record is asked.
+        let refused = judge(Ok(Err(TurnError::new("NotEntitled", "no"))));
+        assert!(refused.error.is_none());
+        let kinds: Vec<&str> = refused.assertions.iter().map(|a| a.kind.as_str()).collect();
+        assert_eq!(kinds, ["RecordOrAnyError", "LedgerDelta"]);
+        assert!(refused.assertions.iter().all(|a| a.passed));
+        // A record: every assertion is asked of it.
+        let answered = judge(Ok(Ok(TurnRecord::default())));
+        assert!(answered.error.is_none());
+        let kinds: Vec<&str> = answered
+            .assertions
+            .iter()
+            .map(|a| a.kind.as_str())
+            .collect();
+        assert_eq!(kinds, ["ToolCalled", "LedgerDelta"]);
+        // A panic is still a broken step.
+        let panicked = judge(Err("panicked".into()));
+        assert!(panicked.error.is_some());
+    }
+
+    #[test]
     fn one_prompt_in_two_states_is_told_apart_by_its_state_digest_alone() {
         let step = |state| Step::prompt("sweep", "refund order 4", "c").with_state(state);
         let eu = step_run(
