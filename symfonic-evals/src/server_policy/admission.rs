@@ -214,7 +214,7 @@ fn shed_first_in_line(open: &mut Open, peer: Option<IpAddr>) -> Option<()> {
 mod tests {
     use std::time::Duration;
 
-    use super::super::watch::Phase;
+    use super::super::watch::{Phase, FRESH};
     use super::*;
 
     fn admission(total: usize, per_peer: usize) -> Arc<Admission> {
@@ -241,7 +241,7 @@ mod tests {
         let admission = admission(3, 3);
         let idle = admission.admit(A).unwrap();
         idle.connection().looked();
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(FRESH + Duration::from_millis(2));
         let answered = admission.admit(B).unwrap();
         answered.connection().enter(Phase::Answering);
         let fresh = admission.admit(B).unwrap();
@@ -270,7 +270,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(2));
         let idle = admission.admit(A).unwrap();
         idle.connection().looked();
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(FRESH + Duration::from_millis(2));
         let later = admission.admit(A).unwrap();
         later.connection().enter(Phase::Body);
         let _first = admission.admit(A).unwrap();
@@ -290,6 +290,7 @@ mod tests {
         second.connection().looked();
         let other = admission.admit(B).unwrap();
         other.connection().looked();
+        std::thread::sleep(FRESH);
         // A at its limit: its own first in line goes, B's stays.
         let _third = admission.admit(A).unwrap();
         let open: Vec<IpAddr> = admission

@@ -23,8 +23,9 @@
 //! When a connection arrives and its peer or the server is at its limit,
 //! a slot is made by shedding, in this order: a kept-alive connection
 //! lingering after its answer; an idle one (nothing of a request read,
-//! once its socket has been looked at: a connection just accepted may have
-//! its request in the kernel, unread); a stalled one (a head or body still
+//! once its socket has been looked at and 50 ms have passed since it was
+//! accepted: a connection just accepted may have its request in the
+//! kernel, unread, or still in flight); a stalled one (a head or body still
 //! arriving, or an answer whose write has waited on its client for 200 ms),
 //! the one stalled longest first; an event stream that has carried nothing
 //! for 200 ms. A connection being worked on, or taking its answer in, is

@@ -26,6 +26,14 @@ use super::ServerPolicy;
 /// only decides who goes first when a slot is wanted).
 pub(crate) const STALL: Duration = Duration::from_millis(200);
 
+/// How long a connection just accepted, nothing of its request read yet,
+/// is kept from being shed. A client writes its request right after the
+/// handshake, but a busy client can be descheduled between the two, and
+/// a first read that found the kernel empty says nothing yet; shed then,
+/// its request would be lost in flight. Short, so an idle flood still
+/// frees slots many times a second.
+pub(crate) const FRESH: Duration = Duration::from_millis(50);
+
 /// What a connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -143,8 +151,9 @@ impl Connection {
     /// 0. kept alive after its answer (flushed whole), nothing of a next
     ///    request read;
     /// 1. waiting on its client, by when the wait began: for a request
-    ///    (once its socket has been looked at: a connection just accepted
-    ///    may have its request in the kernel, unread), for the rest of a
+    ///    (once its socket has been looked at and [`FRESH`] has passed: a
+    ///    connection just accepted may have its request in the kernel,
+    ///    unread, or still in flight), for the rest of a
     ///    head or a body, or for the client to take in an answer whose
     ///    write has waited [`STALL`]. A client that sends its request whole
     ///    and reads its answer is never behind one that trickles;
@@ -157,6 +166,13 @@ impl Connection {
             Phase::Working => None,
             Phase::Head if !self.observed.load(Ordering::Acquire) => None,
             Phase::Head if self.unflushed.load(Ordering::Acquire) => None,
+            Phase::Head
+                if !self.answered.load(Ordering::Acquire)
+                    && load(&self.head_from) == 0
+                    && at.saturating_sub(load(&self.phase_since)) < micros(FRESH) =>
+            {
+                None
+            }
             Phase::Head if self.answered.load(Ordering::Acquire) && load(&self.head_from) == 0 => {
                 Some((0, load(&self.phase_since)))
             }
@@ -415,7 +431,10 @@ mod tests {
         // kernel.
         assert_eq!(rank(start), None);
         connection.looked();
-        assert_eq!(connection.shed_rank(start), Some((1, start)), "idle");
+        // Looked at, found empty: its request may still be in flight.
+        assert_eq!(rank(start + micros(FRESH) - 1), None, "fresh");
+        let fresh = start + micros(FRESH);
+        assert_eq!(connection.shed_rank(fresh), Some((1, start)), "idle");
         connection.read_some();
         assert_eq!(connection.shed_rank(start), Some((1, start)), "a head");
         connection.enter(Phase::Body);
