@@ -17,3 +17,4 @@ mod python_packs;
 mod replay_desks;
 mod replay_endpoint;
 mod replay_security;
+mod typescript_packs;

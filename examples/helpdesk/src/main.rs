@@ -1,6 +1,9 @@
 //! The main job: every pack against the reference desk and its broken twins,
 //! first the Rust desk in process, then the same desk written in Python,
-//! judged over the process protocol (whose conformance it checks too).
+//! judged over the process protocol (whose conformance it checks too), then
+//! the desk in TypeScript, plain and on LangGraph.js, under `node` (where
+//! `node` and the package's dependencies are installed; elsewhere the job
+//! says so on its first line and judges the others).
 //!
 //! For each reference it prints every scenario's verdict (the seed and each
 //! probe), and the full table when one fails; for each twin, where it was
@@ -28,6 +31,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use helpdesk::python::PythonTwin;
+use helpdesk::typescript::{self, TsDesk, TsTwin};
 use helpdesk::{honest, packs, python, Catch, Flaw, Helpdesk, Pack, Variant};
 use serde_json::{json, Value};
 use symfonic_evals::{
@@ -134,6 +138,10 @@ enum Job {
     RustTwin(Flaw),
     /// A Python twin against the pack that must catch it.
     PythonTwin(PythonTwin),
+    /// A pack against a TypeScript desk, under `node`.
+    TsReference { desk: TsDesk, pack: Pack },
+    /// A TypeScript twin against the pack that must catch it.
+    TsTwin(TsTwin),
     /// An honest variant against one pack it is meant for.
     Honest {
         variant: Variant,
@@ -165,8 +173,9 @@ fn only_catching(definition: PackDefinition, catch: &Catch) -> PackDefinition {
 }
 
 impl Job {
-    /// Every job, in the order the results are printed.
-    fn all() -> Vec<Self> {
+    /// Every job, in the order the results are printed; the TypeScript
+    /// desks' only when `typescript` (they can run on this machine).
+    fn all(typescript: bool) -> Vec<Self> {
         let mut jobs = Vec::new();
         for python in [false, true] {
             for pack in Pack::ALL {
@@ -183,6 +192,19 @@ impl Job {
                             .iter()
                             .filter(|f| f.pack() == pack)
                             .map(|f| Self::RustTwin(*f)),
+                    );
+                }
+            }
+        }
+        if typescript {
+            for desk in TsDesk::ALL {
+                for &pack in desk.packs() {
+                    jobs.push(Self::TsReference { desk, pack });
+                    jobs.extend(
+                        typescript::TWINS
+                            .iter()
+                            .filter(|t| t.desk == desk && t.pack == pack)
+                            .map(|t| Self::TsTwin(*t)),
                     );
                 }
             }
@@ -208,8 +230,10 @@ impl Job {
             Self::Reference { pack, python } | Self::Honest { pack, python, .. } => {
                 (true, python, pack)
             }
+            Self::TsReference { pack, .. } => (true, true, pack),
             Self::RustTwin(flaw) => (false, false, flaw.pack()),
             Self::PythonTwin(twin) => (false, true, twin.pack),
+            Self::TsTwin(twin) => (false, true, twin.pack),
         };
         let mut weight = if full { 8 } else { 1 };
         if python {
@@ -226,8 +250,12 @@ impl Job {
             Self::Reference { pack, python } => {
                 format!("{} reference, {}", desk(python), pack_name(pack))
             }
+            Self::TsReference { desk, pack } => {
+                format!("{} reference, {}", desk.name(), pack_name(pack))
+            }
             Self::RustTwin(flaw) => format!("helpdesk twin {}", flaw.name()),
             Self::PythonTwin(twin) => format!("helpdesk-py twin {}", twin.name),
+            Self::TsTwin(twin) => format!("{} twin {}", twin.desk.name(), twin.name),
             Self::Honest {
                 variant,
                 pack,
@@ -257,8 +285,12 @@ impl Job {
             Self::Reference { python, .. } => Some(RunRole::Reference {
                 deployment: desk(python).to_owned(),
             }),
+            Self::TsReference { desk, .. } => Some(RunRole::Reference {
+                deployment: desk.name().to_owned(),
+            }),
             Self::RustTwin(flaw) => Some(twin("helpdesk", flaw.name(), &flaw.expected_catch())),
             Self::PythonTwin(t) => Some(twin("helpdesk-py", t.name, &t.catch)),
+            Self::TsTwin(t) => Some(twin(t.desk.name(), t.name, &t.catch)),
             Self::Honest { .. } => None,
         }
     }
@@ -304,6 +336,24 @@ impl Job {
                     &only_catching(python::definition(twin.pack), &twin.catch),
                     &self.with_role(python::run_options()),
                     move |ctx| python::start(ctx, &spec),
+                )
+            }
+            Self::TsReference { desk, pack } => {
+                let spec = typescript::spec(desk.script());
+                run_pack(
+                    &format!("{}::reference::{}", desk.name(), pack_name(pack)),
+                    &typescript::definition(desk, pack),
+                    &self.with_role(RunOptions::default()),
+                    move |ctx| typescript::start(ctx, spec.as_ref().expect("node was found")),
+                )
+            }
+            Self::TsTwin(twin) => {
+                let spec = typescript::spec(&twin.script());
+                run_pack(
+                    &format!("{}::twin::{}", twin.desk.name(), twin.name),
+                    &only_catching(typescript::definition(twin.desk, twin.pack), &twin.catch),
+                    &self.with_role(RunOptions::default()),
+                    move |ctx| typescript::start(ctx, spec.as_ref().expect("node was found")),
                 )
             }
             Self::Honest {
@@ -393,8 +443,8 @@ impl Job {
     /// Which kind of deployment the job runs, for the counts.
     fn kind(self) -> console::Kind {
         match self {
-            Self::Reference { .. } => console::Kind::Reference,
-            Self::RustTwin(_) | Self::PythonTwin(_) => console::Kind::Twin,
+            Self::Reference { .. } | Self::TsReference { .. } => console::Kind::Reference,
+            Self::RustTwin(_) | Self::PythonTwin(_) | Self::TsTwin(_) => console::Kind::Twin,
             Self::Honest { .. } => console::Kind::Honest,
         }
     }
@@ -404,10 +454,14 @@ impl Job {
     /// checked against its pin once every run is in) and a pass "ESCAPED";
     /// a reference or an honest variant reads as its verdict.
     fn progress_word(&self, verdict: &Verdict) -> &'static str {
-        match (self, verdict) {
-            (Self::RustTwin(_) | Self::PythonTwin(_), Verdict::Failed) => "caught",
-            (Self::RustTwin(_) | Self::PythonTwin(_), Verdict::Passed) => "ESCAPED",
-            (_, verdict) => verdict_word(verdict),
+        let twin = matches!(
+            self,
+            Self::RustTwin(_) | Self::PythonTwin(_) | Self::TsTwin(_)
+        );
+        match verdict {
+            Verdict::Failed if twin => "caught",
+            Verdict::Passed if twin => "ESCAPED",
+            verdict => verdict_word(verdict),
         }
     }
 }
@@ -587,7 +641,13 @@ fn own_report_dir() {
 fn main() -> ExitCode {
     own_report_dir();
     let started = Instant::now();
-    let jobs = Job::all();
+    // The TypeScript desks run where `node` and the package's dependencies
+    // are installed; elsewhere the job says so and judges the others.
+    let typescript = typescript::built();
+    if let Err(why) = &typescript {
+        println!("TypeScript desks not judged: {why}");
+    }
+    let jobs = Job::all(typescript.is_ok());
     let workers = workers();
     eprintln!(
         "{} pack runs (references, twins, honest variants), {workers} at a time",
@@ -596,14 +656,17 @@ fn main() -> ExitCode {
     let runs = run_side_by_side(&jobs, workers);
     let mut tally = Tally::default();
     let mut group = None;
+    let mut reference = |tally: &mut Tally, desk: &'static str, run: &PackRun| {
+        if group.replace(desk).is_some_and(|last| last != desk) {
+            println!();
+        }
+        tally.reference(desk, run);
+    };
     for (job, run) in jobs.iter().zip(&runs) {
         match *job {
-            Job::Reference { python, .. } => {
-                if group.replace(python).is_some() {
-                    println!();
-                }
-                tally.reference(desk(python), run);
-            }
+            Job::Reference { python, .. } => reference(&mut tally, desk(python), run),
+            Job::TsReference { desk, .. } => reference(&mut tally, desk.name(), run),
+            Job::TsTwin(twin) => tally.twin(twin.desk.name(), twin.name, &twin.catch, run),
             Job::RustTwin(flaw) => {
                 tally.twin("helpdesk", flaw.name(), &flaw.expected_catch(), run);
             }
@@ -624,7 +687,11 @@ fn main() -> ExitCode {
         },
     );
     println!("helpdesk-py {}", conformance.render());
-    for desk in ["helpdesk", "helpdesk-py"] {
+    let mut desks = vec!["helpdesk", "helpdesk-py"];
+    if typescript.is_ok() {
+        desks.extend(TsDesk::ALL.map(TsDesk::name));
+    }
+    for desk in desks {
         println!("{desk}: {}", tally.totals(Some(desk)));
     }
     let honest_passed = tally.honest.iter().filter(|(_, f)| f.is_empty()).count();
@@ -717,20 +784,28 @@ mod tests {
 
     #[test]
     fn every_run_the_main_job_judges_is_a_job_once() {
-        let labels: Vec<String> = Job::all().into_iter().map(Job::label).collect();
+        let labels: Vec<String> = Job::all(true).into_iter().map(Job::label).collect();
         let unique: std::collections::BTreeSet<&String> = labels.iter().collect();
         assert_eq!(unique.len(), labels.len());
-        let twins = Flaw::ALL.len() + python::all_twins().count();
+        let twins = Flaw::ALL.len() + python::all_twins().count() + typescript::TWINS.len();
         let honest: usize = Variant::ALL
             .iter()
             .map(|v| v.packs().len() + v.python_packs().len())
             .sum();
-        assert_eq!(labels.len(), Pack::ALL.len() * 2 + twins + honest);
+        let typescript: usize = TsDesk::ALL.iter().map(|d| d.packs().len()).sum();
+        assert_eq!(
+            labels.len(),
+            Pack::ALL.len() * 2 + typescript + twins + honest
+        );
+        assert_eq!(
+            Job::all(false).len(),
+            labels.len() - typescript - typescript::TWINS.len()
+        );
     }
 
     #[test]
     fn every_run_records_its_role_and_a_twin_its_pinned_catch() {
-        for job in Job::all() {
+        for job in Job::all(true) {
             match (job, job.role()) {
                 (Job::Reference { python, .. }, Some(RunRole::Reference { deployment })) => {
                     assert_eq!(deployment, desk(python));
@@ -770,6 +845,20 @@ mod tests {
                         ("helpdesk-py", t.name)
                     );
                     assert_eq!(catch.scenario, t.catch.scenario);
+                }
+                (Job::TsReference { desk, .. }, Some(RunRole::Reference { deployment })) => {
+                    assert_eq!(deployment, desk.name());
+                }
+                (
+                    Job::TsTwin(t),
+                    Some(RunRole::Twin {
+                        deployment, twin, ..
+                    }),
+                ) => {
+                    assert_eq!(
+                        (deployment.as_str(), twin.as_str()),
+                        (t.desk.name(), t.name)
+                    );
                 }
                 // An honest variant's run records its role where it is run.
                 (Job::Honest { .. }, None) => {}
