@@ -77,6 +77,7 @@ fn view_merges_the_report_directories_of_partitions() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&usage.stderr).contains("usage: symfonic-evals view"));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("symfonic-evals conformance"));
     // Help is asked for after the command too, and answered on stdout.
     let help = Command::new(env!("CARGO_BIN_EXE_symfonic-evals"))
         .args(["view", "--help"])

@@ -355,6 +355,34 @@ mod conformance_checks {
         assert_eq!(ledger.verdict, CheckVerdict::NotRun);
     }
 
+    /// The command line's `conformance`: what a test suite outside cargo
+    /// (`npm test`, `pytest`) runs; its exit code is the verdict.
+    #[test]
+    fn the_command_line_checks_a_program_and_exits_with_the_verdict() {
+        let cli = |flags: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_symfonic-evals"))
+                .args(["conformance", "--effect-prompt", "ledger", "--", "python3"])
+                .arg(super::script())
+                .args(flags)
+                .output()
+                .expect("the command line runs")
+        };
+        let passed = cli(&[]);
+        let out = String::from_utf8_lossy(&passed.stdout);
+        assert_eq!(passed.status.code(), Some(0), "{out}");
+        assert!(out.contains("ok   ledger round trip"), "{out}");
+        let failed = cli(&["--version", "2"]);
+        let out = String::from_utf8_lossy(&failed.stdout);
+        assert_eq!(failed.status.code(), Some(1), "{out}");
+        assert!(out.contains("FAIL handshake and version choice"), "{out}");
+        let usage = std::process::Command::new(env!("CARGO_BIN_EXE_symfonic-evals"))
+            .args(["conformance", "--effect-state", "{", "--", "python3"])
+            .output()
+            .expect("the command line runs");
+        assert_eq!(usage.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&usage.stderr).contains("--effect-state is not JSON"));
+    }
+
     #[test]
     fn each_breach_fails_its_own_check() {
         let inputs = ConformanceInputs::default();

@@ -1,17 +1,5 @@
-//! `symfonic-evals`: the harness's command line.
-//!
-//! ```text
-//! symfonic-evals view [--out DIR] [DIR...]
-//! ```
-//!
-//! `view` rebuilds the evidence viewer (a self-contained `index.html` and a
-//! page per pack run, no server or network needed) from the JSON reports in
-//! each `DIR` (default: the report directory, `$SYMFONIC_EVALS_REPORT_DIR`
-//! or `target/symfonic-evals`), and prints the path of its `index.html`.
-//! Several directories (one per CI machine of a partitioned suite) give one
-//! viewer, each run showing the machine and partition it ran on. The viewer
-//! goes to `--out`, else to the directory itself when there is one, else to
-//! `merged/` in the first.
+//! `symfonic-evals view`: the evidence viewer rebuilt from report
+//! directories.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,19 +19,8 @@ its index.html.
              there is one, else merged/ in the first)
   -h, --help this help";
 
-fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    match args.next().as_deref() {
-        Some("view") => {}
-        Some("-h" | "--help" | "help") => {
-            println!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        _ => {
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    }
+/// Runs `view` with the arguments after the command's name.
+pub(crate) fn run(mut args: impl Iterator<Item = String>) -> ExitCode {
     let mut out = None;
     let mut dirs = Vec::new();
     while let Some(arg) = args.next() {
