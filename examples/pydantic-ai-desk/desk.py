@@ -39,7 +39,7 @@ TWIN = None  # twin: the one this process runs, if any
 def escalate_ticket(ticket: int) -> dict:
     """Escalate a ticket to a supervisor; a supervisor approves it first."""
     effects.apply(f"escalate:{ticket}", tool="escalate_ticket")  # keyed by the request, never the attempt
-    return {"escalated": ticket}
+    return {"status": "escalated"}  # the ticket is the call's own; the record says which ran
 
 
 @effects.witnessed
