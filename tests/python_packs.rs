@@ -120,7 +120,7 @@ fn run_twin(twin: &PythonTwin) -> PackRun {
     let spec = spec(Some(twin.name));
     run_pack(
         &format!("python.twin.{}", twin.name),
-        &python::definition(twin.pack),
+        &twin.definition(),
         &python::run_options(),
         move |ctx| start(ctx, &spec),
     )
@@ -165,6 +165,7 @@ twins! {
     an_approval_granting_every_pending_request_is_caught => "approval-grants-every-pending",
     an_approval_from_anyone_is_caught => "any-approver-accepted",
     an_amendment_heard_only_as_a_decision_is_caught => "amendment-ignored",
+    an_edit_heard_only_as_an_approval_is_caught => "edited-call-ignored",
     an_unfit_answer_accepted_is_caught => "unfit-answer-accepted",
     a_look_alike_answer_coerced_is_caught => "answer-coerced",
     a_replay_refused_under_another_kind_and_no_code_fails => "replay-wrong-kind",

@@ -301,7 +301,7 @@ impl Job {
                 let spec = python::spec(Some(twin.name));
                 run_pack(
                     &format!("helpdesk-py::twin::{}", twin.name),
-                    &only_catching(python::definition(twin.pack), &twin.catch),
+                    &only_catching(twin.definition(), &twin.catch),
                     &self.with_role(python::run_options()),
                     move |ctx| python::start(ctx, &spec),
                 )

@@ -124,8 +124,8 @@ variants! {
          the pause is the pending `cancel_subscription` call, approval runs it once and a \
          denial resolves it unrun (the pack names the gated tool as the interaction). A person \
          may also amend it (when the cancellation takes effect) or edit it (`editable-calls`), \
-         and the call runs as amended or edited.",
-        for [ApprovalResume, ExactlyOnce], python [];
+         and the call runs as amended or edited. The Python desk holds its escalation so.",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume];
     EditRefused = "edit-refused",
         "The approval sits on the gated call and a person may edit it (`editable-calls`), but \
          an edit that changes which customer a cancellation names is refused: the held call is \
