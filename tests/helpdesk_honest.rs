@@ -9,7 +9,10 @@
 use helpdesk::honest::{complaints, run_python, run_rust};
 use helpdesk::{Helpdesk, Variant};
 use serde_json::{json, Value};
-use symfonic_evals::{PromptRequest, ResumeRequest, Target, TargetContext, TurnRecord};
+use symfonic_evals::{
+    EditDecision, EditedAction, PromptRequest, ResumeRequest, Target, TargetContext, ToolCall,
+    ToolOutcome, TurnRecord,
+};
 use symfonic_evals_e2e::side_by_side;
 
 #[test]
@@ -212,20 +215,48 @@ fn shows_its_shape(
             assert_eq!(applied_by(ctx), ["notify_requester"], "{name}");
             assert_eq!(effects(ctx.durable_dir()), Ok(1), "{name}");
         }
-        Variant::ApprovalOnTheCall => {
+        Variant::ApprovalOnTheCall | Variant::EditRefused => {
             let paused = turn(desk, gated);
             let pause = paused.pause().expect("paused");
             assert_eq!(pause.interaction, gated_tool, "{name}");
-            let pending: Vec<&str> = paused
+            let pending: Vec<&ToolCall> = paused
                 .tool_calls()
                 .iter()
                 .filter(|c| c.is_pending())
-                .map(|c| c.name.as_str())
                 .collect();
-            assert_eq!(pending, [gated_tool], "{name}");
+            assert_eq!(pending.len(), 1, "{name}");
+            assert_eq!(pending[0].name, gated_tool, "{name}");
+            // The held call may be edited.
+            assert_eq!(pause.editable, [pending[0].id.clone()], "{name}");
             assert!(applied_by(ctx).is_empty(), "{name}");
-            approve(desk, &paused);
-            assert_eq!(applied_by(ctx), [gated_tool], "{name}");
+            if variant == Variant::ApprovalOnTheCall {
+                approve(desk, &paused);
+                assert_eq!(applied_by(ctx), [gated_tool], "{name}");
+                return;
+            }
+            // An edit of the customer is refused, and nothing cancelled.
+            let mut arguments = pending[0].arguments.clone();
+            arguments["customer"] = json!(43);
+            let edit = EditDecision::answer(vec![EditDecision::Edit {
+                edited_action: EditedAction {
+                    name: gated_tool.to_owned(),
+                    args: arguments,
+                },
+            }]);
+            let record = desk
+                .resume(&ResumeRequest {
+                    conversation: "shape".into(),
+                    question_id: pause.question_id.clone(),
+                    token: pause.token.clone(),
+                    answer: edit,
+                })
+                .expect("a refusal is a record");
+            assert!(
+                matches!(record.resolved()[0].outcome, ToolOutcome::Refused { .. }),
+                "{name}: {:?}",
+                record.resolved()
+            );
+            assert!(applied_by(ctx).is_empty(), "{name}");
         }
         Variant::SameKeyRetries => {
             let paused = turn(desk, gated);

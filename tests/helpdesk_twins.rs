@@ -19,7 +19,7 @@ use symfonic_evals_e2e::side_by_side;
 fn run_twin(flaw: Flaw) -> PackRun {
     run_pack(
         &format!("helpdesk_twins::{}", flaw.name()),
-        &definition(flaw.pack()),
+        &flaw.definition(),
         &run_options(),
         move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
     )
@@ -72,7 +72,7 @@ trait SeedOf {
 
 impl SeedOf for Flaw {
     fn pack_kind_seed(self) -> &'static str {
-        definition(self.pack()).kind().seed_scenario()
+        self.definition().kind().seed_scenario()
     }
 }
 
@@ -125,6 +125,9 @@ twins! {
     amendment_ignored: AmendmentIgnored =>
         "approval/amended-answer", "amended resume", "AmendmentApplied",
         "AmendmentApplied(cancel_subscription)";
+    edited_call_ignored: EditedCallIgnored =>
+        "approval/edited-call", "edited resume", "EditApplied",
+        "EditApplied(cancel_subscription.customer)";
     tokens_numbered_in_order: TokensNumberedInOrder =>
         "approval/token-predictable", "pause 2", "PauseTokenUnpredictable",
         "PauseTokenUnpredictable";
@@ -577,11 +580,14 @@ fn with_default_arguments_the_derived_answers_still_catch_their_twins() {
     let reference = run("reference", None);
     reference.assert_passed();
     // What a newcomer's arguments cannot give: the gated action's name,
-    // an answer from someone not entitled, an amended answer.
+    // an answer from someone not entitled, an amended answer; and an edit,
+    // which needs a held call the reference (asking through `ask_user`)
+    // does not declare editable.
     let underived = [
         "approval/gated-action",
         "approval/foreign-answer",
         "approval/amended-answer",
+        "approval/edited-call",
     ];
     assert!(reference
         .probes_not_run()

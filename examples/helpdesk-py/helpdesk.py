@@ -38,6 +38,7 @@ from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
+    EDITABLE_CALLS,
     Capabilities,
     Deployment,
     Pause,
@@ -50,6 +51,7 @@ from symfonic_evals_protocol import (  # noqa: E402
     Turn,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
     mcp_url,
     now,
     serve,
@@ -83,6 +85,7 @@ TWINS = {
     "approval-grants-every-pending": "an approval is applied as a batch: every other pending request is carried out with the same answer, its token left redeemable",
     "any-approver-accepted": "the approver an answer names is never checked: anyone's approval escalates",
     "amendment-ignored": "the continuation hears the approval's decision only: an amended priority escalates as first asked",
+    "edited-call-ignored": "the escalation is held for a person as the call itself, which they may edit; an edit is heard as a plain approval, and the call runs as the model asked",
     "tokens-numbered-in-order": "pause tokens are numbered one after another from a durable counter",
     "notice-reposted-on-resume": "the step that asks posts a change notice keyed by its run, and runs again from its top on resume, posting it twice",
     "unfit-answer-accepted": "any answer with an `approved` field is accepted, whatever its type",
@@ -177,7 +180,7 @@ class HelpDesk(Deployment):
         self.store = Store(durable_dir)
         self.twin = twin
         self.variant = variant
-        self.model = model or ScriptedModel(variant)
+        self.model = model or ScriptedModel(variant, holds_calls=self._holds())
         self._signer = Signer(durable_dir) if self.is_variant("jwt-pause-tokens") else None
         self._outbox = JsonLinesOutbox(durable_dir) if self.is_variant("outbox-as-json-lines") else None
         self._spent_in_memory: Set[str] = set()
@@ -225,7 +228,19 @@ class HelpDesk(Deployment):
         """The system messages the model input opens with."""
         return [SYSTEM, TONE] if self.is_variant("extra-system-message") else [SYSTEM]
 
+    def _holds(self) -> bool:
+        """Whether the escalation is held for a person as the call itself
+        (approval on the call), which they may approve, amend, edit or
+        reject, rather than asked about through ``ask_user``."""
+        return self.is_variant("approval-on-the-call") or self.has("edited-call-ignored")
+
     def capabilities(self) -> Capabilities:
+        if self._holds():
+            # A person may edit the escalation the desk holds for them.
+            return self._capabilities().with_trait(EDITABLE_CALLS)
+        return self._capabilities()
+
+    def _capabilities(self) -> Capabilities:
         capabilities = (
             Capabilities()
             .capability("tools")
@@ -368,7 +383,7 @@ class HelpDesk(Deployment):
                     # Somebody said yes here before: taken for this request too.
                     record.tool_calls.append(ToolCall.succeeded(self._call_id(), call.name, call.arguments, {"approved": True}))
                     continue
-            if call.name == INTERACTION:
+            if call.name == INTERACTION or (self._holds() and call.name in ESCALATIONS):
                 outcomes.append(self._ask(call, plan.calls[index + 1 :], request, record, turn, transcript))
                 break
             outcome = self._execute(call, request.state, record, turn, transcript, enforced)
@@ -611,7 +626,12 @@ class HelpDesk(Deployment):
             for early in rest:
                 self._execute(early, request.state, record, turn, transcript, set())
             rest = []
-        checkpoint = {"next": [later.to_json() for later in rest]}
+        checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest]}
+        held = call.name != INTERACTION
+        if held:
+            # The call itself waits: the person may approve, amend, edit or
+            # reject it.
+            checkpoint["held"] = call.to_json()
         if self.has("one-pending-pause"):
             self.store.forget_pauses()
         conversation = request.conversation
@@ -626,7 +646,9 @@ class HelpDesk(Deployment):
             # The change is announced before anyone decides on it; a retried
             # pause announces the same question once.
             self._pause_notice(turn, conversation, call.name, call.arguments)
-        record.pause = Pause(call.name, resumable, token, call.arguments, question_id)
+        question = {"tool": call.name, "arguments": call.arguments} if held else call.arguments
+        editable = [call_id] if held else []
+        record.pause = Pause(call.name, resumable, token, question, question_id, editable=editable)
         return Outcome(call.name, "pending")
 
     def _pause_notice(self, turn: Turn, conversation: str, interaction: str, question: Any) -> None:
@@ -723,7 +745,12 @@ class HelpDesk(Deployment):
             self._replayed()
         # Validated before the token is spent: an unfit answer leaves the
         # pause redeemable by a fitting one.
-        approved = self._approval(request.answer)
+        held = self._held_call(pause)
+        decisions = edit_decisions(request.answer) if held is not None else None
+        if decisions is not None:
+            approved = self._decided(held, decisions)
+        else:
+            approved = self._approval(request.answer)
         if not self._spend(pause.token):
             self._replayed()
         try:
@@ -735,6 +762,36 @@ class HelpDesk(Deployment):
                 self.store.release(pause.token, self._run)
             raise
 
+    def _held_call(self, pause: PauseRow) -> Optional[ToolRequest]:
+        """The call the pause holds itself, when it holds one."""
+        checkpoint = self._checkpoint(pause.token)
+        return ToolRequest.from_json(checkpoint.get("held")) if isinstance(checkpoint, dict) else None
+
+    def _decided(self, held: ToolRequest, decisions: List[Dict[str, Any]]) -> bool:
+        """Whether the edit answer's one decision lets the held call run;
+        ``InvalidAnswer`` for anything but one decision on the held tool."""
+        edit = decisions[0].get("edited_action") if len(decisions) == 1 else None
+        fits = len(decisions) == 1 and (
+            edit is None
+            or (edit["name"] == held.name and isinstance(edit["args"], dict) and set(edit["args"]) == set(held.arguments))
+        )
+        if not fits:
+            raise TurnFailure("InvalidAnswer", "the answer decides the one held call, on its own tool", code="answer.invalid")
+        return decisions[0]["type"] != "reject"
+
+    def _run_held(self, held: ToolRequest, answer: Any, turn: Turn, call_id: str) -> Tuple[ResolvedCall, Outcome]:
+        """Runs the held call as the answer decides it: as asked, with the
+        person's amendment, or as they edited it. The twin hears an edit as
+        a plain approval."""
+        arguments = {**held.arguments, **self._amendment(answer)}
+        decisions = edit_decisions(answer)
+        edited = decisions[0].get("edited_action") if decisions else None
+        if edited is not None and not self.has("edited-call-ignored"):
+            arguments = dict(edited["args"])
+        status, detail = self._bridge(ToolRequest(held.name, arguments), turn)
+        made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
+        return made(call_id, detail, arguments), Outcome(held.name, status, detail if status == "succeeded" else None)
+
     def _continue(self, request: ResumeRequest, turn: Turn, pause: PauseRow, approved: bool) -> TurnRecord:
         checkpoint = self._checkpoint(pause.token)
         later = checkpoint.get("next") if isinstance(checkpoint, dict) else None
@@ -744,6 +801,16 @@ class HelpDesk(Deployment):
         transcript = [*self._system(), f"recall:{recall}", answered]
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, request.answer)])
         outcomes: List[Outcome] = []
+        held = self._held_call(pause)
+        if held is not None:
+            # The held call is settled by the answer: run, or refused by
+            # the person who said no.
+            if approved:
+                resolved, outcome = self._run_held(held, request.answer, turn, pause.call_id)
+                outcomes.append(outcome)
+            else:
+                resolved = ResolvedCall.refused(pause.call_id, "person")
+            record.resolved = [resolved]
         if self.has("notice-reposted-on-resume"):
             # The step that asked runs again from its top before it reads
             # the answer, and posts its notice again.

@@ -27,6 +27,7 @@ VARIANTS = {
     "extra-system-message": "the model input carries a second system message",
     "notice-at-pause": "pausing for a person also posts a change notice (an effect of post_notice)",
     "notify-on-denial": "a declined escalation notifies the requester (an effect of notify_requester)",
+    "approval-on-the-call": "the escalation is held for a person as the call itself: approved, amended (its priority), edited or rejected",
     "same-key-retries": "every effect is delivered twice under its key, the second refused as a duplicate",
     "time-ordered-pause-tokens": "pause tokens are ULIDs: a millisecond timestamp, then 80 random bits, in Crockford's base 32",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",

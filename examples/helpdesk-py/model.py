@@ -58,10 +58,13 @@ class Outcome:
 
 class ScriptedModel:
     """Reads the prompt; never guesses. ``variant`` names the honest
-    variant whose habits it has (see ``honest.py``), or is ``None``."""
+    variant whose habits it has (see ``honest.py``), or is ``None``;
+    ``holds_calls`` says the desk holds the escalation itself for a person,
+    so the model calls it without asking first."""
 
-    def __init__(self, variant: Optional[str] = None) -> None:
+    def __init__(self, variant: Optional[str] = None, holds_calls: bool = False) -> None:
         self.variant = variant
+        self.holds_calls = holds_calls
 
     def plan(self, prompt: str, model_input: str) -> Plan:
         """The lesson and calls for a user's prompt."""
@@ -73,6 +76,8 @@ class ScriptedModel:
             ticket = int(match["ticket"])
             # Some desks read the ticket before asking about it.
             looked_up = [ToolRequest("lookup_ticket", {"ticket": ticket})]
+            if self.holds_calls:
+                return Plan(calls=[ToolRequest("escalate_ticket", {"ticket": ticket})])
             return Plan(
                 calls=(looked_up if self.variant == "looks-up-before-acting" else [])
                 + [

@@ -27,6 +27,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from symfonic_evals_protocol import serve
+from symfonic_evals_protocol import edit_decisions  # twin
 from symfonic_evals_protocol.adapters import effects
 from symfonic_evals_protocol.adapters.pydantic_ai import PydanticAIDeployment
 
@@ -38,7 +39,7 @@ TWIN = None  # twin: the one this process runs, if any
 def escalate_ticket(ticket: int) -> dict:
     """Escalate a ticket to a supervisor; a supervisor approves it first."""
     effects.apply(f"escalate:{ticket}", tool="escalate_ticket")  # keyed by the request, never the attempt
-    return {"escalated": ticket}
+    return {"status": "escalated"}  # the ticket is the call's own; the record says which ran
 
 
 @effects.witnessed
@@ -87,8 +88,21 @@ class TrustsPydanticAI(PydanticAIDeployment):
         return True
 
 
+class EditHeardAsApproval(PydanticAIDeployment):
+    """Maps each decision to a yes or a no, as a resume handler written for
+    approve and reject does: an edit is a yes, and the call runs with the
+    arguments the model asked for (never ``ToolApproved(override_args=...)``)."""
+
+    def approvals(self, pause, answer):
+        decisions = edit_decisions(answer)
+        if decisions is None:
+            return super().approvals(pause, answer)
+        return {call["call_id"]: d["type"] != "reject" for call, d in zip(pause.calls, decisions)}
+
+
 TWINS = {
     "history-in-memory": (HistoryInMemory, "approval/restart-between-pause-and-resume: the pause is gone"),
+    "edit-heard-as-approval": (EditHeardAsApproval, "approval/edited-call: the call runs unedited"),
     "trusts-pydantic-ai": (TrustsPydanticAI, "approval seed, replay: the approved tool runs again"),
 }
 

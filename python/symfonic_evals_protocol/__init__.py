@@ -42,6 +42,7 @@ from ._clock import now
 from ._identity import canonical_json, procedure_identity
 from ._mcp import MCP_FIXTURE, MCP_URL_ENV, mcp_server_params, mcp_url
 from ._records import (
+    EDITABLE_CALLS,
     Capabilities,
     Pause,
     PromptRequest,
@@ -54,6 +55,7 @@ from ._records import (
     ToolCall,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
 )
 from ._sync import Deployment, Turn, serve
 from ._wire import DURABLE_DIR_ENV, PROTOCOL_VERSION, durable_dir
@@ -68,6 +70,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "DURABLE_DIR_ENV",
     "Role",
+    "EDITABLE_CALLS",
+    "edit_decisions",
     "Capabilities",
     "Pause",
     "ToolCall",

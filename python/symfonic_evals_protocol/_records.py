@@ -129,6 +129,12 @@ class Pause:
     harness keeps the id with the token and hands it back on the resume as
     :attr:`ResumeRequest.question_id`, so the redemption can check that the
     answer addresses this question.
+
+    ``editable`` names the calls the pause holds pending (ids reported in
+    the record's tool calls) that the person answering may edit before they
+    run, as a human-in-the-loop middleware's ``edit`` decision does. A
+    deployment that names them declares the :data:`EDITABLE_CALLS` trait and
+    takes the edit answer (see :func:`edit_decisions`).
     """
 
     interaction: str
@@ -136,6 +142,7 @@ class Pause:
     token: str
     question: Any = None
     question_id: Optional[str] = None
+    editable: List[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.question_id is not None and not 0 < len(self.question_id) <= _QUESTION_ID_MAX:
@@ -153,6 +160,8 @@ class Pause:
             terminal["question"] = self.question
         if self.question_id is not None:
             terminal["question_id"] = self.question_id
+        if self.editable:
+            terminal["editable"] = list(self.editable)
         return terminal
 
 
@@ -220,11 +229,15 @@ class ToolCall:
 @dataclass(frozen=True)
 class ResolvedCall:
     """A call an earlier pause left pending, as the resume that settled it
-    reports it: ``id`` is the pending call's id."""
+    reports it: ``id`` is the pending call's id. ``arguments``, when the
+    resume ran the held call, are the arguments it ran with: a person's edit
+    or amendment shows there, where the pending call still carries what the
+    model asked for (``None``: not run, or not said)."""
 
     id: str
     status: str
     detail: Any = None
+    arguments: Any = None
 
     def __post_init__(self) -> None:
         if self.status == "pending":
@@ -232,14 +245,17 @@ class ResolvedCall:
         _outcome(self.status, self.detail)
 
     @classmethod
-    def succeeded(cls, id: str, result: Any) -> "ResolvedCall":
-        """The parked call returned ``result`` (for an interaction: the answer)."""
-        return cls(id, "succeeded", result)
+    def succeeded(cls, id: str, result: Any, arguments: Any = None) -> "ResolvedCall":
+        """The parked call returned ``result`` (for an interaction: the
+        answer); a held action the resume ran says the ``arguments`` it ran
+        with."""
+        return cls(id, "succeeded", result, arguments)
 
     @classmethod
-    def failed(cls, id: str, error: str) -> "ResolvedCall":
-        """The parked call ended in ``error``."""
-        return cls(id, "failed", error)
+    def failed(cls, id: str, error: str, arguments: Any = None) -> "ResolvedCall":
+        """The parked call ended in ``error`` (having run with ``arguments``,
+        when it ran)."""
+        return cls(id, "failed", error, arguments)
 
     @classmethod
     def refused(cls, id: str, stage: str) -> "ResolvedCall":
@@ -248,7 +264,43 @@ class ResolvedCall:
 
     def to_json(self) -> Dict[str, Any]:
         """The wire form of the resolution."""
-        return {"id": self.id, "outcome": _outcome(self.status, self.detail)}
+        resolved: Dict[str, Any] = {"id": self.id, "outcome": _outcome(self.status, self.detail)}
+        if self.arguments is not None:
+            resolved["arguments"] = self.arguments
+        return resolved
+
+
+EDITABLE_CALLS = "editable-calls"
+"""The trait a deployment declares when a person answering a pause may edit
+the call it holds: its pauses name the editable calls (``Pause.editable``)
+and its resume takes the edit answer (:func:`edit_decisions`)."""
+
+
+def edit_decisions(answer: Any) -> Optional[List[Dict[str, Any]]]:
+    """The decisions an edit answer carries, one per held call in the order
+    the pause reported them, or ``None`` when ``answer`` is not one.
+
+    The edit answer is LangChain's human-in-the-loop response:
+    ``{"decisions": [{"type": "approve"} | {"type": "edit", "edited_action":
+    {"name": tool, "args": {...}}} | {"type": "reject", "message": ...}]}``.
+    A rejection is a denial: report the call refused, not failed."""
+    if not isinstance(answer, dict) or set(answer) != {"decisions"}:
+        return None
+    decisions = answer["decisions"]
+    if not isinstance(decisions, list):
+        return None
+    for decision in decisions:
+        kind = decision.get("type") if isinstance(decision, dict) else None
+        if kind == "edit":
+            action = decision.get("edited_action")
+            if not (isinstance(action, dict) and isinstance(action.get("name"), str) and "args" in action):
+                return None
+        elif kind == "reject":
+            if not isinstance(decision.get("message", ""), str):
+                return None
+        elif kind != "approve":
+            return None
+    return decisions
 
 
 @dataclass

@@ -568,7 +568,10 @@ class LangGraphAdapter(unittest.TestCase):
 
         resumed = peer.redeem("c", paused).record
         self.assertEqual(resumed["terminal"], {"kind": "completed"})
-        self.assertEqual(resumed["resolved"], [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}}])
+        self.assertEqual(
+            resumed["resolved"],
+            [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}}],
+        )
         self.assertEqual(resumed["tool_calls"], [])
         self.assertEqual(resumed["answer"], 'done: {"escalated": 7}')
         self.assertIn('tool escalate_ticket [call_1]: {"escalated": 7}', resumed["model_input"])
@@ -657,6 +660,43 @@ class LangGraphAdapter(unittest.TestCase):
         self.assertEqual(resumed["resolved"][0]["outcome"], {"status": "succeeded", "result": {"escalated": 7}})
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
         self.assertEqual(peer.redeem("c", paused).error["code"], "pause.replayed")
+
+    def test_a_reviewer_edits_or_rejects_a_call_the_middleware_holds(self) -> None:
+        """LangChain's human-in-the-loop middleware: the adapter names the
+        held call editable, hands the middleware the edit, and reports the
+        call with the arguments it ran with (the model's message keeps the
+        ones it asked for); a rejection is refused, not failed."""
+        try:
+            from langchain.agents import create_agent
+            from langchain.agents.middleware import HumanInTheLoopMiddleware
+        except ImportError:
+            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+
+        @tool
+        def escalate_ticket(ticket: int) -> dict:
+            """Escalate a ticket; a supervisor reviews the call first."""
+            effects.apply(f"escalate:{ticket}", tool="escalate_ticket")
+            return {"escalated": ticket}
+
+        middleware = HumanInTheLoopMiddleware(interrupt_on={"escalate_ticket": True})
+        graph = create_agent(ScriptedChat(), tools=[escalate_ticket], middleware=[middleware])
+        declared = LangGraphDeployment(scratch(self, "langgraph-hitl-"), graph)
+        self.addCleanup(declared.close)
+        self.assertIn("editable-calls", declared.capabilities().traits)
+        peer = self.start(graph=graph, validate_answer=None)
+        paused = peer.prompt("c", "escalate ticket 7")
+        held = paused.record["tool_calls"][0]
+        self.assertEqual(paused.record["terminal"]["editable"], [held["id"]])
+        edit = {"decisions": [{"type": "edit", "edited_action": {"name": "escalate_ticket", "args": {"ticket": 8}}}]}
+        resolved = peer.redeem("c", paused, edit).record["resolved"]
+        self.assertEqual(resolved[0]["arguments"], {"ticket": 8})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:8"])
+        paused = peer.prompt("c-reject", "escalate ticket 9")
+        reject = {"decisions": [{"type": "reject", "message": "not this one"}]}
+        resolved = peer.redeem("c-reject", paused, reject).record["resolved"]
+        self.assertEqual(resolved[0]["outcome"], {"status": "refused", "stage": "human-review"})
+        self.assertNotIn("arguments", resolved[0])
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:8"])
 
     def test_refusals_come_before_the_graph_runs(self) -> None:
         peer = self.start()

@@ -130,12 +130,17 @@ class PydanticAIAdapter(unittest.TestCase):
         capabilities = self.session([])[0]["capabilities"]
         self.assertEqual(capabilities["capabilities"], ["human", "tools"])
         self.assertEqual(capabilities["operations"], ["resume"])
+        # Pydantic AI lets every approval carry other arguments.
+        self.assertEqual(capabilities["traits"], ["editable-calls"])
+        fixed = self.session([], factory=lambda d: scripted_desk(d, editable=False))[0]["capabilities"]
+        self.assertEqual(fixed["traits"], [])
 
     def test_a_call_requiring_approval_pauses_the_turn(self) -> None:
         record = self.pause()
         terminal = record["terminal"]
         self.assertEqual((terminal["interaction"], terminal["resumable"]), ("escalate_ticket", True))
         self.assertEqual(terminal["question"], {"tool": "escalate_ticket", "arguments": {"ticket": 7}})
+        self.assertEqual(terminal["editable"], ["call_1"])
         self.assertEqual(
             record["tool_calls"],
             [{"id": "call_1", "name": "escalate_ticket", "arguments": {"ticket": 7}, "outcome": {"status": "pending"}}],
@@ -155,7 +160,10 @@ class PydanticAIAdapter(unittest.TestCase):
         self.assertEqual([m["key"] for m in of(out, "ledger_apply")], ["escalate:7"])
         resumed = answered(out, 2)["record"]
         self.assertEqual(resumed["terminal"], {"kind": "completed"})
-        self.assertEqual(resumed["resolved"], [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}}])
+        self.assertEqual(
+            resumed["resolved"],
+            [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}}],
+        )
         self.assertEqual(resumed["tool_calls"], [])
         self.assertEqual(resumed["answer"], 'done: {"escalated":7}')
         self.assertEqual(
@@ -173,6 +181,33 @@ class PydanticAIAdapter(unittest.TestCase):
         self.assertEqual(of(out, "ledger_apply"), [])
         denied = answered(out, 2)["record"]
         self.assertEqual(denied["resolved"], [{"id": "call_1", "outcome": {"status": "refused", "stage": "human-approval"}}])
+
+    def test_an_edit_runs_the_call_as_edited(self) -> None:
+        terminal = self.pause()["terminal"]
+        edit = {"decisions": [{"type": "edit", "edited_action": {"name": "escalate_ticket", "args": {"ticket": 8}}}]}
+        out = self.session([resume(2, terminal["token"], edit, terminal["question_id"]), ledger(2, "escalate:8")])
+        self.assertEqual([m["key"] for m in of(out, "ledger_apply")], ["escalate:8"])
+        resolved = answered(out, 2)["record"]["resolved"]
+        self.assertEqual(resolved[0]["arguments"], {"ticket": 8})
+
+    def test_a_rejection_with_a_message_is_a_denial_and_a_bad_edit_is_refused(self) -> None:
+        terminal = self.pause()["terminal"]
+        token, question = terminal["token"], terminal["question_id"]
+        other_tool = {"decisions": [{"type": "edit", "edited_action": {"name": "issue_refund", "args": {"order": 1}}}]}
+        too_many = {"decisions": [{"type": "approve"}, {"type": "approve"}]}
+        reject = {"decisions": [{"type": "reject", "message": "not this one"}]}
+        out = self.session([
+            resume(2, token, other_tool, question),
+            resume(3, token, too_many, question),
+            resume(4, token, reject, question),
+        ])
+        self.assertEqual(answered(out, 2)["error"]["code"], "answer.invalid")
+        self.assertEqual(answered(out, 3)["error"]["code"], "answer.invalid")
+        self.assertEqual(of(out, "ledger_apply"), [])
+        self.assertEqual(
+            answered(out, 4)["record"]["resolved"],
+            [{"id": "call_1", "outcome": {"status": "refused", "stage": "human-approval"}}],
+        )
 
     def test_refusals_keep_the_token_redeemable(self) -> None:
         terminal = self.pause()["terminal"]

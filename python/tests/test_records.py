@@ -15,6 +15,7 @@ from symfonic_evals_protocol import (
     ToolCall,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
 )
 
 
@@ -64,6 +65,11 @@ class Resolutions(unittest.TestCase):
             ],
         )
 
+    def test_a_held_call_that_ran_says_the_arguments_it_ran_with(self) -> None:
+        record = _valid_record(TurnRecord(resolved=[ResolvedCall.succeeded("c1", "done", {"amount": 201})]))
+        self.assertEqual(record["resolved"][0]["arguments"], {"amount": 201})
+        self.assertNotIn("arguments", ResolvedCall.refused("c1", "person").to_json())
+
     def test_nothing_resolved_is_left_off_the_wire(self) -> None:
         self.assertNotIn("resolved", TurnRecord().to_json())
 
@@ -73,6 +79,16 @@ class Resolutions(unittest.TestCase):
 
 
 class Pauses(unittest.TestCase):
+    def test_a_pause_may_name_the_held_calls_a_person_may_edit(self) -> None:
+        held = ToolCall.pending("c1", "issue_refund", {"amount": 200})
+        wire = _valid_record(TurnRecord(pause=Pause("issue_refund", True, "tok", editable=["c1"]), tool_calls=[held]))
+        self.assertEqual(wire["terminal"]["editable"], ["c1"])
+        self.assertNotIn("editable", _valid_record(TurnRecord(pause=Pause("ask_user", True, "tok")))["terminal"])
+        edit = {"decisions": [{"type": "edit", "edited_action": {"name": "issue_refund", "args": {"amount": 201}}}]}
+        self.assertEqual(edit_decisions(edit), edit["decisions"])
+        for other in ({"approved": True}, {"decisions": [{"type": "maybe"}]}, {"decisions": [{"type": "edit"}]}):
+            self.assertIsNone(edit_decisions(other), other)
+
     def test_a_pause_may_publish_its_question_and_id(self) -> None:
         bare = _valid_record(TurnRecord(pause=Pause("ask_user", True, "tok")))
         self.assertEqual(bare["terminal"], {"kind": "paused", "interaction": "ask_user", "resumable": True, "token": "tok"})

@@ -97,6 +97,7 @@ impl Kind {
                 "approval/unfit-answer",
                 "approval/type-confused-answer",
                 "approval/amended-answer",
+                "approval/edited-call",
                 "approval/replicas",
             ],
             Self::ExtensionTool => &[

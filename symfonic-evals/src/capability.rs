@@ -17,6 +17,14 @@ pub const PROCEDURAL_REVIEW: &str = "procedural-review";
 /// replica probes then run on two instances.
 pub const REPLICAS: &str = "replicas";
 
+/// The trait a deployment declares when a person answering a pause may
+/// edit the call it holds (a human-in-the-loop middleware's `edit`
+/// decision): its pauses name the editable calls
+/// ([`Pause::editable`](crate::Pause::editable)) and its resume takes the
+/// edit answer ([`EditDecision`](crate::EditDecision)). The
+/// `approval/edited-call` probe runs on it.
+pub const EDITABLE_CALLS: &str = "editable-calls";
+
 /// A deployment's declaration of capabilities, traits, operations and the
 /// tools each capability contributes.
 ///

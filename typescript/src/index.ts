@@ -21,12 +21,15 @@
 export { ProtocolError, RecordError, TurnFailure } from "./errors.js";
 export {
   Capabilities,
+  EDITABLE_CALLS,
+  editDecisions,
   Pause,
   ResolvedCall,
   Role,
   Stage,
   ToolCall,
   TurnRecord,
+  type EditDecision,
   type Json,
   type JsonObject,
   type PromptRequest,

@@ -89,7 +89,10 @@ export class Capabilities {
  * A turn that stopped for a person, redeemable with `token`. `question` (any
  * JSON) and `questionId` publish what was asked; the harness keeps the id
  * with the token and hands it back on the resume, so the redemption can
- * check that the answer addresses this question.
+ * check that the answer addresses this question. `editable` names the calls
+ * the pause holds pending that the person answering may edit before they run
+ * (a deployment that names them declares {@link EDITABLE_CALLS} and takes the
+ * edit answer, see {@link editDecisions}).
  */
 export class Pause {
   constructor(
@@ -98,6 +101,7 @@ export class Pause {
     readonly token: string,
     readonly question?: Json,
     readonly questionId?: string,
+    readonly editable: readonly string[] = [],
   ) {
     text("pause.interaction", interaction);
     text("pause.token", token);
@@ -120,8 +124,48 @@ export class Pause {
     };
     if (this.question !== undefined && this.question !== null) terminal.question = this.question;
     if (this.questionId !== undefined) terminal.question_id = this.questionId;
+    if (this.editable.length > 0) terminal.editable = [...this.editable];
     return terminal;
   }
+}
+
+/**
+ * The trait a deployment declares when a person answering a pause may edit
+ * the call it holds: its pauses name the editable calls (`Pause.editable`)
+ * and its resume takes the edit answer ({@link editDecisions}).
+ */
+export const EDITABLE_CALLS = "editable-calls";
+
+/** One decision of the edit answer, as LangChain's human-in-the-loop middleware spells it. */
+export type EditDecision =
+  | { type: "approve" }
+  | { type: "edit"; edited_action: { name: string; args: Json } }
+  | { type: "reject"; message?: string };
+
+/**
+ * The decisions an edit answer (`{"decisions": [...]}`) carries, one per held
+ * call in the order the pause reported them; `undefined` when `answer` is not
+ * one. A rejection is a denial: report the call refused, not failed.
+ */
+export function editDecisions(answer: Json): EditDecision[] | undefined {
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return undefined;
+  const keys = Object.keys(answer);
+  const decisions = (answer as JsonObject).decisions;
+  if (keys.length !== 1 || !Array.isArray(decisions)) return undefined;
+  for (const decision of decisions) {
+    if (typeof decision !== "object" || decision === null || Array.isArray(decision)) return undefined;
+    const d = decision as JsonObject;
+    if (d.type === "edit") {
+      const action = d.edited_action;
+      if (typeof action !== "object" || action === null || Array.isArray(action)) return undefined;
+      if (typeof (action as JsonObject).name !== "string" || !("args" in action)) return undefined;
+    } else if (d.type === "reject") {
+      if (d.message !== undefined && typeof d.message !== "string") return undefined;
+    } else if (d.type !== "approve") {
+      return undefined;
+    }
+  }
+  return decisions as unknown as EditDecision[];
 }
 
 /** How a tool call ended, in the wire's tagged shape. */
@@ -178,24 +222,30 @@ export class ToolCall {
 
 /**
  * A call an earlier pause left pending, as the resume that settled it reports
- * it: `id` is the pending call's id.
+ * it: `id` is the pending call's id. `args`, when the resume ran the held
+ * call, are the arguments it ran with: a person's edit or amendment shows
+ * there, where the pending call still carries what the model asked for.
  */
 export class ResolvedCall {
   private constructor(
     readonly id: string,
     readonly outcome: Exclude<ToolOutcome, { status: "pending" }>,
+    readonly args?: Json,
   ) {
     text("resolved.id", id);
   }
 
-  /** The parked call returned `result` (for an interaction: the answer). */
-  static succeeded(id: string, result: Json): ResolvedCall {
-    return new ResolvedCall(id, { status: "succeeded", result });
+  /**
+   * The parked call returned `result` (for an interaction: the answer); a
+   * held action the resume ran says the `args` it ran with.
+   */
+  static succeeded(id: string, result: Json, args?: Json): ResolvedCall {
+    return new ResolvedCall(id, { status: "succeeded", result }, args);
   }
 
-  /** The parked call ended in `error`. */
-  static failed(id: string, error: string): ResolvedCall {
-    return new ResolvedCall(id, { status: "failed", error: text("resolved.error", error) });
+  /** The parked call ended in `error` (having run with `args`, when it ran). */
+  static failed(id: string, error: string, args?: Json): ResolvedCall {
+    return new ResolvedCall(id, { status: "failed", error: text("resolved.error", error) }, args);
   }
 
   /** Governance `stage` refused the parked call when it was settled. */
@@ -204,7 +254,9 @@ export class ResolvedCall {
   }
 
   toJSON(): JsonObject {
-    return { id: this.id, outcome: this.outcome };
+    const resolved: JsonObject = { id: this.id, outcome: this.outcome };
+    if (this.args !== undefined) resolved.arguments = this.args;
+    return resolved;
   }
 }
 

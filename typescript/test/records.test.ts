@@ -12,6 +12,7 @@ import {
   PRECOMPILED,
   TurnRecord,
   compileSchema,
+  editDecisions,
   schemaViolation,
   wire,
 } from "symfonic-evals-protocol";
@@ -56,6 +57,27 @@ test("a full record is the harness's wire shape and validates against the schema
     governance: [],
     attributes: {},
   });
+});
+
+test("a pause names the held calls a person may edit, and a resolved call the arguments it ran with", () => {
+  const record = new TurnRecord({
+    toolCalls: [ToolCall.pending("c1", "issue_refund", { order: 5, amount: 200 })],
+    pause: new Pause("issue_refund", true, "tok", undefined, undefined, ["c1"]),
+  });
+  const paused = turnRecord(record);
+  assert.equal(schemaViolation("child_message", paused), undefined);
+  assert.deepEqual(((paused.record as Record<string, unknown>).terminal as Record<string, unknown>).editable, ["c1"]);
+  const resumed = turnRecord(
+    new TurnRecord({ resolved: [ResolvedCall.succeeded("c1", "done", { order: 5, amount: 201 })] }),
+  );
+  assert.equal(schemaViolation("child_message", resumed), undefined);
+  assert.deepEqual((resumed.record as Record<string, unknown>).resolved, [
+    { id: "c1", outcome: { status: "succeeded", result: "done" }, arguments: { order: 5, amount: 201 } },
+  ]);
+  const edit = { decisions: [{ type: "edit", edited_action: { name: "issue_refund", args: { amount: 201 } } }] };
+  assert.equal(editDecisions(edit)?.[0]?.type, "edit");
+  assert.equal(editDecisions({ approved: true }), undefined);
+  assert.equal(editDecisions({ decisions: [{ type: "maybe" }] }), undefined);
 });
 
 test("capabilities are sorted lists, and contributing a tool declares its capability", () => {

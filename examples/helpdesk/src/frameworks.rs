@@ -226,7 +226,7 @@ const NOTICE_REPOSTED: &[&str] = &[
 ];
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 11] = [
+pub const TWINS: [FrameworkTwin; 12] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
@@ -323,6 +323,20 @@ pub const TWINS: [FrameworkTwin; 11] = [
             "the turn succeeds",
         ),
         &["approval/crash-inside-resume"],
+    ),
+    // A resume handler written for approve and reject hears an edit as a
+    // yes: Pydantic AI runs the call with the model's arguments.
+    twin(
+        Framework::PydanticAi,
+        "edit-heard-as-approval",
+        Pack::ApprovalResume,
+        (
+            "approval/edited-call",
+            "edited resume",
+            "EditApplied",
+            "EditApplied(escalate_ticket.ticket)",
+        ),
+        &[],
     ),
     // Pydantic AI runs the same approvals on the same history again.
     twin(

@@ -151,6 +151,11 @@ pub fn validate_answer(question: &Value, answer: &Value) -> Result<(), TurnError
     if let Some(extra) = fields.keys().find(|key| !schema.contains_key(*key)) {
         return reject(format!("the answer has an undeclared field `{extra}`"));
     }
+    // A held call is answered with a decision or with decisions, never
+    // both and never with neither.
+    if fields.is_empty() || (fields.contains_key("approved") && fields.contains_key("decisions")) {
+        return reject("the answer must say `approved` or give `decisions`, not both".into());
+    }
     for (field, kind) in schema {
         // A kind ending in `?` is a field the person may leave out.
         let kind = kind.as_str().unwrap_or_default();
@@ -162,6 +167,11 @@ pub fn validate_answer(question: &Value, answer: &Value) -> Result<(), TurnError
             ("boolean", Some(value)) => value.is_boolean(),
             ("string", Some(value)) => value.is_string(),
             ("number", Some(value)) => value.is_number(),
+            // The edit answer's decisions, one per held call.
+            ("decisions", Some(value)) => {
+                symfonic_evals::EditDecision::read(&serde_json::json!({ "decisions": value }))
+                    .is_some()
+            }
             _ => false,
         };
         if !fits {
@@ -518,6 +528,18 @@ mod tests {
         assert!(validate_answer(&question, &json!({"approved": true})).is_ok());
         assert!(validate_answer(&question, &json!({"approved": true, "when": "later"})).is_ok());
         assert!(validate_answer(&question, &json!({"approved": true, "when": 1})).is_err());
+        let held = json!({"question": "ok?", "schema": {"approved": "boolean?", "decisions": "decisions?"}});
+        let edit =
+            json!({"decisions": [{"type": "edit", "edited_action": {"name": "t", "args": {}}}]});
+        assert!(validate_answer(&held, &edit).is_ok());
+        assert!(validate_answer(&held, &json!({"approved": false})).is_ok());
+        for bad in [
+            json!({}),
+            json!({"decisions": [{"type": "maybe"}]}),
+            json!({"approved": true, "decisions": [{"type": "approve"}]}),
+        ] {
+            assert!(validate_answer(&held, &bad).is_err(), "{bad}");
+        }
         for bad in [
             json!({"approved": "yes"}),
             json!({}),

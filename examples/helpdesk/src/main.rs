@@ -325,7 +325,7 @@ impl Job {
             }
             Self::RustTwin(flaw) => run_pack(
                 &format!("helpdesk::twin::{}", flaw.name()),
-                &only_catching(packs::definition(flaw.pack()), &flaw.expected_catch()),
+                &only_catching(flaw.definition(), &flaw.expected_catch()),
                 &self.with_role(packs::run_options()),
                 move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
             ),
@@ -333,7 +333,7 @@ impl Job {
                 let spec = python::spec(Some(twin.name));
                 run_pack(
                     &format!("helpdesk-py::twin::{}", twin.name),
-                    &only_catching(python::definition(twin.pack), &twin.catch),
+                    &only_catching(twin.definition(), &twin.catch),
                     &self.with_role(python::run_options()),
                     move |ctx| python::start(ctx, &spec),
                 )
@@ -771,7 +771,7 @@ mod tests {
     fn a_twin_runs_the_seed_and_the_scenario_it_is_caught_in_alone() {
         for flaw in Flaw::ALL {
             let catch = flaw.expected_catch();
-            let definition = only_catching(packs::definition(flaw.pack()), &catch);
+            let definition = only_catching(flaw.definition(), &catch);
             let names: Vec<String> = definition.scenarios().into_iter().map(|s| s.name).collect();
             let seed = definition.kind().seed_scenario();
             let mut expected = vec![seed.to_owned()];

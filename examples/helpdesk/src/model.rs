@@ -316,7 +316,7 @@ impl ScriptedModel {
             // Checks the subscription is there before asking to cancel it.
             return call("lookup_subscription", json!({ "customer": customer }));
         }
-        if self.variant == Some(Variant::ApprovalOnTheCall) {
+        if self.variant.is_some_and(Variant::holds_the_call) {
             // The desk holds the call itself for a person: the model just
             // calls, and reads back whether it ran.
             return match reading.last("cancel_subscription") {

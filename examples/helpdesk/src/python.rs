@@ -222,6 +222,20 @@ pub struct PythonTwin {
     /// probe can see; for a flaw the seed scenario catches, the probes that
     /// repeat the seed's failing step. Every other scenario passes.
     pub also_fails: &'static [&'static str],
+    /// The honest configuration the twin's desk is otherwise in (`None`:
+    /// the reference): its pack arguments are that variant's.
+    pub base: Option<crate::Variant>,
+}
+
+impl PythonTwin {
+    /// The pack arguments the twin is judged with: its base
+    /// configuration's, or the reference's.
+    pub fn definition(&self) -> PackDefinition {
+        match self.base {
+            Some(variant) => variant.python_definition(self.pack),
+            None => definition(self.pack),
+        }
+    }
 }
 
 const fn twin(
@@ -240,6 +254,7 @@ const fn twin(
             detail,
         },
         also_fails,
+        base: None,
     }
 }
 
@@ -339,7 +354,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 48] = [
+pub const TWINS: [PythonTwin; 49] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -510,6 +525,22 @@ pub const TWINS: [PythonTwin; 48] = [
         ),
         &[],
     ),
+    // The escalation held as the call itself (the approval-on-the-call
+    // desk), an edit heard as a plain approval.
+    PythonTwin {
+        base: Some(crate::Variant::ApprovalOnTheCall),
+        ..twin(
+            "edited-call-ignored",
+            Pack::ApprovalResume,
+            (
+                "approval/edited-call",
+                "edited resume",
+                "EditApplied",
+                "EditApplied(escalate_ticket.ticket)",
+            ),
+            &[],
+        )
+    },
     twin(
         "tokens-numbered-in-order",
         Pack::ApprovalResume,

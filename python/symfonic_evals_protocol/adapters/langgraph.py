@@ -35,6 +35,19 @@ What the adapter does with the graph:
   ``interrupt()`` inside a tool, or in a review node before the tool node,
   parks them); the pause's interaction is the first such call's tool, or
   else the interrupted node.
+- **Human-in-the-loop middleware.** A graph built with LangChain's
+  ``HumanInTheLoopMiddleware`` (``create_agent(..., middleware=[...])``)
+  declares the ``editable-calls`` trait: a pause on its batched request
+  (``action_requests`` and ``review_configs``) names editable each parked
+  call whose review allows ``edit``, and a resume takes the edit answer
+  (``{"decisions": [...]}``, one per parked call; the adapter hands the
+  middleware the decisions of the calls it reviews). A call the resume ran
+  is resolved with the arguments it ran with, the middleware's record of a
+  reviewer's edit (``hitl_edited_tool_calls``) when there is one, since the
+  model's message keeps the arguments it asked for; a call the reviewer
+  rejected is refused by ``human-review``, not failed. In ``per_call`` mode
+  the interrupt does not say which decisions a call allows, and nothing is
+  named editable.
 - **Resumes.** A resume is refused, before the graph runs, when the token
   is unknown, of another conversation, presented with another question
   id, already redeemed, or stale (the thread no longer waits on that
@@ -84,6 +97,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
     ) from missing
 
 from .._records import (
+    EDITABLE_CALLS,
     Capabilities,
     Pause,
     PromptRequest,
@@ -92,6 +106,7 @@ from .._records import (
     ToolCall,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
 )
 from .._sync import Deployment, Turn
 from ._common import (
@@ -121,7 +136,14 @@ CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
 
 NOT_RUN_STAGE = "human-review"
 """The stage a parked call is reported refused by when the graph went on
-without running it (a review node that routed away from the tool)."""
+without running it (a review node that routed away from the tool), or a
+reviewer rejected it."""
+
+HITL_NODE = "HumanInTheLoopMiddleware.after_model"
+"""The node ``create_agent`` adds for LangChain's human-in-the-loop middleware."""
+
+HITL_EDITS = "hitl_edited_tool_calls"
+"""The state key where the middleware keeps a reviewer's edits, by call id."""
 
 effects.pass_through(GraphBubbleUp)
 
@@ -217,12 +239,46 @@ def _baseline(snapshot: StateSnapshot) -> Dict[str, Any]:
 
 def _outcome(message: ToolMessage) -> "tuple[str, Any]":
     text = _text(message.content)
+    decision = message.additional_kwargs.get("lc_data") or {}
+    if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision" and decision.get("decision") == "reject":
+        # A reviewer's rejection is a denial, not the tool failing.
+        return "refused", NOT_RUN_STAGE
     if message.status == "error":
         return "failed", text
     try:
         return "succeeded", json.loads(text)
     except ValueError:
         return "succeeded", text
+
+
+def _reviewed(value: Any, calls: Sequence[Dict[str, Any]]) -> List[Optional[int]]:
+    """For each parked call, its place among the action requests of a
+    human-in-the-loop middleware's batched request ``value`` (they list the
+    calls it reviews in order), or ``None``: not reviewed, or ``value`` is
+    no such request."""
+    if not (isinstance(value, Mapping) and isinstance(value.get("action_requests"), list)):
+        return [None] * len(calls)
+    requests = value["action_requests"]
+    places: List[Optional[int]] = []
+    at = 0
+    for call in calls:
+        request = requests[at] if at < len(requests) else None
+        if isinstance(request, Mapping) and request.get("name") == call["name"]:
+            places.append(at)
+            at += 1
+        else:
+            places.append(None)
+    return places
+
+
+def _editable(value: Any, place: Optional[int]) -> bool:
+    """Whether the review at ``place`` of the batched request ``value``
+    allows an ``edit`` decision."""
+    if place is None:
+        return False
+    configs = {c.get("action_name"): c for c in value.get("review_configs") or [] if isinstance(c, Mapping)}
+    name = value["action_requests"][place].get("name")
+    return "edit" in (configs.get(name) or {}).get("allowed_decisions", [])
 
 
 def _unanswered(messages: Sequence[BaseMessage]) -> List[Dict[str, Any]]:
@@ -318,6 +374,9 @@ class LangGraphDeployment(Deployment):
         capabilities = default_capabilities()
         for name in self._extension_tools:
             capabilities = capabilities.contributes("extensions", name)
+        if HITL_NODE in getattr(self.graph, "nodes", {}):
+            # A reviewer may edit the calls the middleware holds.
+            capabilities = capabilities.with_trait(EDITABLE_CALLS)
         return capabilities
 
     def close(self) -> None:
@@ -419,8 +478,10 @@ class LangGraphDeployment(Deployment):
                     if snapshot.tasks and not snapshot.interrupts:
                         self._invoke(None, run)
                 else:
-                    self._invoke(Command(resume={interrupt_id: request.answer}), run)
-                record = self._record(request.conversation, pause.baseline, recorder, parked=pause.calls)
+                    answer = self.middleware_answer(pause, request.answer)
+                    self._invoke(Command(resume={interrupt_id: answer}), run)
+                edited = self._edited(request.conversation, pause.handle.get("checkpoint_id"))
+                record = self._record(request.conversation, pause.baseline, recorder, parked=pause.calls, edited=edited)
                 after = self.graph.get_state(config)
                 record.attributes.update(
                     resume_outcome="resumed",
@@ -437,6 +498,31 @@ class LangGraphDeployment(Deployment):
             raise
         self.store.pauses.finish(pause.token)
         return record
+
+    def middleware_answer(self, pause: PauseRow, answer: Any) -> Any:
+        """What the interrupt is answered with: ``answer``, except that the
+        edit answer to a human-in-the-loop middleware's batched request (one
+        decision per parked call) keeps only the decisions of the calls the
+        middleware reviews, in its order."""
+        decisions = edit_decisions(answer)
+        places = [call.get("reviewed") for call in pause.calls]
+        if decisions is None or len(decisions) != len(places) or all(p is None for p in places):
+            return answer
+        return {"decisions": [d for d, place in zip(decisions, places) if place is not None]}
+
+    def _edited(self, conversation: str, since: Optional[str]) -> Dict[str, Any]:
+        """The arguments a reviewer's edit gave each call, by the
+        framework's call id, as the middleware recorded them in the
+        checkpoints written since the checkpoint ``since``."""
+        edited: Dict[str, Any] = {}
+        for snapshot in self.graph.get_state_history(self.thread_config(conversation)):
+            if _checkpoint_id(snapshot) == since:
+                break
+            values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+            for call_id, action in (values.get(HITL_EDITS) or {}).items():
+                if isinstance(action, Mapping):
+                    edited.setdefault(call_id, json_safe(action.get("args")))
+        return edited
 
     def _has_checkpoint(self, conversation: str, checkpoint_id: Optional[str]) -> bool:
         """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``.
@@ -468,6 +554,7 @@ class LangGraphDeployment(Deployment):
         baseline: Dict[str, Any],
         recorder: ModelInputRecorder,
         parked: Sequence[Dict[str, Any]] = (),
+        edited: Optional[Mapping[str, Any]] = None,
     ) -> TurnRecord:
         snapshot = self.graph.get_state(self.thread_config(conversation))
         messages = _messages(snapshot)
@@ -491,7 +578,7 @@ class LangGraphDeployment(Deployment):
             name, arguments = call["name"], json_safe(call.get("args", {}))
             if framework_id in results:
                 status, detail = _outcome(results[framework_id])
-                made = ToolCall.succeeded if status == "succeeded" else ToolCall.failed
+                made = {"succeeded": ToolCall.succeeded, "failed": ToolCall.failed, "refused": ToolCall.refused}[status]
                 record.tool_calls.append(made(call_id, name, arguments, detail))
             elif framework_id in pending_ids:
                 record.tool_calls.append(ToolCall.pending(call_id, name, arguments))
@@ -511,8 +598,13 @@ class LangGraphDeployment(Deployment):
             answer = results.get(call["framework_id"])
             if answer is not None:
                 status, detail = _outcome(answer)
+                if status == "refused":
+                    record.resolved.append(ResolvedCall.refused(call["id"], detail))
+                    continue
+                # The arguments it ran with: a reviewer's edit, or as asked.
+                ran_with = (edited or {}).get(call["framework_id"], call.get("arguments"))
                 made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
-                record.resolved.append(made(call["id"], detail))
+                record.resolved.append(made(call["id"], detail, ran_with))
             elif call["framework_id"] not in pending_ids:
                 record.resolved.append(ResolvedCall.refused(call["id"], NOT_RUN_STAGE))
 
@@ -539,9 +631,14 @@ class LangGraphDeployment(Deployment):
                 "id": self.store.calls.report_id(conversation, entry["message"], entry["call"].get("id") or ""),
                 "name": entry["call"]["name"],
                 "framework_id": entry["call"].get("id") or "",
+                "arguments": json_safe(entry["call"].get("args", {})),
             }
             for entry in pending
         ]
+        places = _reviewed(interrupt.value, calls)
+        for call, place in zip(calls, places):
+            call["reviewed"] = place
+        editable = [call["id"] for call, place in zip(calls, places) if _editable(interrupt.value, place)]
         question_id = f"q-{interrupt.id}"
         checkpoint_id = _checkpoint_id(snapshot)
         token = self.store.pauses.mint(
@@ -553,7 +650,9 @@ class LangGraphDeployment(Deployment):
             _baseline(snapshot),
         )
         resumable = self._has_checkpoint(conversation, checkpoint_id)
-        return Pause(interaction, resumable, token, question=json_safe(interrupt.value), question_id=question_id)
+        return Pause(
+            interaction, resumable, token, question=json_safe(interrupt.value), question_id=question_id, editable=editable
+        )
 
 
 def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str], LangGraphDeployment]:

@@ -41,7 +41,13 @@ What the adapter reports and keeps:
   claimed by a live run), the answer (strictly ``{"approved": true|false}``)
   and staleness (a newer prompt in the conversation), claims the token, and
   runs the kept messages on with ``DeferredToolResults`` approving (or
-  denying) every parked call; they come back in ``resolved``. The token is
+  denying) every parked call; they come back in ``resolved``, a call that
+  ran with the arguments it ran with. Pydantic AI lets every approval carry
+  other arguments (``ToolApproved(override_args=...)``), so the adapter
+  declares the ``editable-calls`` trait, names every parked call editable,
+  and takes the edit answer too (``{"decisions": [...]}``, one per parked
+  call: ``approve``, ``edit`` with the ``edited_action`` to run, ``reject``
+  with the person's message, a denial); ``editable=False`` turns that off. The token is
   spent once the continuation finished. Pydantic AI itself refuses none of
   these: the same ``DeferredToolResults`` handed to the same history runs
   the approved tool again.
@@ -87,7 +93,7 @@ try:
         repair_messages,
     )
     from pydantic_ai.models.wrapper import WrapperModel
-    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDenied
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 except ImportError as missing:  # pragma: no cover - depends on the environment
     raise ImportError(
         "the Pydantic AI adapter needs Pydantic AI: pip install 'symfonic-evals-protocol[pydantic-ai]'"
@@ -95,6 +101,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from .._async import AsyncDeployment, AsyncTurn
 from .._records import (
+    EDITABLE_CALLS,
     Capabilities,
     Pause,
     PromptRequest,
@@ -103,12 +110,14 @@ from .._records import (
     ToolCall,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
 )
 from ._common import (
     AdapterStore,
     PauseRow,
     RunLease,
     bound_turn,
+    invalid_answer,
     json_safe,
     replayed,
     request_digest,
@@ -267,7 +276,8 @@ class PydanticAIDeployment(AsyncDeployment):
     (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`).
 
     The seams a subclass may override: :meth:`deps`, :meth:`read_answer`
-    (the person's answer as approve/deny), :meth:`keep_messages` and
+    (the person's answer as approve/deny), :meth:`approvals` (the answer as
+    each parked call's approval, edit or denial), :meth:`keep_messages` and
     :meth:`load_messages` (what a pause continues from), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
     """
@@ -282,9 +292,11 @@ class PydanticAIDeployment(AsyncDeployment):
         extension_tools: Iterable[str] = (),
         deps: Optional[Callable[[Union[PromptRequest, ResumeRequest]], Any]] = None,
         token_codec: Optional[TokenCodec] = None,
+        editable: bool = True,
     ) -> None:
         super().__init__(durable_dir)
         self.agent = agent
+        self._editable = editable
         self._capabilities = capabilities
         self._traits = tuple(traits)
         self._extension_tools = tuple(extension_tools)
@@ -301,6 +313,8 @@ class PydanticAIDeployment(AsyncDeployment):
             capabilities.contributes("extensions", name)
         for trait in self._traits:
             capabilities.with_trait(trait)
+        if self._editable:
+            capabilities.with_trait(EDITABLE_CALLS)
         return capabilities
 
     async def close(self) -> None:
@@ -319,6 +333,33 @@ class PydanticAIDeployment(AsyncDeployment):
         else ``InvalidAnswer`` (the token stays redeemable)."""
         require_approval(answer)
         return bool(answer["approved"])
+
+    def approvals(self, pause: PauseRow, answer: Any) -> Dict[str, Any]:
+        """Each parked call's result for ``DeferredToolResults``, by the
+        framework's call id: ``True`` or ``ToolDenied`` for an approval or
+        a denial (:meth:`read_answer`), and for the edit answer one decision
+        per parked call, in the order the pause reported them: ``approve``
+        (``True``), ``edit`` (``ToolApproved(override_args=...)``; the tool
+        may not change) or ``reject`` (``ToolDenied`` with the person's
+        message). Raises ``InvalidAnswer`` before the token is spent."""
+        decisions = edit_decisions(answer) if self._editable else None
+        if decisions is None:
+            approved = self.read_answer(answer)
+            return {call["call_id"]: True if approved else ToolDenied(_DENIED) for call in pause.calls}
+        if len(decisions) != len(pause.calls):
+            raise invalid_answer("the answer gives one decision per call the pause holds")
+        results: Dict[str, Any] = {}
+        for call, decision in zip(pause.calls, decisions):
+            if decision["type"] == "edit":
+                action = decision["edited_action"]
+                if action["name"] != call["name"] or not isinstance(action["args"], dict):
+                    raise invalid_answer("an edit changes a call's arguments, never its tool")
+                results[call["call_id"]] = ToolApproved(override_args=action["args"])
+            elif decision["type"] == "reject":
+                results[call["call_id"]] = ToolDenied(decision.get("message") or _DENIED)
+            else:
+                results[call["call_id"]] = True
+        return results
 
     def keep_messages(self, messages: List[ModelMessage]) -> Any:
         """What a pause keeps of its run's messages to continue from, as
@@ -375,7 +416,7 @@ class PydanticAIDeployment(AsyncDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
-        approved = self.read_answer(request.answer)
+        approvals = self.approvals(pause, request.answer)
         handle = pause.handle
         if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
@@ -383,14 +424,13 @@ class PydanticAIDeployment(AsyncDeployment):
             raise replayed()
         try:
             history = self.load_messages(pause)
-            answer: Any = True if approved else ToolDenied(_DENIED)
-            results = DeferredToolResults(approvals={call["call_id"]: answer for call in pause.calls})
+            results = DeferredToolResults(approvals=approvals)
             attempt = f"resume:{pause.question_id}"
             result, inputs = await self._run(attempt, turn, request, None, history, results)
             record = self._record(
                 result, inputs, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"])
             )
-            record.resolved = self._resolved(pause, result)
+            record.resolved = self._resolved(pause, result, approvals)
             record.attributes.update(
                 resume_outcome="resumed",
                 resume_name=pause.interaction,
@@ -458,7 +498,9 @@ class PydanticAIDeployment(AsyncDeployment):
             arguments = json_safe(call.args_as_dict())
             if call.tool_call_id in pending:
                 record.tool_calls.append(ToolCall.pending(reported, call.tool_name, arguments))
-                parked.append({"id": reported, "call_id": call.tool_call_id, "name": call.tool_name})
+                parked.append(
+                    {"id": reported, "call_id": call.tool_call_id, "name": call.tool_name, "arguments": arguments}
+                )
                 continue
             answer = answers.get(call.tool_call_id)
             if answer is None:
@@ -488,10 +530,13 @@ class PydanticAIDeployment(AsyncDeployment):
         handle = {"serial": serial, "messages": self.keep_messages(messages)}
         interaction = str(parked[0]["name"])
         token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
-        return Pause(interaction, True, token, question=question, question_id=question_id)
+        editable = [str(call["id"]) for call in parked] if self._editable else []
+        return Pause(interaction, True, token, question=question, question_id=question_id, editable=editable)
 
-    def _resolved(self, pause: PauseRow, result: Any) -> List[ResolvedCall]:
-        """How the resumed run settled the calls the pause parked."""
+    def _resolved(self, pause: PauseRow, result: Any, approvals: Dict[str, Any]) -> List[ResolvedCall]:
+        """How the resumed run settled the calls the pause parked; a call
+        that ran says the arguments it ran with (a person's edit, when they
+        gave one)."""
         answers = _returns(result.new_messages())
         resolved = []
         for call in pause.calls:
@@ -500,8 +545,14 @@ class PydanticAIDeployment(AsyncDeployment):
                 resolved.append(ResolvedCall.failed(call["id"], "the approved call did not run"))
                 continue
             status, detail = _settled(answer)
-            made = {"succeeded": ResolvedCall.succeeded, "refused": ResolvedCall.refused, "failed": ResolvedCall.failed}
-            resolved.append(made[status](call["id"], detail))
+            if status == "refused":
+                resolved.append(ResolvedCall.refused(call["id"], detail))
+                continue
+            approval = approvals.get(call["call_id"])
+            edited = approval.override_args if isinstance(approval, ToolApproved) else None
+            ran_with = edited if edited is not None else call.get("arguments")
+            made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
+            resolved.append(made(call["id"], detail, ran_with))
         return resolved
 
 

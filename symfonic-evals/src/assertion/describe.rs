@@ -16,6 +16,7 @@ impl Assertion {
             Self::PromptRecallExcludes(_) => "PromptRecallExcludes",
             Self::ToolCalled { .. } => "ToolCalled",
             Self::AmendmentApplied { .. } => "AmendmentApplied",
+            Self::EditApplied { .. } => "EditApplied",
             Self::ToolSucceeded { .. } => "ToolSucceeded",
             Self::ToolPending { .. } => "ToolPending",
             Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
@@ -81,6 +82,9 @@ impl Assertion {
                 .map(|t| text(t))
                 .chain(std::iter::once(arguments.clone()))
                 .collect(),
+            // The values come from the deployment's own call: turn content,
+            // shown only as digests.
+            Self::EditApplied { tool, argument, .. } => vec![text(tool), text(argument)],
             Self::ToolSucceeded { tool, .. }
             | Self::ToolPending { tool, .. }
             | Self::PendingResolved { tool }
@@ -152,6 +156,9 @@ impl Assertion {
                 Some(tool) => format!("AmendmentApplied({tool})"),
                 None => "AmendmentApplied(any tool)".into(),
             },
+            Self::EditApplied { tool, argument, .. } => {
+                format!("EditApplied({tool}.{argument})")
+            }
             Self::ToolCalled {
                 tool,
                 times,

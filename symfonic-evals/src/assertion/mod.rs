@@ -162,6 +162,24 @@ pub enum Assertion {
         /// The arguments the amended call must carry.
         arguments: Value,
     },
+    /// A person's edit of the held call `call` is what ran, or was refused:
+    /// every call of `tool` that ran (among the turn's calls, or `call`
+    /// resolved with the arguments it ran with) carries `edited` under
+    /// `argument`; or none ran and the step applied no effect of `tool`
+    /// (the edit refused, with a record or an error). Never the original
+    /// arguments.
+    EditApplied {
+        /// The held call's id, as the pause reported it.
+        call: String,
+        /// Its tool.
+        tool: String,
+        /// The argument the edit changed.
+        argument: String,
+        /// The argument's value the edit replaced.
+        original: Value,
+        /// The value the edit gave it.
+        edited: Value,
+    },
     /// The tool ran and returned a result exactly `times` times.
     ToolSucceeded {
         /// The tool's name.
@@ -540,6 +558,9 @@ impl Assertion {
                 | Self::ToolEffects { .. }
                 | Self::EffectsMatchOracle
                 | Self::CrashedEffectRetried
+                // Without a record nothing ran: an edit refused with an
+                // error is judged by the ledger.
+                | Self::EditApplied { .. }
         )
     }
 }

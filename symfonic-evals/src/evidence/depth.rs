@@ -68,7 +68,9 @@ impl TurnRecord {
             }
         }
         for resolved in self.resolved() {
-            if matches!(&resolved.outcome, ToolOutcome::Succeeded { result } if too_deep(result)) {
+            let result =
+                matches!(&resolved.outcome, ToolOutcome::Succeeded { result } if too_deep(result));
+            if result || resolved.arguments.as_ref().is_some_and(too_deep) {
                 return Some("a resolved call".into());
             }
         }
@@ -96,6 +98,23 @@ impl TurnRecord {
             .any(|r| matches!(r.outcome, ToolOutcome::Pending))
         {
             return Some("a resolved call is reported still pending".into());
+        }
+        let pending: Vec<&str> = self
+            .tool_calls()
+            .iter()
+            .filter(|call| call.is_pending())
+            .map(|call| call.id.as_str())
+            .collect();
+        if let Some(pause) = self.pause() {
+            if pause
+                .editable
+                .iter()
+                .any(|id| !pending.contains(&id.as_str()))
+            {
+                return Some(
+                    "the pause declares a call editable that it does not report pending".into(),
+                );
+            }
         }
         if let Some(id) = self.pause().and_then(|p| p.question_id.as_deref()) {
             if id.is_empty() || id.chars().count() > 256 {
@@ -135,5 +154,19 @@ mod tests {
         let value = nested(1_000_000);
         assert!(too_deep(&value));
         dismantle(value);
+    }
+
+    #[test]
+    fn an_editable_call_must_be_one_the_pause_holds_pending() {
+        use crate::{Pause, ToolCall, TurnRecord};
+        let held = ToolCall::pending("c1", "cancel", serde_json::json!({"customer": 42}));
+        let paused = |editable: &str| {
+            TurnRecord::builder()
+                .tool_call(held.clone())
+                .paused(Pause::new("cancel", true, "t").editing([editable]))
+                .build()
+        };
+        assert_eq!(paused("c1").contract_problem(), None);
+        assert!(paused("c2").contract_problem().is_some());
     }
 }

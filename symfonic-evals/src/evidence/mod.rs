@@ -1,6 +1,7 @@
 //! The evidence model: what the harness asks and what a deployment reports.
 
 mod depth;
+mod edit;
 mod error;
 mod exception;
 mod governance;
@@ -9,6 +10,7 @@ mod request;
 mod tool_call;
 
 pub use depth::MAX_JSON_DEPTH;
+pub use edit::{EditDecision, EditedAction};
 pub(crate) use error::shown_as_is;
 pub use error::{is_plain_name, TurnError};
 pub use exception::{ExceptionFrame, ExceptionTrace};

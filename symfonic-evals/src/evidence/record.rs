@@ -52,6 +52,15 @@ pub struct Pause {
     /// the token and hands it back on the resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question_id: Option<String>,
+    /// Ids of the calls this pause holds pending (reported in the record's
+    /// tool calls) that the person answering may edit before they run, as a
+    /// human-in-the-loop middleware's `edit` decision does. A deployment
+    /// that names them declares the
+    /// [`EDITABLE_CALLS`](crate::EDITABLE_CALLS) trait and takes the edit
+    /// answer (see [`crate::EditDecision`]); the `approval/edited-call`
+    /// probe then checks the edit is what runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub editable: Vec<String>,
 }
 
 impl Pause {
@@ -63,6 +72,7 @@ impl Pause {
             token: token.into(),
             question: None,
             question_id: None,
+            editable: Vec::new(),
         }
     }
 
@@ -71,6 +81,14 @@ impl Pause {
     pub fn asking(mut self, question: serde_json::Value, id: impl Into<String>) -> Self {
         self.question = Some(question);
         self.question_id = Some(id.into());
+        self
+    }
+
+    /// The same pause, declaring the held calls `ids` editable by the
+    /// person answering.
+    #[must_use]
+    pub fn editing(mut self, ids: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.editable = ids.into_iter().map(Into::into).collect();
         self
     }
 }
@@ -153,6 +171,7 @@ impl TurnRecord {
             }
         }
         for resolved in self.resolved {
+            values.extend(resolved.arguments);
             if let super::tool_call::ToolOutcome::Succeeded { result } = resolved.outcome {
                 values.push(result);
             }

@@ -114,6 +114,12 @@ pub struct ResolvedCall {
     pub id: String,
     /// How it ended now that it was resumed.
     pub outcome: ToolOutcome,
+    /// The arguments the call ran with, when the resume ran it (the held
+    /// action itself, approved): a person's edit shows here, where the
+    /// pending call still carries what the model asked for. `None` when the
+    /// call did not run or the deployment does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
 }
 
 impl ResolvedCall {
@@ -122,6 +128,14 @@ impl ResolvedCall {
         Self {
             id: id.into(),
             outcome,
+            arguments: None,
         }
+    }
+
+    /// The same resolution, saying the call ran with `arguments`.
+    #[must_use]
+    pub fn ran_with(mut self, arguments: Value) -> Self {
+        self.arguments = Some(arguments);
+        self
     }
 }

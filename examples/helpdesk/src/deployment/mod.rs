@@ -13,7 +13,8 @@ use symfonic_evals::contracts::ProceduralExtractor;
 use symfonic_evals::{
     CapabilityEvidence, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role,
     SideEffectLedger, Target, TargetContext, TurnError, TurnRecord, TurnRecordBuilder,
-    CONTEXT_CLOCK, IDEMPOTENT_EFFECTS, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW, REPLICAS,
+    CONTEXT_CLOCK, EDITABLE_CALLS, IDEMPOTENT_EFFECTS, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
+    REPLICAS,
 };
 
 use crate::extension::{Extension, ShippingExtension};
@@ -167,6 +168,7 @@ impl Helpdesk {
         flaw: Option<Flaw>,
         variant: Option<Variant>,
     ) -> Result<Self, OpenError> {
+        let variant = variant.or_else(|| flaw.and_then(Flaw::base));
         let mut store = Store::open_in(ctx.durable_dir()).map_err(OpenError::Store)?;
         if flaw == Some(Flaw::RelearnRewritesApproved) {
             store = store.refreshing_reviewed();
@@ -377,6 +379,12 @@ impl Target for Helpdesk {
             .operation("review")
             .with_trait(REPLICAS)
             .with_trait(CONTEXT_CLOCK);
+        // A person may edit the cancellation the desk holds for them.
+        let evidence = if self.variant.is_some_and(Variant::holds_the_call) {
+            evidence.with_trait(EDITABLE_CALLS)
+        } else {
+            evidence
+        };
         let evidence = if self.on_carrier_server {
             evidence.with_trait(symfonic_evals::mcp::MCP_FIXTURE)
         } else {

@@ -6,7 +6,8 @@
 
 use serde_json::{json, Value};
 use symfonic_evals::{
-    Pause, ResolvedCall, ResumeRequest, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder,
+    EditDecision, Pause, ResolvedCall, ResumeRequest, ToolOutcome, TurnError, TurnRecord,
+    TurnRecordBuilder,
 };
 
 use super::turn::{Ending, Turn};
@@ -86,9 +87,13 @@ impl Helpdesk {
                     turn.shown, issued.token
                 ));
             }
+            // A cancellation the desk holds for a person may be edited.
+            let editable = (interaction != ASK_USER && self.held_for_approval(&interaction))
+                .then(|| checkpoint.pending_call.clone());
             builder.answer(ask).paused(
                 Pause::new(interaction, resumable, issued.token)
-                    .asking(question, issued.question_id),
+                    .asking(question, issued.question_id)
+                    .editing(editable),
             )
         };
         self.procedural_attributes(builder, &turn.consulted)
@@ -128,7 +133,7 @@ impl Helpdesk {
         &self,
         checkpoint: Checkpoint,
         answer: &Value,
-    ) -> Result<(Turn, Option<ToolOutcome>), TurnError> {
+    ) -> Result<(Turn, Option<ResolvedCall>), TurnError> {
         let mut turn = self.start(
             &checkpoint.conversation,
             checkpoint.prompt,
@@ -144,8 +149,8 @@ impl Helpdesk {
             .map(|c| (c.name.clone(), c.arguments.clone()));
         if let Some((tool, arguments)) = held {
             let id = &checkpoint.pending_call;
-            let outcome = self.settle(&mut turn, id, &tool, &arguments, answer);
-            return Ok((turn, Some(outcome)));
+            let settled = self.settle(&mut turn, id, &tool, &arguments, answer);
+            return Ok((turn, Some(settled)));
         }
         // The continuation reads the answer the person gave; one twin only
         // notes that somebody answered, another only their decision.
@@ -161,8 +166,49 @@ impl Helpdesk {
         Ok((turn, None))
     }
 
-    /// Runs the held call `id` on an approval, or declines it, and files
-    /// the observation the model reads next.
+    /// The arguments the held call runs with on `answer`, or how it ends
+    /// unrun: an approval runs it as asked (with the person's amendment of
+    /// when it takes effect), an edit as edited, a rejection or any other
+    /// answer declines it. The edit-refused variant refuses an edit of the
+    /// customer; the twin hears an edit as a plain approval.
+    fn decided(&self, tool: &str, arguments: &Value, answer: &Value) -> Result<Value, ToolOutcome> {
+        let declined = || ToolOutcome::Failed {
+            error: "declined: a person declined the call".into(),
+        };
+        let refused = |stage: &str| ToolOutcome::Refused {
+            stage: stage.into(),
+        };
+        let decision = EditDecision::read(answer).and_then(|all| all.into_iter().next());
+        match decision {
+            Some(EditDecision::Approve) => Ok(arguments.clone()),
+            Some(EditDecision::Edit { .. }) if self.has(Flaw::EditedCallIgnored) => {
+                Ok(arguments.clone())
+            }
+            Some(EditDecision::Edit { edited_action }) => {
+                let other_customer =
+                    edited_action.args.get("customer") != arguments.get("customer");
+                if edited_action.name != tool || (self.is(Variant::EditRefused) && other_customer) {
+                    Err(refused("edit-review"))
+                } else {
+                    Ok(edited_action.args)
+                }
+            }
+            // A rejection is a denial: refused by the person, not a failure.
+            Some(EditDecision::Reject { .. }) => Err(refused("person")),
+            None if answer.get("approved") == Some(&Value::Bool(true)) => {
+                let mut arguments = arguments.clone();
+                if let Some(when) = answer.get("effective") {
+                    arguments["effective"] = when.clone();
+                }
+                Ok(arguments)
+            }
+            None => Err(declined()),
+        }
+    }
+
+    /// Runs the held call `id` as `answer` decides, or ends it unrun, files
+    /// the observation the model reads next, and reports how it was
+    /// resolved (with the arguments it ran with, when it ran).
     fn settle(
         &self,
         turn: &mut Turn,
@@ -170,29 +216,38 @@ impl Helpdesk {
         tool: &str,
         arguments: &Value,
         answer: &Value,
-    ) -> ToolOutcome {
-        if answer.get("approved") != Some(&Value::Bool(true)) {
-            let message = "a person declined the call";
-            turn.transcript.push(observation::failed(
-                id, tool, arguments, "declined", message,
-            ));
-            return ToolOutcome::Failed {
-                error: format!("declined: {message}"),
-            };
-        }
-        match self.tools.run(tool, arguments, self.env(turn)) {
+    ) -> ResolvedCall {
+        let arguments = match self.decided(tool, arguments, answer) {
+            Ok(arguments) => arguments,
+            Err(outcome) => {
+                turn.transcript.push(match &outcome {
+                    ToolOutcome::Refused { stage } => {
+                        observation::refused(id, tool, arguments, stage)
+                    }
+                    _ => observation::failed(
+                        id,
+                        tool,
+                        arguments,
+                        "declined",
+                        "a person declined the call",
+                    ),
+                });
+                return ResolvedCall::new(id, outcome);
+            }
+        };
+        let outcome = match self.tools.run(tool, &arguments, self.env(turn)) {
             Ok(result) => {
                 let (result, trace) = self.gate.result(tool, result);
                 turn.stages.extend(trace.to_stage_records());
                 turn.transcript
-                    .push(observation::succeeded(id, tool, arguments, &result));
+                    .push(observation::succeeded(id, tool, &arguments, &result));
                 ToolOutcome::Succeeded { result }
             }
             Err(failure) => {
                 turn.transcript.push(observation::failed(
                     id,
                     tool,
-                    arguments,
+                    &arguments,
                     &failure.code,
                     &failure.message,
                 ));
@@ -200,7 +255,8 @@ impl Helpdesk {
                     error: format!("{}: {}", failure.code, failure.message),
                 }
             }
-        }
+        };
+        ResolvedCall::new(id, outcome).ran_with(arguments)
     }
 
     /// Redeems the token and continues the paused turn from its checkpoint.
@@ -305,12 +361,15 @@ impl Helpdesk {
                 ending = self.drive(&mut turn)?;
             }
         }
-        let answered = settled.unwrap_or_else(|| ToolOutcome::Succeeded {
-            result: request.answer.clone(),
+        let answered = settled.unwrap_or_else(|| {
+            ResolvedCall::new(
+                pending,
+                ToolOutcome::Succeeded {
+                    result: request.answer.clone(),
+                },
+            )
         });
-        let builder = self
-            .finish(turn, ending)?
-            .resolved(ResolvedCall::new(pending, answered));
+        let builder = self.finish(turn, ending)?.resolved(answered);
         // Only now is the token spent for good: a crash anywhere before
         // leaves it claimed by a dead run, and the client's retry finishes
         // the turn (its effects deduplicated under their keys).

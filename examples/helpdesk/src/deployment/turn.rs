@@ -103,9 +103,9 @@ impl Helpdesk {
     }
 
     /// Whether a call of `tool` waits for a person's approval before it
-    /// runs: only the `ApprovalOnTheCall` variant's cancellations do.
+    /// runs: only the cancellations of the variants that hold the call do.
     pub(super) fn held_for_approval(&self, tool: &str) -> bool {
-        self.is(Variant::ApprovalOnTheCall) && tool == "cancel_subscription"
+        self.variant.is_some_and(Variant::holds_the_call) && tool == "cancel_subscription"
     }
 
     pub(super) fn env<'a>(&'a self, turn: &'a Turn) -> ToolEnv<'a> {
@@ -205,9 +205,15 @@ impl Helpdesk {
                 let question = if tool == ASK_USER {
                     arguments.clone()
                 } else {
+                    // The person decides, may say when it takes effect,
+                    // or edits the call (the edit answer's decisions).
                     json!({
                         "question": format!("Approve {tool} with {arguments}?"),
-                        "schema": { "approved": "boolean" },
+                        "schema": {
+                            "approved": "boolean?",
+                            "effective": "string?",
+                            "decisions": "decisions?",
+                        },
                     })
                 };
                 turn.transcript

@@ -122,8 +122,16 @@ variants! {
     ApprovalOnTheCall = "approval-on-the-call",
         "The approval sits on the gated call itself, as agent SDKs' `needs_approval` puts it: \
          the pause is the pending `cancel_subscription` call, approval runs it once and a \
-         denial resolves it unrun (the pack names the gated tool as the interaction).",
-        for [ApprovalResume, ExactlyOnce], python [];
+         denial resolves it unrun (the pack names the gated tool as the interaction). A person \
+         may also amend it (when the cancellation takes effect) or edit it (`editable-calls`), \
+         and the call runs as amended or edited. The Python desk holds its escalation so.",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume];
+    EditRefused = "edit-refused",
+        "The approval sits on the gated call and a person may edit it (`editable-calls`), but \
+         an edit that changes which customer a cancellation names is refused: the held call is \
+         resolved refused (stage `edit-review`), nothing is cancelled, and the person is told \
+         to deny the request and ask again.",
+        for [ApprovalResume], python [];
     SameKeyRetries = "same-key-retries",
         "Every effect is delivered twice under its idempotency key, as a client whose \
          acknowledgement was lost retries; the ledger refuses the second (the packs count \
@@ -141,7 +149,24 @@ variants! {
         for [], python [ExtensionTool];
 }
 
+/// `pack` as an adopter whose approval sits on the gated call writes it:
+/// the gated tool is the interaction.
+pub fn on_the_call(
+    mut pack: symfonic_evals::ApprovalResumePack,
+) -> symfonic_evals::ApprovalResumePack {
+    if let Some(gated) = &pack.gated_tool {
+        pack.interaction_tool.clone_from(gated);
+    }
+    pack
+}
+
 impl Variant {
+    /// Whether the desk holds the cancellation itself for a person (the
+    /// approval on the call), rather than asking through `ask_user`.
+    pub fn holds_the_call(self) -> bool {
+        matches!(self, Self::ApprovalOnTheCall | Self::EditRefused)
+    }
+
     /// The pack arguments this variant is judged with: the reference
     /// desk's, except where the variant's shape is one a pack argument
     /// exists for (an added defaulted argument is matched as a subset).
@@ -161,15 +186,8 @@ impl Variant {
                 PackDefinition::ExtensionTool(pack)
             }
             // The pause is the gated tool's own pending call.
-            // Its question asks only for a yes or a no, so its adopter has
-            // no amendment to declare.
-            (Self::ApprovalOnTheCall, PackDefinition::ApprovalResume(mut pack)) => {
-                if let Some(gated) = &pack.gated_tool {
-                    pack.interaction_tool.clone_from(gated);
-                }
-                pack.amended_answer = None;
-                pack.amended_call = None;
-                PackDefinition::ApprovalResume(pack)
+            (Self::ApprovalOnTheCall | Self::EditRefused, PackDefinition::ApprovalResume(pack)) => {
+                PackDefinition::ApprovalResume(on_the_call(pack))
             }
             // Shapes real frameworks take, judged with the arguments a
             // newcomer writes: the pack infers what the denial must

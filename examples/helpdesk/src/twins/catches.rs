@@ -306,6 +306,12 @@ impl Flaw {
                 "AmendmentApplied",
                 "AmendmentApplied(cancel_subscription)",
             ),
+            Self::EditedCallIgnored => at(
+                "approval/edited-call",
+                "edited resume",
+                "EditApplied",
+                "EditApplied(cancel_subscription.customer)",
+            ),
             Self::TokensNumberedInOrder => at(
                 "approval/token-predictable",
                 "pause 2",

@@ -146,6 +146,10 @@ flaws! {
     /// The continuation hears the person's decision and nothing else: an
     /// approval that says when the cancellation takes effect cancels now.
     AmendmentIgnored = "amendment-ignored" in ApprovalResume,
+    /// The approval sits on the held cancellation, which a person may edit
+    /// (the desk declares `editable-calls`); an edit is heard as a plain
+    /// approval, and the call runs with the arguments the model asked for.
+    EditedCallIgnored = "edited-call-ignored" in ApprovalResume,
     /// Pause tokens are numbered one after another from a durable counter:
     /// unique, looked up, and the next one is this one plus one.
     TokensNumberedInOrder = "tokens-numbered-in-order" in ApprovalResume,
@@ -295,6 +299,27 @@ flaws! {
     /// Effects are keyed by subject and the current hour of the clock: a
     /// retry an hour after the crash keys afresh and applies again.
     KeyFromClockHour = "key-from-clock-hour" in ExactlyOnce,
+}
+
+impl Flaw {
+    /// The honest configuration this twin's desk is otherwise in: the
+    /// edited-call twin holds the call itself, as the approval-on-the-call
+    /// variant does. `None`: the reference.
+    pub fn base(self) -> Option<crate::Variant> {
+        match self {
+            Self::EditedCallIgnored => Some(crate::Variant::ApprovalOnTheCall),
+            _ => None,
+        }
+    }
+
+    /// The pack arguments this twin is judged with: the reference's, or
+    /// its base configuration's.
+    pub fn definition(self) -> symfonic_evals::PackDefinition {
+        match self.base() {
+            Some(variant) => variant.definition(self.pack()),
+            None => crate::packs::definition(self.pack()),
+        }
+    }
 }
 
 /// Where a pack must catch a twin: the scenario (the seed scenario's name

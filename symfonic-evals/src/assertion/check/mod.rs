@@ -1,5 +1,6 @@
 //! Evaluating an assertion against one step's evidence.
 
+mod answers;
 mod effects;
 pub(crate) use effects::tool_label;
 mod fixture;
@@ -96,8 +97,15 @@ impl Assertion {
                 matching,
             } => tools::called(record, tool, *times, arguments.as_ref(), *matching, public),
             Self::AmendmentApplied { tool, arguments } => {
-                tools::amendment_applied(record, tool.as_deref(), arguments, public)
+                answers::amendment_applied(record, tool.as_deref(), arguments, public)
             }
+            Self::EditApplied {
+                call,
+                tool,
+                argument,
+                original,
+                edited,
+            } => answers::edit_applied(evidence, call, tool, argument, (original, edited)),
             Self::ToolSucceeded { tool, times } => tools::succeeded(record, tool, *times),
             Self::ToolPending { tool, times } => tools::pending(record, tool, *times),
             Self::ToolCallIdsUnique {

@@ -21,55 +21,6 @@ pub(super) fn calls_of<'a>(
         .filter(move |call| call.name == tool)
 }
 
-/// See [`Assertion::AmendmentApplied`](crate::Assertion::AmendmentApplied).
-pub(super) fn amendment_applied(
-    record: &TurnRecord,
-    tool: Option<&str>,
-    arguments: &Value,
-    public: &PublicValues,
-) -> Check {
-    let ran: Vec<&ToolCall> = record
-        .tool_calls()
-        .iter()
-        .filter(|call| matches!(call.outcome, ToolOutcome::Succeeded { .. }))
-        .filter(|call| tool.is_none_or(|t| call.name == t))
-        .collect();
-    let carries = |call: &ToolCall| ArgumentMatch::Subset.accepts(arguments, &call.arguments);
-    // The tools the amendment reached; every call of them must carry it.
-    let amended: Vec<&str> = ran
-        .iter()
-        .filter(|call| carries(call))
-        .map(|call| call.name.as_str())
-        .collect();
-    let original = ran
-        .iter()
-        .filter(|call| amended.contains(&call.name.as_str()) || tool.is_some())
-        .filter(|call| !carries(call))
-        .count();
-    let target = tool.unwrap_or("any tool");
-    let observed = if ran.is_empty() {
-        format!("no call of {target} ran")
-    } else {
-        format!(
-            "{} of {} call(s) that ran carry it; arguments {}",
-            ran.iter().filter(|call| carries(call)).count(),
-            ran.len(),
-            ran.iter()
-                .map(|c| format!("{} {}", c.name, shape(&c.arguments, public)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    Check::new(
-        !amended.is_empty() && original == 0,
-        format!(
-            "a call of {target} that ran with the amended arguments {arguments} (subset), and \
-             none of the same tool without them"
-        ),
-        observed,
-    )
-}
-
 pub(super) fn called(
     record: &TurnRecord,
     tool: &str,

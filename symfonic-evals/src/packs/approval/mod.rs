@@ -1,7 +1,9 @@
 //! The approval and resume pack: pause for a person, resume once, refuse the
 //! replay; and its probes (restarts at every boundary, forged and foreign
-//! tokens, two conversations, the gated action, a denial, an unfit answer).
+//! tokens, two conversations, the gated action, a denial, an unfit answer,
+//! an amended answer, an edited call).
 
+mod edited;
 mod scenarios;
 pub(crate) mod tokens;
 
@@ -111,6 +113,12 @@ pub const PROBES: &[Probe] = &[
         "amended_answer",
         "an amended answer read only for its decision: the person approves with a change and \
          the deployment runs the original request",
+    ),
+    Probe::on_declaring(
+        "approval/edited-call",
+        crate::capability::EDITABLE_CALLS,
+        "an edit read only as an approval: the person edits the held call (one argument \
+         changed) and the deployment runs the call as the model asked for it",
     ),
     Probe::on_declaring(
         "approval/replicas",

@@ -196,6 +196,13 @@ impl ApprovalResumePack {
                     self.replay("replay", &amended),
                 ])
             }
+            "approval/edited-call" => {
+                probe(vec![self.pause(
+                    "pause",
+                    &super::edited::EditedCall::conversation(self),
+                )])
+                .continued(super::edited::EditedCall { pack: self.clone() })
+            }
             "approval/foreign-answer" => {
                 probe(vec![pause, resume, replay]).continued(ForeignAnswer { pack: self.clone() })
             }
@@ -670,7 +677,7 @@ impl Continuation for OneOfTwo {
 /// returns a record, and, when it answers a pause, repeats none of the
 /// pause's effects under a new key: every step of every probe checks
 /// both, the seed stays as its contract fixes it.
-fn kept(step: Step) -> Step {
+pub(super) fn kept(step: Step) -> Step {
     let resumes = matches!(step.input, StepInput::Resume { .. });
     match step.expect {
         Expect::Record if resumes => {
