@@ -43,6 +43,7 @@ from ._identity import canonical_json, procedure_identity
 from ._mcp import MCP_FIXTURE, MCP_URL_ENV, mcp_server_params, mcp_url
 from ._records import (
     Capabilities,
+    Feedback,
     Pause,
     PromptRequest,
     ProtocolError,
@@ -75,6 +76,7 @@ __all__ = [
     "Stage",
     "TurnRecord",
     "TurnFailure",
+    "Feedback",
     "PromptRequest",
     "ResumeRequest",
     "ReviewRequest",

@@ -76,9 +76,9 @@ pub use capability::{
 };
 pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
-    is_plain_name, ExceptionFrame, ExceptionTrace, Operation, Pause, PromptRequest, ResolvedCall,
-    ResumeRequest, ReviewAction, ReviewRequest, Role, StageOutcome, StageRecord, Terminal,
-    ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS,
+    is_plain_name, ExceptionFrame, ExceptionTrace, Feedback, Operation, Pause, PromptRequest,
+    ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role, StageOutcome, StageRecord,
+    Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS,
     PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{
