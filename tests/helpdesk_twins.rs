@@ -258,6 +258,12 @@ twins! {
     relearning_rewrites_the_approved_procedure: RelearnRewritesApproved =>
         "procedural/relearn-after-approval", "relearn 2", "PublishedRules",
         "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))";
+    rejected_demonstrations_learned_from: RejectedDemonstrationsLearned =>
+        "procedural/rejected-demonstrations", "rejected 2", "AttributeEqualsIfPresent",
+        "AttributeEqualsIfPresent(procedural_promoted)";
+    a_door_rejected_draft_drafted_again: RejectedDraftRedrafted =>
+        "procedural/reject-draft", "blocked after reject", "ReviewRowsInert",
+        "ReviewRowsInert(procedural_review)";
 
     // Caught by one extension probe each.
     call_ids_restart_every_turn: CallIdsRestartEveryTurn =>

@@ -339,7 +339,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 48] = [
+pub const TWINS: [PythonTwin; 50] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -776,6 +776,29 @@ pub const TWINS: [PythonTwin; 48] = [
             // The redraft shows first in the review rows it changed.
             "AttributeEquals",
             "AttributeEquals(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-demonstrations-learned",
+        Pack::Procedural,
+        (
+            "procedural/rejected-demonstrations",
+            "rejected 2",
+            "AttributeEqualsIfPresent",
+            "AttributeEqualsIfPresent(procedural_promoted)",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-draft-redrafted",
+        Pack::Procedural,
+        (
+            "procedural/reject-draft",
+            // The next turn's cycle drafts the lesson on file again.
+            "blocked after reject",
+            "ReviewRowsInert",
+            "ReviewRowsInert(procedural_review)",
         ),
         &[],
     ),

@@ -208,7 +208,7 @@ impl ReviewDoor {
             Status::Approved => true,
             // Everything that was ever approved, withdrawn or not.
             Status::Revoked => self.flaw == Some(Flaw::RevokedStillGoverns),
-            Status::Draft | Status::Rejected => false,
+            Status::Draft | Status::Rejected | Status::Guardrail => false,
         };
         Ok(self
             .list()?
@@ -289,6 +289,13 @@ impl ReviewDoor {
             Some(Flaw::ReviewDoorDropsConjunct) => &predicates[..predicates.len().min(1)],
             _ => predicates,
         };
+        let draft = self.the_draft_containing(fragment)?;
+        self.approve_draft(draft, tool, predicates, conversation, name)
+    }
+
+    /// The one draft whose text contains `fragment`: how the structured
+    /// door names a draft.
+    fn the_draft_containing(&self, fragment: &str) -> Result<StoredProcedure, TurnError> {
         let mut matching: Vec<StoredProcedure> = self
             .list()?
             .into_iter()
@@ -301,7 +308,22 @@ impl ReviewDoor {
                 format!("{} drafts match; exactly one is needed", matching.len()),
             ));
         }
-        self.approve_draft(matching.remove(0), tool, predicates, conversation, name)
+        Ok(matching.remove(0))
+    }
+
+    /// Rejects the one draft whose text contains `fragment`: the structured
+    /// review door's rejection. The row stays on file as rejected, so
+    /// consolidation never drafts the lesson again.
+    ///
+    /// # Errors
+    ///
+    /// `NoSuchDraft` unless exactly one draft matches; `StoreError`.
+    pub fn reject_named(&self, fragment: &str, conversation: &str) -> Result<(), TurnError> {
+        let draft = self.the_draft_containing(fragment)?;
+        self.store
+            .reject(draft.id, conversation)
+            .map_err(store_error)?;
+        Ok(())
     }
 
     fn approve_draft(

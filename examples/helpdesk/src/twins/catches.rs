@@ -523,6 +523,20 @@ impl Flaw {
                 "PublishedRules",
                 "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
             ),
+            Self::RejectedDemonstrationsLearned => at(
+                "procedural/rejected-demonstrations",
+                "rejected 2",
+                "AttributeEqualsIfPresent",
+                "AttributeEqualsIfPresent(procedural_promoted)",
+            ),
+            // The cycle after the next turn proposes the lesson again from
+            // the episodes on file.
+            Self::RejectedDraftRedrafted => at(
+                "procedural/reject-draft",
+                "blocked after reject",
+                "ReviewRowsInert",
+                "ReviewRowsInert(procedural_review)",
+            ),
             _ => self.extension_probe_catch(),
         }
     }
