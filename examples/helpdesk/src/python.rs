@@ -257,15 +257,18 @@ const WITH_A_REFUND: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/rejected-demonstrations",
     "procedural/rule-fidelity",
     "procedural/amend",
     "procedural/revoke",
     "procedural/two-procedures",
     "procedural/relearn-after-approval",
+    "procedural/reject-draft",
     "procedural/replicas",
 ];
-/// Every procedural probe with a blocked step (the lifecycle probes enforce
-/// the blocked state too).
+/// Every procedural probe whose blocked step is refused (the lifecycle
+/// probes enforce the blocked state too; in the rejection probes nothing
+/// governs it).
 const WITH_BLOCKED: &[&str] = &[
     "procedural/enforcement-without-restart",
     "procedural/separate-conversations",
@@ -577,8 +580,9 @@ pub const TWINS: [PythonTwin; 50] = [
             "PromptRecallExcludes",
             "PromptRecallExcludes(fragment)",
         ),
-        // Every probe with a draft probe step, and the revoke probe: the
-        // revoked lesson taught again is a draft, shown too.
+        // Every probe with a draft probe step, the revoke probe (the
+        // revoked lesson taught again is a draft, shown too) and the
+        // reject-draft probe (a rejected draft is shown as well).
         &[
             "procedural/enforcement-without-restart",
             "procedural/separate-conversations",
@@ -587,6 +591,7 @@ pub const TWINS: [PythonTwin; 50] = [
             "procedural/gate-sweep",
             "procedural/decoy-stays-draft",
             "procedural/revoke",
+            "procedural/reject-draft",
             "procedural/replicas",
         ],
     ),
@@ -777,7 +782,8 @@ pub const TWINS: [PythonTwin; 50] = [
             "AttributeEquals",
             "AttributeEquals(procedural_review)",
         ),
-        &[],
+        // It sets a rejected lesson's row back to a draft as well.
+        &["procedural/reject-draft"],
     ),
     twin(
         "rejected-demonstrations-learned",

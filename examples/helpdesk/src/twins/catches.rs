@@ -627,7 +627,8 @@ impl Flaw {
                     "procedural/control-promotes-nothing",
                 ],
                 PROCEDURAL_LIFECYCLE,
-                &["procedural/replicas"],
+                // No cycle runs, so there is no draft to reject.
+                &["procedural/reject-draft", "procedural/replicas"],
             ],
             Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => &[PROCEDURAL_DRAFTING],
             // The admin API's approval is held in memory too, so the
