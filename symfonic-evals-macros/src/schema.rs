@@ -375,7 +375,7 @@ static PROCEDURAL: &[Field] = &[
         Ty::StrList,
         Presence::Optional,
         Rule::NonEmpty,
-        "are on-topic demonstrations a reviewer rejected; give at least one, or leave the \
+        "lists on-topic demonstrations a reviewer rejected; give at least one, or leave the \
          argument out and the pack's own demonstrations are sent rejected",
     ),
     field(
