@@ -358,6 +358,8 @@ export type ReviewRequest =
       readonly kind: "review";
       readonly action: "reject";
       readonly conversation: string;
+      /** Empty: a draft has no name yet (the field is there so code that reads every action's `procedure` still compiles). */
+      readonly procedure: "";
       readonly draft: string;
     };
 

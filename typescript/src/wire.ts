@@ -298,7 +298,9 @@ export function parseRequest(message: Message): { id: number; request: Request }
       },
     };
   }
-  return { id, request: { kind: "review", ...body } as unknown as Request };
+  // A rejection names a draft, not a procedure: its `procedure` is empty.
+  const named = body.action === "reject" ? { procedure: "" } : {};
+  return { id, request: { kind: "review", ...named, ...body } as unknown as Request };
 }
 
 /** Asks the harness to apply an effect under `key`, of `tool`'s call when named. */

@@ -155,7 +155,7 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
       precondition,
     },
     { kind: "review", action: "amend", conversation: "c", procedure: "refund-rule", precondition },
-    { kind: "review", action: "reject", conversation: "c", draft: "call track_shipment" },
+    { kind: "review", action: "reject", conversation: "c", procedure: "", draft: "call track_shipment" },
   ]);
 
   assert.equal(await session.shutdown(), 0);
