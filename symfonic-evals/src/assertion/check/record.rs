@@ -321,6 +321,27 @@ mod tests {
     }
 
     #[test]
+    fn review_rows_are_inert_with_no_draft_no_approval_and_no_governed_tool() {
+        let rows = |value: Value| {
+            let record = TurnRecord::builder().attribute("review", value).build();
+            rows_inert(&record, "review")
+        };
+        assert!(rows(json!([])).passed);
+        assert!(rows(json!([["rejected", ""], ["guardrail", ""]])).passed);
+        let draft = rows(json!([["rejected", ""], ["draft", ""]]));
+        assert!(!draft.passed && draft.observed.ends_with("holds draft"));
+        assert!(!rows(json!([["approved", "issue_refund"]])).passed);
+        // Another status that names a tool governs it; its status is not
+        // repeated in the report.
+        let governing = rows(json!([["secret-status", "issue_refund"]]));
+        assert!(!governing.passed);
+        assert!(!governing.observed.contains("secret-status"));
+        assert!(rows(json!({"draft": ""})).malformed);
+        assert!(rows(json!([["draft"]])).malformed);
+        assert!(!rows_inert(&TurnRecord::default(), "review").passed);
+    }
+
+    #[test]
     fn an_empty_model_input_is_called_empty_not_digested() {
         let empty = recall(&TurnRecord::default(), "verify", true);
         assert!(!empty.passed);
