@@ -261,6 +261,9 @@ twins! {
     rejected_demonstrations_learned_from: RejectedDemonstrationsLearned =>
         "procedural/rejected-demonstrations", "rejected 2", "AttributeEqualsIfPresent",
         "AttributeEqualsIfPresent(procedural_promoted)";
+    rejected_episodes_kept_for_the_next_cycle: RejectedEpisodesKept =>
+        "procedural/rejected-demonstrations", "blocked", "ReviewRowsInert",
+        "ReviewRowsInert(procedural_review)";
     a_door_rejected_draft_drafted_again: RejectedDraftRedrafted =>
         "procedural/reject-draft", "blocked after reject", "ReviewRowsInert",
         "ReviewRowsInert(procedural_review)";

@@ -115,6 +115,7 @@ TWINS = {
     "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
     "policy-cache-per-instance": "each instance caches the approved procedures at start-up and after its own reviews",
     "rejected-demonstrations-learned": "a demonstration a reviewer marked rejected is remembered and consolidated like any other",
+    "rejected-episodes-kept": "a demonstration marked rejected runs no consolidation of its own but is kept as an episode, so the next turn's cycle learns from it",
     "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
@@ -391,6 +392,9 @@ class HelpDesk(Deployment):
             if self.has("relearn-redrafts-approved") and plan.lesson is not None:
                 self.store.redraft(plan.lesson)
             promoted = self.store.consolidate(request.conversation)
+        elif self.has("rejected-episodes-kept"):
+            # No cycle now; the next turn's cycle reads it.
+            self.store.record_episode(request.conversation, plan.lesson)
         elif self.is_variant("rejected-as-guardrail") and plan.lesson is not None:
             self.store.record_guardrail(plan.lesson)
         if self.has("promoted-counts-episodes"):

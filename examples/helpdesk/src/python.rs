@@ -342,7 +342,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 50] = [
+pub const TWINS: [PythonTwin; 51] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -793,6 +793,18 @@ pub const TWINS: [PythonTwin; 50] = [
             "rejected 2",
             "AttributeEqualsIfPresent",
             "AttributeEqualsIfPresent(procedural_promoted)",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-episodes-kept",
+        Pack::Procedural,
+        (
+            "procedural/rejected-demonstrations",
+            // The blocked turn's cycle reads the rejected episodes.
+            "blocked",
+            "ReviewRowsInert",
+            "ReviewRowsInert(procedural_review)",
         ),
         &[],
     ),

@@ -311,6 +311,11 @@ impl Helpdesk {
                     .collect();
                 let learns = !turn.rejected || self.has(Flaw::RejectedDemonstrationsLearned);
                 let cycle = if !learns {
+                    if self.has(Flaw::RejectedEpisodesKept) {
+                        // No cycle now; the next turn's cycle reads it.
+                        remember(&self.store, &turn.conversation, &turn.prompt, &tools)
+                            .map_err(store_error)?;
+                    }
                     if self.is(Variant::RejectedAsGuardrail) {
                         let verb = turn.prompt.split_whitespace().next().unwrap_or_default();
                         self.store

@@ -529,6 +529,13 @@ impl Flaw {
                 "AttributeEqualsIfPresent",
                 "AttributeEqualsIfPresent(procedural_promoted)",
             ),
+            // The blocked turn's cycle reads the rejected episodes.
+            Self::RejectedEpisodesKept => at(
+                "procedural/rejected-demonstrations",
+                "blocked",
+                "ReviewRowsInert",
+                "ReviewRowsInert(procedural_review)",
+            ),
             // The cycle after the next turn proposes the lesson again from
             // the episodes on file.
             Self::RejectedDraftRedrafted => at(

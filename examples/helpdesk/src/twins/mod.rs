@@ -245,6 +245,10 @@ flaws! {
     /// A demonstration a reviewer marked rejected is remembered and
     /// consolidated like any other: the feedback is read by nobody.
     RejectedDemonstrationsLearned = "rejected-demonstrations-learned" in Procedural,
+    /// A demonstration marked rejected runs no consolidation cycle of its
+    /// own, but is kept as an episode like any other, so the next turn's
+    /// cycle learns from it.
+    RejectedEpisodesKept = "rejected-episodes-kept" in Procedural,
     /// A draft rejected at the review door is opened as a draft again when
     /// consolidation proposes its lesson again: the rejection holds only
     /// until the lesson is next seen.
