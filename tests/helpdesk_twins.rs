@@ -264,6 +264,8 @@ twins! {
     rejected_episodes_kept_for_the_next_cycle: RejectedEpisodesKept =>
         "procedural/rejected-demonstrations", "blocked", "ReviewRowsInert",
         "ReviewRowsInert(procedural_review)";
+    a_door_rejected_draft_approved_after_all: RejectedDraftApprovable =>
+        "procedural/reject-draft", "approve after reject", "ExpectedError", "ExpectedError";
     a_door_rejected_draft_drafted_again: RejectedDraftRedrafted =>
         "procedural/reject-draft", "blocked after reject", "ReviewRowsInert",
         "ReviewRowsInert(procedural_review)";

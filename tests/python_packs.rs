@@ -187,6 +187,7 @@ twins! {
     relearning_that_redrafts_an_approved_procedure_is_caught => "relearn-redrafts-approved",
     learning_from_rejected_demonstrations_is_caught => "rejected-demonstrations-learned",
     rejected_episodes_kept_for_the_next_cycle_are_caught => "rejected-episodes-kept",
+    a_door_rejected_draft_approved_after_all_is_caught => "rejected-draft-approvable",
     a_door_rejected_draft_drafted_again_is_caught => "rejected-draft-redrafted",
     a_policy_cache_per_instance_misses_a_replicas_approval => "policy-cache-per-instance",
     spent_tokens_loaded_at_start_let_a_replica_redeem_again => "spent-tokens-loaded-at-start",

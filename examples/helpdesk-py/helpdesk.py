@@ -116,6 +116,7 @@ TWINS = {
     "policy-cache-per-instance": "each instance caches the approved procedures at start-up and after its own reviews",
     "rejected-demonstrations-learned": "a demonstration a reviewer marked rejected is remembered and consolidated like any other",
     "rejected-episodes-kept": "a demonstration marked rejected runs no consolidation of its own but is kept as an episode, so the next turn's cycle learns from it",
+    "rejected-draft-approvable": "the admin review door approves a rejected draft found by its text as it approves a draft",
     "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
@@ -318,7 +319,8 @@ class HelpDesk(Deployment):
         if self.has("review-door-drops-conjunct"):
             predicates = predicates[:1]
         if request.action in ("approve", "reject"):
-            drafts = [p for p in self.store.procedures() if p.status == "draft" and (request.draft or "") in p.text]
+            open_to = ("draft", "rejected") if request.action == "approve" and self.has("rejected-draft-approvable") else ("draft",)
+            drafts = [p for p in self.store.procedures() if p.status in open_to and (request.draft or "") in p.text]
             if len(drafts) != 1:
                 raise TurnFailure("NoSuchDraft", f"{len(drafts)} drafts match; exactly one is needed")
             if request.action == "reject":

@@ -342,7 +342,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 51] = [
+pub const TWINS: [PythonTwin; 52] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -805,6 +805,17 @@ pub const TWINS: [PythonTwin; 51] = [
             "blocked",
             "ReviewRowsInert",
             "ReviewRowsInert(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-draft-approvable",
+        Pack::Procedural,
+        (
+            "procedural/reject-draft",
+            "approve after reject",
+            "ExpectedError",
+            "ExpectedError",
         ),
         &[],
     ),

@@ -289,17 +289,33 @@ impl ReviewDoor {
             Some(Flaw::ReviewDoorDropsConjunct) => &predicates[..predicates.len().min(1)],
             _ => predicates,
         };
-        let draft = self.the_draft_containing(fragment)?;
+        let draft = if self.flaw == Some(Flaw::RejectedDraftApprovable) {
+            // The admin API looks the text up among drafts and rejected
+            // drafts alike, as if a rejection were a draft's note.
+            self.the_procedure_containing(fragment, &[Status::Draft, Status::Rejected])?
+        } else {
+            self.the_draft_containing(fragment)?
+        };
         self.approve_draft(draft, tool, predicates, conversation, name)
     }
 
     /// The one draft whose text contains `fragment`: how the structured
     /// door names a draft.
     fn the_draft_containing(&self, fragment: &str) -> Result<StoredProcedure, TurnError> {
+        self.the_procedure_containing(fragment, &[Status::Draft])
+    }
+
+    /// The one procedure in one of `statuses` whose text contains
+    /// `fragment`.
+    fn the_procedure_containing(
+        &self,
+        fragment: &str,
+        statuses: &[Status],
+    ) -> Result<StoredProcedure, TurnError> {
         let mut matching: Vec<StoredProcedure> = self
             .list()?
             .into_iter()
-            .filter(|p| p.status == Status::Draft)
+            .filter(|p| statuses.contains(&p.status))
             .filter(|p| format!("{} {}: {}", p.kind, p.trigger, p.action).contains(fragment))
             .collect();
         if matching.len() != 1 {

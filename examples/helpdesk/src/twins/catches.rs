@@ -529,6 +529,12 @@ impl Flaw {
                 "AttributeEqualsIfPresent",
                 "AttributeEqualsIfPresent(procedural_promoted)",
             ),
+            Self::RejectedDraftApprovable => at(
+                "procedural/reject-draft",
+                "approve after reject",
+                "ExpectedError",
+                "ExpectedError",
+            ),
             // The blocked turn's cycle reads the rejected episodes.
             Self::RejectedEpisodesKept => at(
                 "procedural/rejected-demonstrations",

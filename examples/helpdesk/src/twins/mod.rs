@@ -249,6 +249,9 @@ flaws! {
     /// own, but is kept as an episode like any other, so the next turn's
     /// cycle learns from it.
     RejectedEpisodesKept = "rejected-episodes-kept" in Procedural,
+    /// The admin review door's approval finds a rejected draft by its text
+    /// as it finds a draft, so a rejected lesson can still be approved.
+    RejectedDraftApprovable = "rejected-draft-approvable" in Procedural,
     /// A draft rejected at the review door is opened as a draft again when
     /// consolidation proposes its lesson again: the rejection holds only
     /// until the lesson is next seen.
