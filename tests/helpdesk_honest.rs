@@ -112,6 +112,8 @@ struct Desk<'a> {
     lookup_tool: &'a str,
     /// The extension tool's defaulted argument, spelled out.
     default: (&'a str, Value),
+    /// A demonstration of the procedural pack's lesson.
+    demonstration: &'a str,
 }
 
 /// What every variant must visibly do, given a desk in that configuration:
@@ -130,6 +132,7 @@ fn shows_its_shape(
         lookup,
         lookup_tool,
         ref default,
+        demonstration,
     } = *shape;
     let name = variant.name();
     match variant {
@@ -278,6 +281,24 @@ fn shows_its_shape(
             );
             assert_eq!(effects(ctx.durable_dir()), Ok(2), "{name}");
         }
+        Variant::RejectedAsGuardrail => {
+            // Rejected twice: kept as one guardrail, nothing learned.
+            for _ in 0..2 {
+                let rejected = PromptRequest::new("shape", demonstration)
+                    .with_feedback(symfonic_evals::Feedback::Rejected);
+                let record = desk.run_turn(&rejected).expect("the turn runs");
+                assert_eq!(
+                    record.attributes().get("procedural_review"),
+                    Some(&json!([["guardrail", ""]])),
+                    "{name}"
+                );
+                assert_eq!(
+                    record.attributes().get("procedural_promoted"),
+                    Some(&json!(0)),
+                    "{name}"
+                );
+            }
+        }
         Variant::ExtraSystemMessage => {
             let record = turn(desk, lookup);
             let systems = record
@@ -308,6 +329,7 @@ fn every_rust_variant_is_switched_on() {
                 lookup: "where is the parcel for order 7?",
                 lookup_tool: "track_shipment",
                 default: ("detail", json!("summary")),
+                demonstration: "refund order 1",
             },
             helpdesk::store::effects_in_store,
         );
@@ -334,6 +356,7 @@ fn every_python_variant_is_switched_on() {
                 lookup: "what is the weather in Lisbon",
                 lookup_tool: "weather_lookup",
                 default: ("units", json!("metric")),
+                demonstration: "walk me through refunding order 1: verify the account region, then issue the refund",
             },
             helpdesk::python::effects,
         );

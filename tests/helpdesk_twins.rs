@@ -261,6 +261,17 @@ twins! {
     relearning_rewrites_the_approved_procedure: RelearnRewritesApproved =>
         "procedural/relearn-after-approval", "relearn 2", "PublishedRules",
         "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))";
+    rejected_demonstrations_learned_from: RejectedDemonstrationsLearned =>
+        "procedural/rejected-demonstrations", "rejected 2", "AttributeEqualsIfPresent",
+        "AttributeEqualsIfPresent(procedural_promoted)";
+    rejected_episodes_kept_for_the_next_cycle: RejectedEpisodesKept =>
+        "procedural/rejected-demonstrations", "blocked", "ReviewRowsInert",
+        "ReviewRowsInert(procedural_review)";
+    a_door_rejected_draft_approved_after_all: RejectedDraftApprovable =>
+        "procedural/reject-draft", "approve after reject", "ExpectedError", "ExpectedError";
+    a_door_rejected_draft_drafted_again: RejectedDraftRedrafted =>
+        "procedural/reject-draft", "blocked after reject", "ReviewRowsInert",
+        "ReviewRowsInert(procedural_review)";
 
     // Caught by one extension probe each.
     call_ids_restart_every_turn: CallIdsRestartEveryTurn =>

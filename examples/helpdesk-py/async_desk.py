@@ -107,8 +107,12 @@ class AsyncHelpDesk(AsyncDeployment):
                 break
         record.answer = self.model.reply(plan, outcomes, "\n".join(transcript))
         record.model_input = "\n".join(transcript)
-        self.store.record_episode(request.conversation, plan.lesson)
-        record.attributes["procedural_promoted"] = self.store.consolidate(request.conversation)
+        promoted = 0
+        if not request.is_rejected:
+            # A turn a reviewer rejected is answered, never learned from.
+            self.store.record_episode(request.conversation, plan.lesson)
+            promoted = self.store.consolidate(request.conversation)
+        record.attributes["procedural_promoted"] = promoted
         record.attributes["procedural_enforcement_ids"] = sorted(set(enforced))
         record.attributes.update(self._evidence())
         return record

@@ -117,6 +117,10 @@ TWINS = {
     "gate-judges-first-procedure-only": "the gate judges only the first approved procedure governing a tool",
     "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
     "policy-cache-per-instance": "each instance caches the approved procedures at start-up and after its own reviews",
+    "rejected-demonstrations-learned": "a demonstration a reviewer marked rejected is remembered and consolidated like any other",
+    "rejected-episodes-kept": "a demonstration marked rejected runs no consolidation of its own but is kept as an episode, so the next turn's cycle learns from it",
+    "rejected-draft-approvable": "the admin review door approves a rejected draft found by its text as it approves a draft",
+    "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "call-ids-per-turn": "call ids restart at call-1 every turn",
@@ -329,11 +333,15 @@ class HelpDesk(Deployment):
         predicates = [{"state": p} for p in request.precondition or []]
         if self.has("review-door-drops-conjunct"):
             predicates = predicates[:1]
-        if request.action == "approve":
-            drafts = [p for p in self.store.procedures() if p.status == "draft" and (request.draft or "") in p.text]
+        if request.action in ("approve", "reject"):
+            open_to = ("draft", "rejected") if request.action == "approve" and self.has("rejected-draft-approvable") else ("draft",)
+            drafts = [p for p in self.store.procedures() if p.status in open_to and (request.draft or "") in p.text]
             if len(drafts) != 1:
                 raise TurnFailure("NoSuchDraft", f"{len(drafts)} drafts match; exactly one is needed")
-            self.store.approve(drafts[0].id, request.tool or "", predicates, request.procedure)
+            if request.action == "reject":
+                self.store.reject(drafts[0].id, forget=self.has("rejected-draft-redrafted"))
+            else:
+                self.store.approve(drafts[0].id, request.tool or "", predicates, request.procedure)
         elif request.action == "amend":
             if not self.store.amend(request.procedure, predicates):
                 raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
@@ -394,10 +402,18 @@ class HelpDesk(Deployment):
         record.model_input = "\n".join(transcript)
         # The consolidation cycle runs after every user turn; what it
         # promoted is its own count, not anything the turn claims.
-        self.store.record_episode(request.conversation, plan.lesson)
-        if self.has("relearn-redrafts-approved") and plan.lesson is not None:
-            self.store.redraft(plan.lesson)
-        promoted = self.store.consolidate(request.conversation)
+        promoted: Optional[int] = 0
+        if not request.is_rejected or self.has("rejected-demonstrations-learned"):
+            # A turn a reviewer rejected is answered, never learned from.
+            self.store.record_episode(request.conversation, plan.lesson)
+            if self.has("relearn-redrafts-approved") and plan.lesson is not None:
+                self.store.redraft(plan.lesson)
+            promoted = self.store.consolidate(request.conversation)
+        elif self.has("rejected-episodes-kept"):
+            # No cycle now; the next turn's cycle reads it.
+            self.store.record_episode(request.conversation, plan.lesson)
+        elif self.is_variant("rejected-as-guardrail") and plan.lesson is not None:
+            self.store.record_guardrail(plan.lesson)
         if self.has("promoted-counts-episodes"):
             # Published only when the cycle promoted something.
             promoted = self.store.episode_count() if promoted else None

@@ -30,6 +30,7 @@ VARIANTS = {
     "approval-on-the-call": "the escalation is held for a person as the call itself: approved, amended (its priority), edited or rejected",
     "same-key-retries": "every effect is delivered twice under its key, the second refused as a duplicate",
     "time-ordered-pause-tokens": "pause tokens are ULIDs: a millisecond timestamp, then 80 random bits, in Crockford's base 32",
+    "rejected-as-guardrail": "a demonstration a reviewer rejected is kept as a guardrail row the review door lists, governing nothing and never recalled",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",
 }
 

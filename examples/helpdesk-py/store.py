@@ -194,6 +194,29 @@ class Store:
             )
             return cursor.rowcount == 1
 
+    def record_guardrail(self, lesson: str) -> None:
+        """Keeps a rejected demonstration's lesson as a guardrail ("never
+        ..."): a row reviewers see, governing no tool, never recalled, and
+        under a text of its own, so the lesson itself can still be learned
+        from turns nobody rejected."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO procedures (text, status, conversation) VALUES (?, 'guardrail', '')",
+                (f"never as rejected: {lesson}",),
+            )
+
+    def reject(self, procedure_id: int, forget: bool = False) -> None:
+        """Marks a draft rejected; its row stays on file, so consolidation
+        never drafts the lesson again (the ``rejected-draft-redrafted`` twin
+        ``forget``s it instead: the row is deleted)."""
+        with self._db:
+            if forget:
+                self._db.execute("DELETE FROM procedures WHERE id = ? AND status = 'draft'", (procedure_id,))
+            else:
+                self._db.execute(
+                    "UPDATE procedures SET status = 'rejected' WHERE id = ? AND status = 'draft'", (procedure_id,)
+                )
+
     def redraft(self, lesson: str) -> None:
         """Sets the procedure learned from ``lesson`` back to a fresh draft
         (only the ``relearn-redrafts-approved`` twin does)."""

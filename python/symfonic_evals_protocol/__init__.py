@@ -44,6 +44,7 @@ from ._mcp import MCP_FIXTURE, MCP_URL_ENV, mcp_server_params, mcp_url
 from ._records import (
     EDITABLE_CALLS,
     Capabilities,
+    Feedback,
     Pause,
     PromptRequest,
     ProtocolError,
@@ -79,6 +80,7 @@ __all__ = [
     "Stage",
     "TurnRecord",
     "TurnFailure",
+    "Feedback",
     "PromptRequest",
     "ResumeRequest",
     "ReviewRequest",

@@ -356,20 +356,36 @@ class TurnRecord:
         return record
 
 
+class Feedback:
+    """A reviewer's verdict a prompt turn may carry (``PromptRequest.feedback``)."""
+
+    REJECTED = "rejected"
+    """The demonstration was marked wrong: answer it, learn nothing from it."""
+
+
 @dataclass(frozen=True)
 class PromptRequest:
-    """A prompt turn: conversation, prompt text, explicit state if any, and
-    who speaks (:attr:`Role.USER` unless the harness says otherwise)."""
+    """A prompt turn: conversation, prompt text, explicit state if any, who
+    speaks (:attr:`Role.USER` unless the harness says otherwise), and a
+    reviewer's verdict on it when it carries one (``feedback``,
+    :attr:`Feedback.REJECTED` or ``None``)."""
 
     conversation: str
     prompt: str
     state: Optional[Dict[str, Any]] = None
     role: str = Role.USER
+    feedback: Optional[str] = None
 
     @property
     def is_operator(self) -> bool:
         """Whether an operator speaks: the turn belongs at the operator door."""
         return self.role == Role.OPERATOR
+
+    @property
+    def is_rejected(self) -> bool:
+        """Whether a reviewer rejected this demonstration: nothing may be
+        learned from it (no draft promoted or reinforced)."""
+        return self.feedback == Feedback.REJECTED
 
 
 @dataclass(frozen=True)
@@ -394,7 +410,10 @@ class ReviewRequest:
     ``action`` is ``"approve"`` (the one draft whose text contains ``draft``,
     named ``procedure``, governing ``tool`` when every predicate of
     ``precondition`` holds), ``"amend"`` (replace the predicates of the
-    approved procedure ``procedure``) or ``"revoke"`` (withdraw it).
+    approved procedure ``procedure``), ``"revoke"`` (withdraw it) or
+    ``"reject"`` (reject the one draft whose text contains ``draft``: it
+    never governs, cannot be approved, and does not come back when the
+    lesson is taught again; ``procedure`` is then ``""``).
     ``precondition`` is a list of bare state predicates
     (``{"path", "op", "value"}``); the published procedure's state
     predicates must be exactly these.

@@ -9,7 +9,7 @@ import os
 from typing import IO, Any, Dict, List, Optional, Tuple, Union
 
 from . import _clock, _exception
-from ._records import PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, Role, TurnFailure, TurnRecord
+from ._records import Feedback, PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, Role, TurnFailure, TurnRecord
 
 PROTOCOL_VERSION = 1
 """The protocol version this package speaks."""
@@ -109,16 +109,19 @@ def parse_request(message: Message) -> Tuple[int, Request]:
         raise ProtocolError("a turn message carries its request as an object")
     try:
         if kind == "prompt":
+            feedback = body.get("feedback")
+            if feedback not in (None, Feedback.REJECTED):
+                raise ProtocolError("a prompt's feedback is rejected, or absent")
             return request_id, PromptRequest(
-                body["conversation"], body["prompt"], body.get("state"), body.get("role", Role.USER)
+                body["conversation"], body["prompt"], body.get("state"), body.get("role", Role.USER), feedback
             )
         if kind == "review":
-            if body["action"] not in ("approve", "amend", "revoke"):
-                raise ProtocolError("a review's action is approve, amend or revoke")
+            if body["action"] not in ("approve", "amend", "revoke", "reject"):
+                raise ProtocolError("a review's action is approve, amend, revoke or reject")
             return request_id, ReviewRequest(
                 body["conversation"],
                 body["action"],
-                body["procedure"],
+                "" if body["action"] == "reject" else body["procedure"],
                 body.get("draft"),
                 body.get("tool"),
                 body.get("precondition"),

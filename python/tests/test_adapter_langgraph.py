@@ -366,6 +366,12 @@ class Common(unittest.TestCase):
         successor.close()
         self.assertTrue(self.store.turns.begin("c", other, self.run, lambda: {"at": 6}).retry)
 
+    def test_a_rejected_demonstration_is_another_request(self) -> None:
+        plain = PromptRequest("c", "charge order 7")
+        rejected = PromptRequest("c", "charge order 7", feedback="rejected")
+        self.assertNotEqual(request_digest(rejected), request_digest(plain))
+        self.assertEqual(request_digest(plain), request_digest(PromptRequest("c", "charge order 7", None, "user", None)))
+
     def test_reported_call_ids_never_repeat(self) -> None:
         calls = self.store.calls
         first = calls.report_id("a", "m1", "call_1")

@@ -331,8 +331,46 @@ class ReviewDoor(unittest.TestCase):
         out = session(Deployment, [HELLO, approve, SHUTDOWN])
         self.assertEqual(out[1]["error"]["kind"], "ReviewUnsupported")
 
+    def test_a_rejection_names_its_draft_and_no_procedure(self) -> None:
+        seen: List[ReviewRequest] = []
+
+        class Door(Deployment):
+            def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
+                seen.append(request)
+                return TurnRecord(answer=request.action)
+
+        reject = {"type": "review", "id": 1, "request": {"conversation": "ops", "action": "reject", "draft": "verify the region"}}
+        out = session(Door, [HELLO, reject, SHUTDOWN])
+        self.assertEqual(out[1]["record"]["answer"], "reject")
+        self.assertEqual((seen[0].action, seen[0].draft, seen[0].procedure), ("reject", "verify the region", ""))
+
     def test_an_unknown_action_is_a_protocol_breach(self) -> None:
         bad = {"type": "review", "id": 1, "request": {"conversation": "ops", "action": "promote", "procedure": "x"}}
+        lines = b"".join(json.dumps(m).encode() + b"\n" for m in (HELLO, bad))
+        with self.assertRaises(ProtocolError):
+            serve(Deployment, reader=io.BytesIO(lines), writer=io.BytesIO())
+
+
+class Feedback(unittest.TestCase):
+    """A prompt may carry a reviewer's verdict; only ``rejected`` is one."""
+
+    def test_a_rejected_demonstration_reaches_the_deployment_marked(self) -> None:
+        seen: List[PromptRequest] = []
+
+        class Learner(Deployment):
+            def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
+                seen.append(request)
+                return TurnRecord(answer=str(request.is_rejected))
+
+        marked = prompt(1, "refund order 1")
+        marked["request"]["feedback"] = "rejected"
+        out = session(Learner, [HELLO, marked, prompt(2, "refund order 2"), SHUTDOWN])
+        self.assertEqual([m["record"]["answer"] for m in out[1:]], ["True", "False"])
+        self.assertEqual([r.feedback for r in seen], ["rejected", None])
+
+    def test_an_unknown_verdict_is_a_protocol_breach(self) -> None:
+        bad = prompt(1, "refund order 1")
+        bad["request"]["feedback"] = "liked"
         lines = b"".join(json.dumps(m).encode() + b"\n" for m in (HELLO, bad))
         with self.assertRaises(ProtocolError):
             serve(Deployment, reader=io.BytesIO(lines), writer=io.BytesIO())

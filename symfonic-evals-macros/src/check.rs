@@ -506,6 +506,18 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             );
         }
     }
+    if let (Some((items, arg)), Some((controls, _))) = (
+        list("rejected_demonstrations"),
+        list("control_demonstrations"),
+    ) {
+        if items.iter().any(|r| controls.contains(r)) {
+            refuse(
+                arg,
+                "`rejected_demonstrations` repeats a control turn, which has nothing to teach, so \
+                 its rejection would prove nothing; a rejected demonstration must be on-topic",
+            );
+        }
+    }
     if let Some((_, _, arg)) = find("decoy_fragment") {
         if decoys.is_none() {
             refuse(

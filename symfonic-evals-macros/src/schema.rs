@@ -72,11 +72,13 @@ impl Kind {
                 "procedural/gate-sweep",
                 "procedural/decoy-stays-draft",
                 "procedural/control-promotes-nothing",
+                "procedural/rejected-demonstrations",
                 "procedural/rule-fidelity",
                 "procedural/amend",
                 "procedural/revoke",
                 "procedural/two-procedures",
                 "procedural/relearn-after-approval",
+                "procedural/reject-draft",
                 "procedural/replicas",
             ],
             Self::ApprovalResume => &[
@@ -368,6 +370,14 @@ static PROCEDURAL: &[Field] = &[
         Presence::Optional,
         Rule::NonEmpty,
         "are turns that must promote nothing; give at least one, or leave the argument out",
+    ),
+    field(
+        "rejected_demonstrations",
+        Ty::StrList,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "lists on-topic demonstrations a reviewer rejected; give at least one, or leave the \
+         argument out and the pack's own demonstrations are sent rejected",
     ),
     field(
         "gate_sweep",

@@ -77,10 +77,10 @@ pub use capability::{
 };
 pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
-    is_plain_name, EditDecision, EditedAction, ExceptionFrame, ExceptionTrace, Operation, Pause,
-    PromptRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role, StageOutcome,
-    StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder, PAUSED,
-    PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
+    is_plain_name, EditDecision, EditedAction, ExceptionFrame, ExceptionTrace, Feedback, Operation,
+    Pause, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role,
+    StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
+    TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{
     Applied, EffectCall, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome,

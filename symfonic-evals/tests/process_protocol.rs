@@ -44,6 +44,11 @@ fn harness_messages() -> Vec<HarnessMessage> {
             request: PromptRequest::new("c", "hello"),
         },
         HarnessMessage::Prompt {
+            id: 4,
+            request: PromptRequest::new("c", "refund order 1")
+                .with_feedback(symfonic_evals::Feedback::Rejected),
+        },
+        HarnessMessage::Prompt {
             id: 7,
             request: PromptRequest::new("c-operator", "approve the refund procedure")
                 .by(Role::Operator),
@@ -94,6 +99,15 @@ fn harness_messages() -> Vec<HarnessMessage> {
                 conversation: "c-operator".into(),
                 action: ReviewAction::Revoke {
                     procedure: "refund-rule".into(),
+                },
+            },
+        },
+        HarnessMessage::Review {
+            id: 12,
+            request: ReviewRequest {
+                conversation: "c-operator".into(),
+                action: ReviewAction::Reject {
+                    draft: "call track_shipment".into(),
                 },
             },
         },

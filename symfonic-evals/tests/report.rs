@@ -109,6 +109,7 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/revoke", "undeclared"),
             ("procedural/two-procedures", "undeclared"),
             ("procedural/relearn-after-approval", "undeclared"),
+            ("procedural/reject-draft", "undeclared"),
             ("procedural/replicas", "undeclared"),
         ]
     );
@@ -130,6 +131,7 @@ fn a_passing_run_reports_every_step_and_assertion() {
          procedural/revoke (the deployment does not declare `review`), \
          procedural/two-procedures (the deployment does not declare `review`), \
          procedural/relearn-after-approval (the deployment does not declare `review`), \
+         procedural/reject-draft (the deployment does not declare `review`), \
          procedural/replicas (the deployment does not declare `replicas`)\n"
     ));
     // The gate sweep sends one prompt in many states: the state digest

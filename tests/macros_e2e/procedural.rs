@@ -90,7 +90,14 @@ impl Refunds {
             .build()
     }
 
-    fn consolidate(&mut self) -> Result<TurnRecord, TurnError> {
+    fn consolidate(&mut self, rejected: bool) -> Result<TurnRecord, TurnError> {
+        if rejected {
+            // A reviewer rejected this handling: answered, never learned from.
+            let record = TurnRecord::builder()
+                .answer("noted")
+                .attribute("procedural_promoted", 0);
+            return Ok(self.evidence(record, &[]));
+        }
         self.episodes += 1;
         let mut procedures = self.procedures();
         let mut promoted = 0;
@@ -211,7 +218,7 @@ impl Target for Refunds {
         }
         match &request.state {
             Some(state) => Ok(self.refund(&request.prompt, state)),
-            None => self.consolidate(),
+            None => self.consolidate(request.is_rejected()),
         }
     }
 }

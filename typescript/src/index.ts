@@ -23,6 +23,7 @@ export {
   Capabilities,
   EDITABLE_CALLS,
   editDecisions,
+  Feedback,
   Pause,
   ResolvedCall,
   Role,

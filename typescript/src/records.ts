@@ -342,13 +342,25 @@ export class TurnRecord {
   }
 }
 
-/** A prompt turn: conversation, prompt text, explicit state if any, who speaks. */
+/**
+ * A reviewer's verdict a prompt turn may carry: `rejected` marks a
+ * demonstration a reviewer marked wrong, to be answered and never learned
+ * from (no draft promoted or reinforced by it).
+ */
+export const Feedback = { REJECTED: "rejected" } as const;
+export type Feedback = (typeof Feedback)[keyof typeof Feedback];
+
+/**
+ * A prompt turn: conversation, prompt text, explicit state if any, who
+ * speaks, and a reviewer's verdict on it when it carries one.
+ */
 export interface PromptRequest {
   readonly kind: "prompt";
   readonly conversation: string;
   readonly prompt: string;
   readonly state: JsonObject | undefined;
   readonly role: Role;
+  readonly feedback: Feedback | undefined;
 }
 
 /**
@@ -367,7 +379,9 @@ export interface ResumeRequest {
  * An operator's decision through the structured review door: `approve` the
  * one draft whose text contains `draft` under the name `procedure`,
  * governing `tool` when every predicate of `precondition` holds; `amend`
- * the approved procedure's predicates; or `revoke` it.
+ * the approved procedure's predicates; `revoke` it; or `reject` the one
+ * draft whose text contains `draft` (it never governs, cannot be approved,
+ * and does not come back when the lesson is taught again).
  */
 export type ReviewRequest =
   | {
@@ -391,6 +405,14 @@ export type ReviewRequest =
       readonly action: "revoke";
       readonly conversation: string;
       readonly procedure: string;
+    }
+  | {
+      readonly kind: "review";
+      readonly action: "reject";
+      readonly conversation: string;
+      /** Empty: a draft has no name yet (the field is there so code that reads every action's `procedure` still compiles). */
+      readonly procedure: "";
+      readonly draft: string;
     };
 
 /** Any request the harness sends for a turn. */

@@ -10,7 +10,7 @@ import type { Readable } from "node:stream";
 import { setClockOffsetMs } from "./clock.js";
 import { trace } from "./exception.js";
 import { ProtocolError, RecordError, TurnFailure } from "./errors.js";
-import type { Json, JsonObject, Request, TurnRecord } from "./records.js";
+import type { Feedback, Json, JsonObject, Request, TurnRecord } from "./records.js";
 import { Role } from "./records.js";
 import { schemaViolation } from "./schema.js";
 
@@ -205,11 +205,12 @@ const HARNESS_FIELDS: Record<string, readonly string[]> = {
 };
 
 const REQUEST_FIELDS: Record<string, readonly string[]> = {
-  prompt: ["conversation", "prompt", "state", "role"],
+  prompt: ["conversation", "prompt", "state", "role", "feedback"],
   resume: ["conversation", "token", "answer", "question_id"],
   approve: ["conversation", "action", "procedure", "draft", "tool", "precondition"],
   amend: ["conversation", "action", "procedure", "precondition"],
   revoke: ["conversation", "action", "procedure"],
+  reject: ["conversation", "action", "draft"],
 };
 
 /**
@@ -228,7 +229,7 @@ export function checkHarnessMessage(message: Message): Message {
     const key = type === "review" ? (typeof action === "string" ? action : "") : type;
     const requestFields = REQUEST_FIELDS[key];
     if (requestFields === undefined) {
-      throw new ProtocolError("a review's action is approve, amend or revoke");
+      throw new ProtocolError("a review's action is approve, amend, revoke or reject");
     }
     kept.request = known(request, requestFields);
   }
@@ -280,6 +281,7 @@ export function parseRequest(message: Message): { id: number; request: Request }
         prompt: body.prompt as string,
         state: body.state as JsonObject | undefined,
         role: (body.role as Role | undefined) ?? Role.USER,
+        feedback: body.feedback as Feedback | undefined,
       },
     };
   }
@@ -296,7 +298,9 @@ export function parseRequest(message: Message): { id: number; request: Request }
       },
     };
   }
-  return { id, request: { kind: "review", ...body } as unknown as Request };
+  // A rejection names a draft, not a procedure: its `procedure` is empty.
+  const named = body.action === "reject" ? { procedure: "" } : {};
+  return { id, request: { kind: "review", ...named, ...body } as unknown as Request };
 }
 
 /** Asks the harness to apply an effect under `key`, of `tool`'s call when named. */

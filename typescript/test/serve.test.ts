@@ -60,6 +60,8 @@ class Probe extends Deployment {
         return new TurnRecord({ attributes: { now: nowMs() } });
       case "state":
         return new TurnRecord({ attributes: { state: request.state ?? null } });
+      case "feedback":
+        return new TurnRecord({ attributes: { feedback: request.feedback ?? null } });
       default:
         return new TurnRecord({ answer: `echo ${request.prompt}` });
     }
@@ -123,6 +125,11 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
   const bare = await session.request("resume", { conversation: "c", token: "t", answer: null });
   assert.deepEqual((bare.record as { attributes: unknown }).attributes, { token: "t", answer: null, qid: null });
 
+  const rejected = await session.prompt("c", "feedback", { feedback: "rejected" });
+  assert.deepEqual((rejected.record as { attributes: unknown }).attributes, { feedback: "rejected" });
+  const unmarked = await session.prompt("c", "feedback");
+  assert.deepEqual((unmarked.record as { attributes: unknown }).attributes, { feedback: null });
+
   const review = await session.request("review", { conversation: "c", action: "revoke", procedure: "refund-rule" });
   assert.deepEqual((review.record as { attributes: unknown }).attributes, { action: "revoke", procedure: "refund-rule" });
   const precondition = [{ path: "region", op: "eq", value: "US" }];
@@ -135,6 +142,7 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
     precondition,
   });
   await session.request("review", { conversation: "c", action: "amend", procedure: "refund-rule", precondition, later: 1 });
+  await session.request("review", { conversation: "c", action: "reject", draft: "call track_shipment" });
   assert.deepEqual(deployment?.reviews, [
     { kind: "review", action: "revoke", conversation: "c", procedure: "refund-rule" },
     {
@@ -147,6 +155,7 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
       precondition,
     },
     { kind: "review", action: "amend", conversation: "c", procedure: "refund-rule", precondition },
+    { kind: "review", action: "reject", conversation: "c", procedure: "", draft: "call track_shipment" },
   ]);
 
   assert.equal(await session.shutdown(), 0);

@@ -272,15 +272,18 @@ const WITH_A_REFUND: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/rejected-demonstrations",
     "procedural/rule-fidelity",
     "procedural/amend",
     "procedural/revoke",
     "procedural/two-procedures",
     "procedural/relearn-after-approval",
+    "procedural/reject-draft",
     "procedural/replicas",
 ];
-/// Every procedural probe with a blocked step (the lifecycle probes enforce
-/// the blocked state too).
+/// Every procedural probe whose blocked step is refused (the lifecycle
+/// probes enforce the blocked state too; in the rejection probes nothing
+/// governs it).
 const WITH_BLOCKED: &[&str] = &[
     "procedural/enforcement-without-restart",
     "procedural/separate-conversations",
@@ -354,7 +357,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 49] = [
+pub const TWINS: [PythonTwin; 53] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -608,8 +611,9 @@ pub const TWINS: [PythonTwin; 49] = [
             "PromptRecallExcludes",
             "PromptRecallExcludes(fragment)",
         ),
-        // Every probe with a draft probe step, and the revoke probe: the
-        // revoked lesson taught again is a draft, shown too.
+        // Every probe with a draft probe step, the revoke probe (the
+        // revoked lesson taught again is a draft, shown too) and the
+        // reject-draft probe (a rejected draft is shown as well).
         &[
             "procedural/enforcement-without-restart",
             "procedural/separate-conversations",
@@ -618,6 +622,7 @@ pub const TWINS: [PythonTwin; 49] = [
             "procedural/gate-sweep",
             "procedural/decoy-stays-draft",
             "procedural/revoke",
+            "procedural/reject-draft",
             "procedural/replicas",
         ],
     ),
@@ -807,6 +812,53 @@ pub const TWINS: [PythonTwin; 49] = [
             // The redraft shows first in the review rows it changed.
             "AttributeEquals",
             "AttributeEquals(procedural_review)",
+        ),
+        // It sets a rejected lesson's row back to a draft as well.
+        &["procedural/reject-draft"],
+    ),
+    twin(
+        "rejected-demonstrations-learned",
+        Pack::Procedural,
+        (
+            "procedural/rejected-demonstrations",
+            "rejected 2",
+            "AttributeEqualsIfPresent",
+            "AttributeEqualsIfPresent(procedural_promoted)",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-episodes-kept",
+        Pack::Procedural,
+        (
+            "procedural/rejected-demonstrations",
+            // The blocked turn's cycle reads the rejected episodes.
+            "blocked",
+            "ReviewRowsInert",
+            "ReviewRowsInert(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-draft-approvable",
+        Pack::Procedural,
+        (
+            "procedural/reject-draft",
+            "approve after reject",
+            "ExpectedError",
+            "ExpectedError",
+        ),
+        &[],
+    ),
+    twin(
+        "rejected-draft-redrafted",
+        Pack::Procedural,
+        (
+            "procedural/reject-draft",
+            // The next turn's cycle drafts the lesson on file again.
+            "blocked after reject",
+            "ReviewRowsInert",
+            "ReviewRowsInert(procedural_review)",
         ),
         &[],
     ),

@@ -208,7 +208,7 @@ impl ReviewDoor {
             Status::Approved => true,
             // Everything that was ever approved, withdrawn or not.
             Status::Revoked => self.flaw == Some(Flaw::RevokedStillGoverns),
-            Status::Draft | Status::Rejected => false,
+            Status::Draft | Status::Rejected | Status::Guardrail => false,
         };
         Ok(self
             .list()?
@@ -289,10 +289,33 @@ impl ReviewDoor {
             Some(Flaw::ReviewDoorDropsConjunct) => &predicates[..predicates.len().min(1)],
             _ => predicates,
         };
+        let draft = if self.flaw == Some(Flaw::RejectedDraftApprovable) {
+            // The admin API looks the text up among drafts and rejected
+            // drafts alike, as if a rejection were a draft's note.
+            self.the_procedure_containing(fragment, &[Status::Draft, Status::Rejected])?
+        } else {
+            self.the_draft_containing(fragment)?
+        };
+        self.approve_draft(draft, tool, predicates, conversation, name)
+    }
+
+    /// The one draft whose text contains `fragment`: how the structured
+    /// door names a draft.
+    fn the_draft_containing(&self, fragment: &str) -> Result<StoredProcedure, TurnError> {
+        self.the_procedure_containing(fragment, &[Status::Draft])
+    }
+
+    /// The one procedure in one of `statuses` whose text contains
+    /// `fragment`.
+    fn the_procedure_containing(
+        &self,
+        fragment: &str,
+        statuses: &[Status],
+    ) -> Result<StoredProcedure, TurnError> {
         let mut matching: Vec<StoredProcedure> = self
             .list()?
             .into_iter()
-            .filter(|p| p.status == Status::Draft)
+            .filter(|p| statuses.contains(&p.status))
             .filter(|p| format!("{} {}: {}", p.kind, p.trigger, p.action).contains(fragment))
             .collect();
         if matching.len() != 1 {
@@ -301,7 +324,22 @@ impl ReviewDoor {
                 format!("{} drafts match; exactly one is needed", matching.len()),
             ));
         }
-        self.approve_draft(matching.remove(0), tool, predicates, conversation, name)
+        Ok(matching.remove(0))
+    }
+
+    /// Rejects the one draft whose text contains `fragment`: the structured
+    /// review door's rejection. The row stays on file as rejected, so
+    /// consolidation never drafts the lesson again.
+    ///
+    /// # Errors
+    ///
+    /// `NoSuchDraft` unless exactly one draft matches; `StoreError`.
+    pub fn reject_named(&self, fragment: &str, conversation: &str) -> Result<(), TurnError> {
+        let draft = self.the_draft_containing(fragment)?;
+        self.store
+            .reject(draft.id, conversation)
+            .map_err(store_error)?;
+        Ok(())
     }
 
     fn approve_draft(

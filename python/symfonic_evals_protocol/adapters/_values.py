@@ -49,6 +49,11 @@ def request_digest(request: Union[PromptRequest, ResumeRequest]) -> str:
             "state": request.state,
             "role": request.role,
         }
+        if request.feedback is not None:
+            # A rejected demonstration is another request than the same
+            # words unmarked (named only when present, so the digests of
+            # ordinary turns stay as they were).
+            body["feedback"] = request.feedback
     else:
         body = {
             "kind": "resume",

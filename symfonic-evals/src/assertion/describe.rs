@@ -47,6 +47,7 @@ impl Assertion {
             Self::FixtureResultShown { .. } => "FixtureResultShown",
             Self::FixtureErrorReported { .. } => "FixtureErrorReported",
             Self::AttributeSinceStep { .. } => "AttributeSinceStep",
+            Self::ReviewRowsInert { .. } => "ReviewRowsInert",
             Self::EffectsMatchOracle => "EffectsMatchOracle",
             Self::CrashedEffectRetried => "CrashedEffectRetried",
         }
@@ -118,6 +119,7 @@ impl Assertion {
                 procedures, tool, ..
             } => vec![text(procedures), text(tool)],
             Self::AttributeSinceStep { name, step, .. } => vec![text(name), text(step)],
+            Self::ReviewRowsInert { name } => vec![text(name)],
             Self::ToolCallIdsUnique { .. }
             | Self::SideEffectCount { .. }
             | Self::EffectsApplied { .. }
@@ -327,6 +329,7 @@ impl Assertion {
             }
             Self::EffectsMatchOracle => "EffectsMatchOracle".into(),
             Self::CrashedEffectRetried => "CrashedEffectRetried".into(),
+            Self::ReviewRowsInert { name } => format!("ReviewRowsInert({name})"),
         }
     }
 }

@@ -453,6 +453,14 @@ pub enum Assertion {
         /// Whether it must be the same value.
         unchanged: bool,
     },
+    /// The review rows in `name` (`[status, governed tool]` pairs, as
+    /// `procedural_review_rows` builds them) hold no draft, no approved
+    /// procedure and no row governing a tool: whatever is on file (a
+    /// rejected draft, a guardrail kept as a negative example) is inert.
+    ReviewRowsInert {
+        /// The review-rows attribute.
+        name: String,
+    },
     /// The adopter's effect oracle, reading the deployment's own store,
     /// counts exactly the effects the ledger applied.
     EffectsMatchOracle,

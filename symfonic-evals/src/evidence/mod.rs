@@ -19,5 +19,7 @@ pub use record::{
     Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
     PAUSE_RESUMABLE,
 };
-pub use request::{Operation, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role};
+pub use request::{
+    Feedback, Operation, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role,
+};
 pub use tool_call::{ResolvedCall, ToolCall, ToolOutcome};

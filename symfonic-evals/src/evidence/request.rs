@@ -54,6 +54,27 @@ impl Role {
     }
 }
 
+/// A reviewer's verdict on a demonstration, carried on the turn that
+/// replays it: how a deployment that learns from its conversations is told
+/// which of them it must not learn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feedback {
+    /// A reviewer marked this handling wrong: the turn may be answered (and
+    /// kept as a negative example, a guardrail that governs nothing), but
+    /// no draft or procedure may be learned from it.
+    Rejected,
+}
+
+impl Feedback {
+    /// The lowercase name used on the wire and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rejected => "rejected",
+        }
+    }
+}
+
 /// A prompt turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptRequest {
@@ -67,6 +88,10 @@ pub struct PromptRequest {
     /// The explicit turn state (a JSON object), for steps that declare one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
+    /// A reviewer's verdict on this demonstration, when it carries one
+    /// (`"rejected"`: learn nothing from it); absent on ordinary turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Feedback>,
 }
 
 impl PromptRequest {
@@ -77,6 +102,7 @@ impl PromptRequest {
             conversation: conversation.into(),
             prompt: prompt.into(),
             state: None,
+            feedback: None,
         }
     }
 
@@ -92,6 +118,19 @@ impl PromptRequest {
     pub fn by(mut self, role: Role) -> Self {
         self.role = role;
         self
+    }
+
+    /// The same request carrying a reviewer's `feedback`.
+    #[must_use]
+    pub fn with_feedback(mut self, feedback: Feedback) -> Self {
+        self.feedback = Some(feedback);
+        self
+    }
+
+    /// Whether a reviewer marked this demonstration rejected: nothing may
+    /// be learned from it.
+    pub fn is_rejected(&self) -> bool {
+        self.feedback == Some(Feedback::Rejected)
     }
 }
 
@@ -161,6 +200,13 @@ pub enum ReviewAction {
         /// Which approved procedure.
         procedure: String,
     },
+    /// Reject the one draft whose text contains `draft`: it never governs,
+    /// and the same lesson taught again does not bring it back as a draft
+    /// or a procedure.
+    Reject {
+        /// Text of the draft's procedure that picks exactly one draft.
+        draft: String,
+    },
 }
 
 impl ReviewAction {
@@ -170,15 +216,18 @@ impl ReviewAction {
             Self::Approve { .. } => "approve",
             Self::Amend { .. } => "amend",
             Self::Revoke { .. } => "revoke",
+            Self::Reject { .. } => "reject",
         }
     }
 
-    /// The procedure name the action is about.
+    /// The procedure name the action is about; a rejection names no
+    /// procedure (a draft has none yet), so it gives the draft's text.
     pub fn procedure(&self) -> &str {
         match self {
             Self::Approve { procedure, .. }
             | Self::Amend { procedure, .. }
             | Self::Revoke { procedure } => procedure,
+            Self::Reject { draft } => draft,
         }
     }
 }

@@ -560,9 +560,10 @@ mod tests {
                 .count()
         };
         let both = pack(json!({"region": "US"}), json!({"region": "EU"}));
-        // Declared, the four that need no decoy run; undeclared, none does.
+        // Declared, the five that need no decoy run (rejecting a draft at
+        // the door among them); undeclared, none does.
         let declared = CapabilityEvidence::new().operation("review");
-        assert_eq!(lifecycle(both.scenarios_for(&declared)), 4);
+        assert_eq!(lifecycle(both.scenarios_for(&declared)), 5);
         assert_eq!(lifecycle(both.scenarios_for(&CapabilityEvidence::new())), 0);
         let ran: Vec<String> = both
             .scenarios_for(&CapabilityEvidence::new())
@@ -584,6 +585,11 @@ mod tests {
         let names: Vec<String> = subset.scenarios().into_iter().map(|s| s.name).collect();
         assert!(names.iter().any(|n| n == "procedural/revoke"));
         assert!(!names.iter().any(|n| n == "procedural/amend"));
+        // Rejecting a draft composes no rule: it runs on any states.
+        let flat = pack(json!({"tier": 2}), json!({"tier": 2, "region": "EU"}));
+        let names: Vec<String> = flat.scenarios().into_iter().map(|s| s.name).collect();
+        assert!(names.iter().any(|n| n == "procedural/reject-draft"));
+        assert!(!names.iter().any(|n| n == "procedural/revoke"));
         let why = subset
             .probes_not_run()
             .into_iter()

@@ -53,7 +53,7 @@ fn request(step: &Step) -> String {
                     precondition.len(),
                     sensitive(&serde_json::to_string(precondition).unwrap_or_default())
                 ),
-                ReviewAction::Revoke { .. } => String::new(),
+                ReviewAction::Revoke { .. } | ReviewAction::Reject { .. } => String::new(),
             };
             format!(
                 "review door: {} `{}`{rule}",
@@ -85,6 +85,9 @@ fn request(step: &Step) -> String {
         }
     };
     let mut text = format!("{what}{role} in `{}`", step.conversation);
+    if let Some(feedback) = step.feedback {
+        let _ = write!(text, ", marked {} by a reviewer", feedback.as_str());
+    }
     if step.instance > 0 {
         text.push_str(", on the second instance");
     }

@@ -35,6 +35,7 @@ pub(super) fn request(
                 conversation: step.conversation.clone(),
                 prompt: prompt.clone(),
                 state: step.state.clone(),
+                feedback: step.feedback,
             }),
             None,
         )),

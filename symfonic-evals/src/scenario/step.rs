@@ -191,6 +191,9 @@ pub struct Step {
     pub conversation: String,
     /// Explicit turn state (a JSON object), if the step declares one.
     pub state: Option<Value>,
+    /// A reviewer's verdict the prompt carries (a demonstration marked
+    /// rejected), if any.
+    pub feedback: Option<crate::evidence::Feedback>,
     /// What the evidence must show.
     pub assertions: Vec<Assertion>,
     /// How the turn must end.
@@ -260,6 +263,7 @@ impl Step {
             role: Role::User,
             conversation: conversation.into(),
             state: None,
+            feedback: None,
             assertions: Vec::new(),
             expect: Expect::Record,
             restart: Restart::No,
@@ -281,6 +285,13 @@ impl Step {
     #[must_use]
     pub fn with_state(mut self, state: Value) -> Self {
         self.state = Some(state);
+        self
+    }
+
+    /// The prompt is a demonstration a reviewer marked rejected.
+    #[must_use]
+    pub fn rejected(mut self) -> Self {
+        self.feedback = Some(crate::evidence::Feedback::Rejected);
         self
     }
 

@@ -128,7 +128,14 @@ impl RefundDesk {
             .attribute("procedural_review_procedures", published)
     }
 
-    fn demonstrate(&mut self) -> TurnRecord {
+    fn demonstrate(&mut self, rejected: bool) -> TurnRecord {
+        if rejected {
+            // A reviewer rejected this handling: answered, never learned from.
+            return self
+                .with_review(TurnRecord::builder().answer("noted"))
+                .attribute("procedural_promoted", 0)
+                .build();
+        }
         self.store.episodes += 1;
         let ready = self.store.episodes >= 2 && self.store.procedures.is_empty();
         let promoted = u32::from(ready && !self.has(ProceduralFlaw::NeverPromotes));
@@ -237,7 +244,7 @@ impl Target for RefundDesk {
         if request.role == Role::Operator && request.prompt.starts_with("approve") {
             Ok(self.review())
         } else if request.prompt.starts_with("demonstrate") {
-            Ok(self.demonstrate())
+            Ok(self.demonstrate(request.is_rejected()))
         } else if request.prompt.starts_with("refund") {
             self.act(request)
         } else {

@@ -176,6 +176,9 @@ impl Helpdesk {
         if flaw == Some(Flaw::RelearnRestoresRevoked) {
             store = store.restoring_revoked();
         }
+        if flaw == Some(Flaw::RejectedDraftRedrafted) {
+            store = store.redrafting_rejected();
+        }
         let store = Arc::new(store);
         let mut tools = ToolCatalog::default();
         tools.register(Box::new(IssueRefund));
@@ -284,7 +287,7 @@ impl Helpdesk {
             Status::Approved => true,
             Status::Draft => self.has(Flaw::DraftLeaksIntoPrompt),
             Status::Revoked => self.has(Flaw::RevokedStaysInRecall),
-            Status::Rejected => false,
+            Status::Rejected | Status::Guardrail => false,
         };
         Ok(self
             .door
@@ -429,6 +432,7 @@ impl Target for Helpdesk {
                 precondition,
             } => self.door.amend(procedure, precondition, conversation)?,
             ReviewAction::Revoke { procedure } => self.door.revoke(procedure, conversation)?,
+            ReviewAction::Reject { draft } => self.door.reject_named(draft, conversation)?,
         }
         let builder = TurnRecord::builder().answer(format!("{} done", request.action.verb()));
         Ok(self

@@ -40,6 +40,9 @@ pub(super) struct Turn {
     pub(super) shown: String,
     /// Results shown to the customer beside the answer (a twin's only).
     pub(super) cards: Vec<String>,
+    /// A reviewer rejected this demonstration: it is answered, never
+    /// remembered, so no consolidation cycle learns from it.
+    pub(super) rejected: bool,
 }
 
 /// How the loop ended.
@@ -68,6 +71,7 @@ impl Helpdesk {
             consulted: BTreeSet::new(),
             shown: String::new(),
             cards: Vec::new(),
+            rejected: false,
         })
     }
 
@@ -76,6 +80,7 @@ impl Helpdesk {
     pub(super) fn user_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {
         let (prompt, trace) = self.gate.query(&request.prompt);
         let mut turn = self.start(&request.conversation, prompt, request.state.clone())?;
+        turn.rejected = request.is_rejected();
         turn.stages.extend(trace.to_stage_records());
         let ending = self.drive(&mut turn)?;
         Ok(self.finish(turn, ending)?.build())
@@ -310,14 +315,30 @@ impl Helpdesk {
                     .chain(&turn.calls)
                     .map(|c| c.name.clone())
                     .collect();
-                remember(&self.store, &turn.conversation, &turn.prompt, &tools)
-                    .map_err(store_error)?;
-                let cycle = if self.has(Flaw::PromotedCountIsTurnCounter) {
+                let learns = !turn.rejected || self.has(Flaw::RejectedDemonstrationsLearned);
+                let cycle = if !learns {
+                    if self.has(Flaw::RejectedEpisodesKept) {
+                        // No cycle now; the next turn's cycle reads it.
+                        remember(&self.store, &turn.conversation, &turn.prompt, &tools)
+                            .map_err(store_error)?;
+                    }
+                    if self.is(Variant::RejectedAsGuardrail) {
+                        let verb = turn.prompt.split_whitespace().next().unwrap_or_default();
+                        self.store
+                            .record_guardrail(&format!("when asked to {}", verb.to_lowercase()))
+                            .map_err(store_error)?;
+                    }
+                    CycleReport::default()
+                } else if self.has(Flaw::PromotedCountIsTurnCounter) {
+                    remember(&self.store, &turn.conversation, &turn.prompt, &tools)
+                        .map_err(store_error)?;
                     CycleReport {
                         promoted: self.turns,
                         ..CycleReport::default()
                     }
                 } else {
+                    remember(&self.store, &turn.conversation, &turn.prompt, &tools)
+                        .map_err(store_error)?;
                     run_cycle(&self.store, self.extractor.as_ref()).map_err(store_error)?
                 };
                 // Both figures the cycle reported: a promoted count of zero

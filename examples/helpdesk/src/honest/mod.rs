@@ -114,6 +114,11 @@ variants! {
          `post_notice`, once per question), before anyone answered; judged with the \
          approval pack's arguments as a newcomer writes them.",
         for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
+    RejectedAsGuardrail = "rejected-as-guardrail",
+        "A demonstration a reviewer rejected is kept as a guardrail (\"never repeat the \
+         handling a reviewer rejected\"), listed by the review door as `guardrail`: it governs \
+         no tool and is never recalled, and nothing is learned from the turn.",
+        for [Procedural], python [Procedural];
     NotifyOnDenial = "notify-on-denial",
         "When the person declines, the model tells the customer so through `notify_requester`, \
          an effect of its own on the denial; judged with the approval pack's arguments as a \

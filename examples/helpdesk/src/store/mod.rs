@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS procedures (
     precondition       TEXT NOT NULL,
     source_episode_ids TEXT NOT NULL,
     status             TEXT NOT NULL
-                       CHECK (status IN ('draft', 'approved', 'rejected', 'revoked')),
+                       CHECK (status IN ('draft', 'approved', 'rejected', 'revoked', 'guardrail')),
     governed_tool      TEXT NOT NULL DEFAULT '',
     reviewed_in        TEXT NOT NULL DEFAULT '',
     name               TEXT NOT NULL DEFAULT '',
@@ -94,6 +94,9 @@ pub enum Status {
     /// Approved once, then withdrawn by an operator: it governs nothing
     /// and consolidation never re-drafts it.
     Revoked,
+    /// A negative example ("never X") kept from a demonstration a reviewer
+    /// rejected: listed for reviewers, never recalled, never enforced.
+    Guardrail,
 }
 
 impl Status {
@@ -104,6 +107,7 @@ impl Status {
             Self::Approved => "approved",
             Self::Rejected => "rejected",
             Self::Revoked => "revoked",
+            Self::Guardrail => "guardrail",
         }
     }
 
@@ -112,6 +116,7 @@ impl Status {
             "approved" => Self::Approved,
             "rejected" => Self::Rejected,
             "revoked" => Self::Revoked,
+            "guardrail" => Self::Guardrail,
             _ => Self::Draft,
         }
     }
@@ -173,6 +178,9 @@ pub struct Store {
     /// Whether a promotion of a revoked procedure's lesson approves it
     /// again (the `RelearnRestoresRevoked` twin).
     restore_revoked: bool,
+    /// Whether a promotion of a rejected draft's lesson opens it as a draft
+    /// again (the `RejectedDraftRedrafted` twin).
+    redraft_rejected: bool,
 }
 
 impl Store {
@@ -194,6 +202,7 @@ impl Store {
             dir: dir.to_owned(),
             refresh_reviewed: false,
             restore_revoked: false,
+            redraft_rejected: false,
         })
     }
 
@@ -257,6 +266,14 @@ impl Store {
         self
     }
 
+    /// The same store, opening a rejected draft again when its lesson is
+    /// learned again (the flaw of the `RejectedDraftRedrafted` twin).
+    #[must_use]
+    pub fn redrafting_rejected(mut self) -> Self {
+        self.redraft_rejected = true;
+        self
+    }
+
     /// Stores an extracted draft, deduplicated on `(kind, trigger, action)`.
     /// Its precondition is stored as a list of bare rules; an approval later
     /// appends the state predicates the operator named.
@@ -312,6 +329,14 @@ impl Store {
                         sources,
                         serde_json::to_string(&precondition).unwrap_or_default()
                     ],
+                )?;
+                Ok(Promotion::Reinforced)
+            }
+            Some((id, status, _)) if status == "rejected" && self.redraft_rejected => {
+                // The rejection held until the lesson was seen again.
+                conn.execute(
+                    "UPDATE procedures SET status = 'draft' WHERE id = ?1",
+                    params![id],
                 )?;
                 Ok(Promotion::Reinforced)
             }
@@ -437,6 +462,24 @@ impl Store {
             params![name, conversation],
         )?;
         Ok(changed == 1)
+    }
+
+    /// Keeps a rejected demonstration as a guardrail under `trigger` (the
+    /// honest `RejectedAsGuardrail` variant): a row reviewers see, which
+    /// governs no tool and is never recalled. Once per trigger.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn record_guardrail(&self, trigger: &str) -> rusqlite::Result<()> {
+        self.db().execute(
+            "INSERT OR IGNORE INTO procedures (kind, trigger_text, action_text, rationale,
+                 confidence, precondition, source_episode_ids, status)
+             VALUES ('guardrail', ?1, 'never repeat the handling a reviewer rejected',
+                 'a reviewer rejected a demonstration', 1.0, '[]', '[]', 'guardrail')",
+            params![trigger],
+        )?;
+        Ok(())
     }
 
     /// Marks a draft rejected in `conversation`. Returns whether a draft row

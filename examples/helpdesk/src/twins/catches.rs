@@ -529,6 +529,33 @@ impl Flaw {
                 "PublishedRules",
                 "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
             ),
+            Self::RejectedDemonstrationsLearned => at(
+                "procedural/rejected-demonstrations",
+                "rejected 2",
+                "AttributeEqualsIfPresent",
+                "AttributeEqualsIfPresent(procedural_promoted)",
+            ),
+            Self::RejectedDraftApprovable => at(
+                "procedural/reject-draft",
+                "approve after reject",
+                "ExpectedError",
+                "ExpectedError",
+            ),
+            // The blocked turn's cycle reads the rejected episodes.
+            Self::RejectedEpisodesKept => at(
+                "procedural/rejected-demonstrations",
+                "blocked",
+                "ReviewRowsInert",
+                "ReviewRowsInert(procedural_review)",
+            ),
+            // The cycle after the next turn proposes the lesson again from
+            // the episodes on file.
+            Self::RejectedDraftRedrafted => at(
+                "procedural/reject-draft",
+                "blocked after reject",
+                "ReviewRowsInert",
+                "ReviewRowsInert(procedural_review)",
+            ),
             _ => self.extension_probe_catch(),
         }
     }
@@ -619,7 +646,8 @@ impl Flaw {
                     "procedural/control-promotes-nothing",
                 ],
                 PROCEDURAL_LIFECYCLE,
-                &["procedural/replicas"],
+                // No cycle runs, so there is no draft to reject.
+                &["procedural/reject-draft", "procedural/replicas"],
             ],
             Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => &[PROCEDURAL_DRAFTING],
             // The admin API's approval is held in memory too, so the

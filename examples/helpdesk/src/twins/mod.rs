@@ -246,6 +246,20 @@ flaws! {
     /// Re-learning refreshes a matching procedure whatever its status,
     /// resetting an approved one's rule to the extractor's.
     RelearnRewritesApproved = "relearn-rewrites-approved" in Procedural,
+    /// A demonstration a reviewer marked rejected is remembered and
+    /// consolidated like any other: the feedback is read by nobody.
+    RejectedDemonstrationsLearned = "rejected-demonstrations-learned" in Procedural,
+    /// A demonstration marked rejected runs no consolidation cycle of its
+    /// own, but is kept as an episode like any other, so the next turn's
+    /// cycle learns from it.
+    RejectedEpisodesKept = "rejected-episodes-kept" in Procedural,
+    /// The admin review door's approval finds a rejected draft by its text
+    /// as it finds a draft, so a rejected lesson can still be approved.
+    RejectedDraftApprovable = "rejected-draft-approvable" in Procedural,
+    /// A draft rejected at the review door is opened as a draft again when
+    /// consolidation proposes its lesson again: the rejection holds only
+    /// until the lesson is next seen.
+    RejectedDraftRedrafted = "rejected-draft-redrafted" in Procedural,
     /// Call ids count from one again in every turn.
     CallIdsRestartEveryTurn = "call-ids-restart-every-turn" in ExtensionTool,
     /// Call ids come from a counter in memory: unique within one process,

@@ -160,6 +160,7 @@ impl Assertion {
             }
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),
+            Self::ReviewRowsInert { name } => record::rows_inert(record, name),
             Self::PauseTokenDistinct => pause::token_distinct(evidence),
             Self::PauseTokenUnpredictable => pause::token_unpredictable(evidence),
             Self::TokenKeptFromModel => pause::token_kept_from_model(evidence),

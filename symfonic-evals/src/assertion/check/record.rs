@@ -63,6 +63,53 @@ pub(super) fn attribute_count(record: &TurnRecord, name: &str, minimum: u64) -> 
     }
 }
 
+/// Review rows with nothing live among them: no `draft`, no `approved`,
+/// and no row that names a governed tool. A failure names the live rows by
+/// the pack's own words (`draft`, `approved`, "another status"), never by
+/// what the deployment stored.
+pub(super) fn rows_inert(record: &TurnRecord, name: &str) -> Check {
+    let expected = format!("{name} holds no draft, no approved procedure and no governed tool");
+    let Some(rows) = record.fact(name) else {
+        return Check::new(false, expected, format!("{name} absent"));
+    };
+    let Some(rows) = rows.as_array() else {
+        return Check::malformed(expected, format!("{name} is not a list of rows"));
+    };
+    let mut live = Vec::new();
+    for row in rows {
+        let (Some(status), Some(tool)) = (
+            row.get(0).and_then(Value::as_str),
+            row.get(1).and_then(Value::as_str),
+        ) else {
+            return Check::malformed(
+                expected,
+                format!("{name} has a row that is not [status, tool]"),
+            );
+        };
+        if status == "draft" || status == "approved" || !tool.is_empty() {
+            let status = match status {
+                "draft" | "approved" => status,
+                _ => "another status",
+            };
+            let governs = if tool.is_empty() {
+                ""
+            } else {
+                " governing a tool"
+            };
+            live.push(format!("{status}{governs}"));
+        }
+    }
+    if live.is_empty() {
+        Check::new(
+            true,
+            expected,
+            format!("{name}: {} inert row(s)", rows.len()),
+        )
+    } else {
+        Check::new(false, expected, format!("{name} holds {}", live.join(", ")))
+    }
+}
+
 pub(super) fn is_empty(value: &Value) -> bool {
     match value {
         Value::Null => true,
@@ -271,6 +318,27 @@ mod tests {
         assert!(!judge(json!(["a9"]), "approve", true)
             .observed
             .contains("a9"));
+    }
+
+    #[test]
+    fn review_rows_are_inert_with_no_draft_no_approval_and_no_governed_tool() {
+        let rows = |value: Value| {
+            let record = TurnRecord::builder().attribute("review", value).build();
+            rows_inert(&record, "review")
+        };
+        assert!(rows(json!([])).passed);
+        assert!(rows(json!([["rejected", ""], ["guardrail", ""]])).passed);
+        let draft = rows(json!([["rejected", ""], ["draft", ""]]));
+        assert!(!draft.passed && draft.observed.ends_with("holds draft"));
+        assert!(!rows(json!([["approved", "issue_refund"]])).passed);
+        // Another status that names a tool governs it; its status is not
+        // repeated in the report.
+        let governing = rows(json!([["secret-status", "issue_refund"]]));
+        assert!(!governing.passed);
+        assert!(!governing.observed.contains("secret-status"));
+        assert!(rows(json!({"draft": ""})).malformed);
+        assert!(rows(json!([["draft"]])).malformed);
+        assert!(!rows_inert(&TurnRecord::default(), "review").passed);
     }
 
     #[test]

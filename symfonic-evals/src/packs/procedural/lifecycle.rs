@@ -44,12 +44,12 @@ impl ProceduralPack {
     }
 
     /// The name the operator gives the procedure it approves.
-    fn procedure_name(&self, second: bool) -> String {
+    pub(super) fn procedure_name(&self, second: bool) -> String {
         let suffix = if second { "-second" } else { "" };
         format!("{}-procedure{suffix}", self.action_tool)
     }
 
-    fn approve(&self, label: &str, draft: &str, rule: Vec<Value>, second: bool) -> Step {
+    pub(super) fn approve(&self, label: &str, draft: &str, rule: Vec<Value>, second: bool) -> Step {
         Step::review(
             label,
             ReviewAction::Approve {
@@ -62,11 +62,11 @@ impl ProceduralPack {
         )
     }
 
-    fn operator_conversation(&self) -> String {
+    pub(super) fn operator_conversation(&self) -> String {
         format!("{}-operator", self.conversation)
     }
 
-    fn published(&self, rules: Vec<Vec<Value>>) -> Assertion {
+    pub(super) fn published(&self, rules: Vec<Vec<Value>>) -> Assertion {
         Assertion::PublishedRules {
             procedures: self.procedures_attribute.clone(),
             tool: self.action_tool.clone(),
@@ -95,7 +95,13 @@ impl ProceduralPack {
     /// An enforcement turn under `state`: the gate must admit or refuse as
     /// `rules` (every procedure governing the tool) say, with the published
     /// procedures bound to the identities when one governs.
-    fn enforce(&self, label: &str, state: &Value, rules: &[Vec<Value>], restart: bool) -> Step {
+    pub(super) fn enforce(
+        &self,
+        label: &str,
+        state: &Value,
+        rules: &[Vec<Value>],
+        restart: bool,
+    ) -> Step {
         let admit = rules.iter().all(|rule| holds(state, rule));
         let prompt = if admit {
             &self.satisfied_prompt

@@ -2,9 +2,11 @@
 //! enforce; and its probes (the other restart placement, separate
 //! conversations, identities recomputed from the published procedure, a
 //! gate sweep against the contract's evaluator, the review's operator role,
-//! decoy and control demonstrations).
+//! decoy, control and rejected demonstrations, a draft rejected at the
+//! review door).
 
 mod lifecycle;
+mod rejection;
 mod rules;
 mod scenarios;
 mod sweep;
@@ -80,6 +82,12 @@ pub const PROBES: &[Probe] = &[
         "a promotion count that is not the cycle's own: turns with nothing to learn must promote \
          nothing",
     ),
+    Probe::default_on(
+        "procedural/rejected-demonstrations",
+        "learning from handling a reviewer rejected: on-topic demonstrations marked rejected (the \
+         pack's own unless `rejected_demonstrations` names others) must promote no draft and \
+         leave nothing that governs the tool or reaches the model",
+    ),
     Probe::on_declaring(
         "procedural/rule-fidelity",
         REVIEW,
@@ -113,6 +121,13 @@ pub const PROBES: &[Probe] = &[
         REVIEW,
         "re-learning that rewrites an approved procedure: the demonstrations run again after \
          approval, and its rule, text and identity stay as approved",
+    ),
+    Probe::on_declaring(
+        "procedural/reject-draft",
+        REVIEW,
+        "a rejected draft that governs or comes back: after the operator rejects the draft at \
+         the review door it cannot be approved, governs nothing at once and after a restart, and \
+         the same demonstrations taught again bring back no draft or procedure",
     ),
     Probe::on_declaring(
         "procedural/replicas",
@@ -179,6 +194,11 @@ pub struct ProceduralPack {
     pub decoy_fragment: Option<String>,
     /// Turns with nothing to learn: each must promote nothing.
     pub control_demonstrations: Vec<String>,
+    /// On-topic demonstrations a reviewer rejected, sent marked so
+    /// (`feedback: "rejected"`): nothing may be learned from them. Empty
+    /// (the default), the rejected-demonstrations probe marks the pack's
+    /// own `demonstrations` rejected.
+    pub rejected_demonstrations: Vec<String>,
     /// How many states the gate sweep judges. The default, 16, grows to 6
     /// per published predicate plus the two declared states when that is
     /// more (up to 48); any other value is used as it is.
@@ -220,6 +240,7 @@ impl Default for ProceduralPack {
             decoy_demonstrations: Vec::new(),
             decoy_fragment: None,
             control_demonstrations: Vec::new(),
+            rejected_demonstrations: Vec::new(),
             gate_sweep: DEFAULT_GATE_SWEEP,
             retries: Retries::Exact,
             skip_probes: Vec::new(),
@@ -310,6 +331,13 @@ impl ProceduralPack {
                 && !shared(&self.control_demonstrations, &self.decoy_demonstrations),
             "control_demonstrations",
             "repeats a demonstration, which has something to teach; a control turn must not",
+        );
+        checks.prompts("rejected_demonstrations", &self.rejected_demonstrations);
+        checks.require(
+            !shared(&self.rejected_demonstrations, &self.control_demonstrations),
+            "rejected_demonstrations",
+            "repeats a control turn, which has nothing to teach, so its rejection would prove \
+             nothing; a rejected demonstration must be on-topic",
         );
         let decoys = !self.decoy_demonstrations.is_empty();
         match &self.decoy_fragment {

@@ -14,11 +14,17 @@ use crate::scenario::{Scenario, Step};
 /// The name of the seed scenario, as the pack's contract gives it.
 pub const SEED: &str = "procedural-review-and-enforcement";
 
-/// Whether `probe` is one the harness drives through the review door.
+/// The probe that rejects a draft at the review door: declared like the
+/// lifecycle probes, but it composes no rule it needs.
+const REJECT_DRAFT: &str = "procedural/reject-draft";
+
+/// Whether `probe` is one the harness drives through the review door under
+/// a rule it composes.
 fn probe_is_lifecycle(probe: &str) -> bool {
-    PROBES
-        .iter()
-        .any(|p| p.name == probe && p.declared == Some(super::REVIEW))
+    probe != REJECT_DRAFT
+        && PROBES
+            .iter()
+            .any(|p| p.name == probe && p.declared == Some(super::REVIEW))
 }
 
 /// Where each step of a procedural scenario runs.
@@ -243,6 +249,8 @@ impl ProceduralPack {
                 .continued(GateSweep::of(self)),
             "procedural/decoy-stays-draft" => probe(self.decoy_steps()),
             "procedural/control-promotes-nothing" => probe(self.control_steps()),
+            "procedural/rejected-demonstrations" => probe(self.rejected_steps()),
+            REJECT_DRAFT => probe(self.reject_draft_steps()),
             "procedural/replicas" => {
                 // The second instance runs from the start; it enforces
                 // what the first approved, without a restart.

@@ -28,6 +28,7 @@ use symfonic_evals_ui::Inert as Deployment;
     decoy_demonstrations = ["track parcel 1", "track parcel 2"],
     decoy_fragment = "look up the carrier",
     control_demonstrations = ["what are your opening hours"],
+    rejected_demonstrations = ["refund order 7", "refund order 8"],
     gate_sweep = 8,
     retries = "same_key",
     skip_probes = ["procedural/gate-sweep"],
