@@ -40,8 +40,10 @@ unset CARGO_TARGET_DIR RUSTC_WRAPPER CARGO_BUILD_TARGET_DIR
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 size() { du -sh target 2>/dev/null | cut -f1; }
 
-# step LABEL COMMAND...: runs the command with its output in $work, prints
-# one line of figures, and stops the measurement if the command fails.
+# step LABEL COMMAND...: runs the command with its output in $work and
+# prints one line of figures; a failed command is reported with the end of
+# its output, and fails the measurement once every step has run.
+failed=0
 step() {
     local label="$1"; shift
     local before log="$work/$label.log" timing="$work/$label.time"
@@ -49,12 +51,23 @@ step() {
     TIMEFORMAT='%R %U %S'
     if ! { time "$@" >"$log" 2>&1; } 2>"$timing"; then
         echo "$label: '$*' failed; its output ends:" >&2
-        tail -n 30 "$log" >&2
-        exit 1
+        grep -E '^(test .* FAILED|failures:|    [a-z_:]+$|error: )' "$log" | tail -n 20 >&2 || true
+        failed=1
     fi
     read -r wall user sys <"$timing"
+    total_wall=$(awk "BEGIN { print $total_wall + $wall }")
+    total_cpu=$(awk "BEGIN { print $total_cpu + $user + $sys }")
     printf '%-11s %5.0f s wall %5.0f s CPU (user %.0f + sys %.0f)  load %s -> %s  target/ %s\n' \
         "$label" "$wall" "$(awk "BEGIN { print $user + $sys }")" "$user" "$sys" "$before" "$(load)" "$(size)"
+}
+
+# total LABEL: the steps since the last total, together.
+total_wall=0
+total_cpu=0
+total() {
+    printf '%-11s %5.0f s wall %5.0f s CPU\n' "$1" "$total_wall" "$total_cpu"
+    total_wall=0
+    total_cpu=0
 }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
@@ -64,8 +77,11 @@ echo "# framework desks: ${SYMFONIC_EVALS_FRAMEWORK_VENV:+judged under }${SYMFON
 
 if [ "$only" != main ]; then
     echo "cargo test --workspace (built, then run, as CI times it)"
+    # --no-fail-fast: a failing binary does not stop the rest, so the run
+    # is measured whole (and the failures counted) either way.
     step test-build cargo test --workspace --no-run
-    step test-run cargo test --workspace
+    step test-run cargo test --workspace --no-fail-fast
+    total "together"
     awk '/^test result:/ {
             for (i = 1; i <= NF; i++) {
                 if ($(i + 1) ~ /^passed/) p += $i
@@ -80,6 +96,7 @@ if [ "$only" != tests ]; then
     echo "cargo run --release -p helpdesk (built, then run)"
     step main-build cargo build --release -p helpdesk
     step main-run cargo run --release -p helpdesk
+    total "together"
 fi
 
 if [ "$only" != main ]; then
@@ -96,3 +113,4 @@ if [ "$only" != main ]; then
 fi
 
 if [ "$keep" = 1 ]; then echo "# kept: $clone (logs in $work)"; fi
+exit "$failed"
