@@ -73,7 +73,7 @@ total() {
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
 echo "# $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
     "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1); $(rustc --version)"
-echo "# framework desks: ${SYMFONIC_EVALS_FRAMEWORK_VENV:+judged under }${SYMFONIC_EVALS_FRAMEWORK_VENV:-skipped (SYMFONIC_EVALS_FRAMEWORK_VENV unset)}"
+echo "# framework desks: ${SYMFONIC_EVALS_FRAMEWORK_VENV:+judged (SYMFONIC_EVALS_FRAMEWORK_VENV set)}${SYMFONIC_EVALS_FRAMEWORK_VENV:-skipped (SYMFONIC_EVALS_FRAMEWORK_VENV unset)}"
 
 if [ "$only" != main ]; then
     echo "cargo test --workspace (built, then run, as CI times it)"
