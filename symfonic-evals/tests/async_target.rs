@@ -2,7 +2,7 @@
 //! awaits timers and spawned tasks inside tokio, and is driven by the
 //! harness through `TokioTarget` with no executor code of its own.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! shows.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

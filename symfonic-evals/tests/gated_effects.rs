@@ -4,7 +4,7 @@
 //! under the same key (with `retries = same_key`) pass the approval pack;
 //! desks that run the action early, on a denial or twice still fail.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! scenario: once a step runs out of time, the scenarios not yet started are
 //! reported as not run because the deployment hung.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

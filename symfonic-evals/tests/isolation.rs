@@ -5,7 +5,7 @@
 //! `static` is caught; and a crash can be injected at an effect boundary.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::sync::Mutex;
 

@@ -10,7 +10,7 @@
 //! finds it by its parent's id, and the deployment reports every hit that
 //! is not in the snapshot.
 //!
-//! One test in this binary, so no other test changes the environment
+//! No test of its binary (`suite`) changes the environment, so none does
 //! between the snapshot and the child's start.
 #![cfg(unix)]
 

@@ -2,7 +2,7 @@
 //! a pack that does not apply says exactly what the deployment lacks and never
 //! passes silently.
 
-mod common;
+use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! Each pack passes a faithful deployment and fails every broken twin on the
 //! step and assertion that name what is broken.
 
-mod common;
+use crate::common;
 
 use common::approval::{ApprovalFlaw, ManagerDesk, TokenCheck};
 use common::extension::{ExtensionFlaw, WeatherDesk};

@@ -5,6 +5,7 @@
 //! target in `fuzz/` drives too).
 #![cfg(feature = "mcp")]
 
+#[path = "boundaries/mod.rs"]
 mod boundaries;
 
 use std::sync::OnceLock;

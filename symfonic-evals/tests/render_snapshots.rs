@@ -5,7 +5,7 @@
 //! table, which still names the probes that did not run. Any change to
 //! the wording shows up here for review (`cargo insta review`).
 
-mod common;
+use crate::common;
 
 use common::extension::{ExtensionFlaw, WeatherDesk};
 use symfonic_evals::{run_pack, Isolation, RunOptions};
@@ -27,7 +27,7 @@ fn settings() -> insta::Settings {
 
 /// The rendered run of the weather pack against the desk with `flaw`.
 fn rendered(name: &str, flaw: Option<ExtensionFlaw>) -> String {
-    common::private_report_dir("render_snapshots");
+    common::private_report_dir("reports");
     let run = run_pack(
         name,
         &common::extension(common::extension_pack()),

@@ -1,7 +1,7 @@
 //! Every pack run leaves a JSON report: the verdict, and per trial, step and
 //! assertion what was required and what was observed.
 
-mod common;
+use crate::common;
 
 use common::approval::{ApprovalFlaw, ManagerDesk};
 use common::extension::WeatherDesk;
@@ -11,14 +11,14 @@ use symfonic_evals::{run_pack, CapabilityEvidence, PackRun, RunOptions};
 
 fn report_of(run: &PackRun) -> Value {
     let path = run.report_path().expect("a report was written");
-    assert!(path.starts_with(common::private_report_dir("report")));
+    assert!(path.starts_with(common::private_report_dir("reports")));
     let text = std::fs::read_to_string(path).expect("the report is readable");
     serde_json::from_str(&text).expect("the report is valid JSON")
 }
 
 #[test]
 fn a_passing_run_reports_every_step_and_assertion() {
-    common::private_report_dir("report");
+    common::private_report_dir("reports");
     let run = run_pack(
         "report.procedural",
         &common::procedural(common::procedural_pack()),
@@ -169,12 +169,15 @@ fn a_passing_run_reports_every_step_and_assertion() {
     assert!(!listed.is_empty(), "{index}");
     assert_eq!(listed[0]["verdict"], "passed");
     assert_eq!(listed[0]["report"], "symfonic-evals.report.procedural.json");
-    assert!(listed[0]["binary"].as_str().unwrap().starts_with("report-"));
+    assert!(listed[0]["binary"]
+        .as_str()
+        .unwrap()
+        .starts_with("reports-"));
 }
 
 #[test]
 fn an_accepted_not_applicable_run_is_a_verdict_of_its_own() {
-    common::private_report_dir("report");
+    common::private_report_dir("reports");
     let run = run_pack(
         "report.accepted",
         &common::extension(common::extension_pack()),
@@ -195,7 +198,7 @@ fn an_accepted_not_applicable_run_is_a_verdict_of_its_own() {
 
 #[test]
 fn a_failing_run_reports_what_was_expected_and_observed() {
-    common::private_report_dir("report");
+    common::private_report_dir("reports");
     let run = run_pack(
         "report.approval_failing",
         &common::approval(common::approval_pack()),
@@ -235,7 +238,7 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
 
 #[test]
 fn a_failed_assertion_is_reported_with_both_sides() {
-    common::private_report_dir("report");
+    common::private_report_dir("reports");
     let run = run_pack(
         "report.extension_failing",
         &common::extension(common::extension_pack()),
@@ -261,7 +264,7 @@ fn a_failed_assertion_is_reported_with_both_sides() {
 
 #[test]
 fn a_not_applicable_run_reports_what_is_missing() {
-    common::private_report_dir("report");
+    common::private_report_dir("reports");
     let run = run_pack(
         "report.not_applicable",
         &common::extension(common::extension_pack()),
@@ -306,7 +309,7 @@ impl symfonic_evals::Target for Bare {
 
 #[test]
 fn a_rerun_replaces_the_report_and_leaves_no_temporary_files() {
-    let dir = common::private_report_dir("report");
+    let dir = common::private_report_dir("reports");
     let name = "report.rerun/with odd:chars";
     for flaw in [Some(common::extension::ExtensionFlaw::NeverCalled), None] {
         let run = run_pack(
@@ -415,7 +418,7 @@ fn schema_errors(root: &Value, schema: &Value, value: &Value, at: &str, out: &mu
 
 #[test]
 fn the_report_schema_for_other_languages_describes_every_report_and_index_line() {
-    let dir = common::private_report_dir("report");
+    let dir = common::private_report_dir("reports");
     let schema: Value = serde_json::from_str(include_str!("../../protocol/report.schema.json"))
         .expect("the schema is JSON");
     let twin = symfonic_evals::RunRole::Twin {

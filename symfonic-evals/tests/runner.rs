@@ -2,7 +2,7 @@
 //! its trial as an error naming the step, restarts rebuild from the same
 //! context, every trial starts fresh, and pause tokens are retained.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -734,7 +734,7 @@ fn a_slow_step_says_it_is_still_running() {
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "slow_step_in_a_child",
+            "runner::slow_step_in_a_child",
             "--ignored",
             "--nocapture",
         ])

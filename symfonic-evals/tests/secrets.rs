@@ -3,7 +3,7 @@
 //! deployment echoes it: into attributes, answer, model input, tool
 //! arguments and results, count names, error messages or a panic.
 
-mod common;
+use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::Command;
@@ -129,7 +129,7 @@ fn approval_with_secret() -> symfonic_evals::PackDefinition {
 }
 
 fn run(name: &str, definition: &symfonic_evals::PackDefinition, leak: Leak) -> PackRun {
-    common::private_report_dir("secrets");
+    common::private_report_dir("reports");
     let saw_secret = Arc::new(AtomicUsize::new(0));
     let seen = saw_secret.clone();
     // On a thread: the counter below is read in this process.
@@ -166,7 +166,7 @@ fn assert_sealed(run: &PackRun) {
     assert!(!message.contains(SECRET), "{message}");
 
     let path = run.report_path().expect("a report was written");
-    assert!(path.starts_with(common::private_report_dir("secrets")));
+    assert!(path.starts_with(common::private_report_dir("reports")));
     let report = std::fs::read_to_string(path).unwrap();
     serde_json::from_str::<Value>(&report).expect("valid JSON");
     assert!(!report.contains(SECRET), "{report}");
@@ -219,7 +219,7 @@ fn the_rebuilt_viewer_carries_no_secret() {
         // The secret reached the report's source: the runs saw it.
         assert!(run.viewer_path().is_some());
     }
-    let dir = common::private_report_dir("secrets");
+    let dir = common::private_report_dir("reports");
     let out = dir.join("rebuilt");
     let index = symfonic_evals::build_viewer(&[dir.to_path_buf()], &out).expect("rebuilt");
     let mut pages = 0;
@@ -301,7 +301,7 @@ fn a_secret_answer_and_pause_stay_out_of_every_account() {
 
 #[test]
 fn a_constructor_panic_stays_out_of_the_verdict() {
-    common::private_report_dir("secrets");
+    common::private_report_dir("reports");
     let run = run_pack(
         "secrets.constructor",
         &procedural_with_secret(),
@@ -332,11 +332,11 @@ fn child_leaks_into_stderr() {
 
 #[test]
 fn stderr_carries_no_secret() {
-    let dir = common::private_report_dir("secrets");
+    let dir = common::private_report_dir("reports");
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_leaks_into_stderr",
+            "secrets::child_leaks_into_stderr",
             "--ignored",
             "--nocapture",
         ])

@@ -3,7 +3,7 @@
 //! expected errors and every assertion with its parameters. Probes may vary
 //! the seed's shape; the seed itself is the contract and must not drift.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

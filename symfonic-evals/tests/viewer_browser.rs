@@ -8,11 +8,11 @@
 //!
 //! Both need a browser, so both are ignored by default, which the test
 //! run reports as ignored with the reason: run them with
-//! `cargo test -p symfonic-evals --test viewer_browser -- --include-ignored`
+//! `cargo test -p symfonic-evals --test reports -- --include-ignored viewer_browser::`
 //! (`.ci/run` does, after installing Debian's `chromium`). Asked to run
 //! with no browser installed, they fail.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -98,7 +98,7 @@ fn screenshot(name: &str) -> PathBuf {
 #[ignore = "needs a headless Chromium (apt-get install -y chromium); run with --include-ignored"]
 fn the_viewer_renders_and_reaches_the_first_failure() {
     let browser = required_browser();
-    let dir = common::private_report_dir("viewer_browser");
+    let dir = common::private_report_dir("reports");
     let thread = RunOptions {
         isolation: Isolation::Thread,
         ..RunOptions::default()
@@ -182,7 +182,7 @@ fn the_viewer_renders_and_reaches_the_first_failure() {
 #[ignore = "needs a headless Chromium (apt-get install -y chromium); run with --include-ignored"]
 fn the_overview_shows_the_verdict_line_the_matrix_and_a_trend() {
     let browser = required_browser();
-    let dir = common::private_report_dir("viewer_browser");
+    let dir = common::private_report_dir("reports");
     let definition = common::extension(common::extension_pack());
     let seed = definition.kind().seed_scenario();
     let options = |role: RunRole| RunOptions {
