@@ -224,8 +224,24 @@ impl Job {
     /// A rough cost, for starting the longest jobs first: a full run (a
     /// reference, an honest variant) runs every probe, a twin two
     /// scenarios; the Python desk's turns cross a process boundary, and
-    /// the procedural pack has the most scenarios.
+    /// the procedural pack has the most scenarios. A TypeScript desk starts
+    /// a fresh `node` at every restart (no fork server), and the
+    /// LangGraph.js desk imports the framework each time: its approval run
+    /// is the longest of all (45 s of a 48 s job when it started last).
     fn weight(self) -> u32 {
+        let node = match self {
+            Self::TsReference { desk, .. } | Self::TsTwin(TsTwin { desk, .. }) => Some(desk),
+            _ => None,
+        };
+        let node_factor = match node {
+            Some(TsDesk::LangGraph) => 12,
+            Some(TsDesk::Plain) => 4,
+            None => 1,
+        };
+        self.base_weight() * node_factor
+    }
+
+    fn base_weight(self) -> u32 {
         let (full, python, pack) = match self {
             Self::Reference { pack, python } | Self::Honest { pack, python, .. } => {
                 (true, python, pack)
