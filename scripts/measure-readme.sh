@@ -73,7 +73,14 @@ total() {
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)"
 echo "# $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
     "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1); $(rustc --version)"
-echo "# framework desks: ${SYMFONIC_EVALS_FRAMEWORK_VENV:+judged (SYMFONIC_EVALS_FRAMEWORK_VENV set)}${SYMFONIC_EVALS_FRAMEWORK_VENV:-skipped (SYMFONIC_EVALS_FRAMEWORK_VENV unset)}"
+if [ -n "${SYMFONIC_EVALS_FRAMEWORK_VENV:-}" ]; then
+    echo "# framework desks: judged (SYMFONIC_EVALS_FRAMEWORK_VENV set)"
+else
+    echo "# framework desks: skipped (SYMFONIC_EVALS_FRAMEWORK_VENV unset)"
+fi
+# A fresh clone has no typescript/node_modules: the TypeScript desks are
+# skipped by both commands, as on a newcomer's machine before `npm ci`.
+echo "# TypeScript desks: skipped (a fresh clone has no typescript/node_modules)"
 
 if [ "$only" != main ]; then
     echo "cargo test --workspace (built, then run, as CI times it)"
