@@ -162,19 +162,14 @@ const fn twin(
     framework: Framework,
     name: &'static str,
     pack: Pack,
-    (scenario, step, assertion, detail): (&'static str, &'static str, &'static str, &'static str),
+    catch: (&'static str, &'static str, &'static str, &'static str),
     also_fails: &'static [&'static str],
 ) -> FrameworkTwin {
     FrameworkTwin {
         framework,
         name,
         pack,
-        catch: Catch {
-            scenario,
-            step,
-            assertion,
-            detail,
-        },
+        catch: Catch::at(catch),
         also_fails,
     }
 }

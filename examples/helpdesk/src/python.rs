@@ -241,18 +241,13 @@ impl PythonTwin {
 const fn twin(
     name: &'static str,
     pack: Pack,
-    (scenario, step, assertion, detail): (&'static str, &'static str, &'static str, &'static str),
+    catch: (&'static str, &'static str, &'static str, &'static str),
     also_fails: &'static [&'static str],
 ) -> PythonTwin {
     PythonTwin {
         name,
         pack,
-        catch: Catch {
-            scenario,
-            step,
-            assertion,
-            detail,
-        },
+        catch: Catch::at(catch),
         also_fails,
         base: None,
     }

@@ -137,19 +137,14 @@ impl TsTwin {
 const fn twin(
     name: &'static str,
     desk: TsDesk,
-    (scenario, step, assertion, detail): (&'static str, &'static str, &'static str, &'static str),
+    catch: (&'static str, &'static str, &'static str, &'static str),
     fails: &'static [&'static str],
 ) -> TsTwin {
     TsTwin {
         name,
         desk,
         pack: Pack::ApprovalResume,
-        catch: Catch {
-            scenario,
-            step,
-            assertion,
-            detail,
-        },
+        catch: Catch::at(catch),
         fails,
     }
 }

@@ -351,6 +351,25 @@ pub struct Catch {
 }
 
 impl Catch {
+    /// The catch a pin spells as one tuple: scenario, step, assertion, and
+    /// the text the failure must contain. The twin tables of every desk
+    /// write their catches this way.
+    pub const fn at(
+        (scenario, step, assertion, detail): (
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static str,
+        ),
+    ) -> Self {
+        Self {
+            scenario,
+            step,
+            assertion,
+            detail,
+        }
+    }
+
     /// Whether a failure is this catch.
     pub fn matches(&self, failure: &symfonic_evals::Failure) -> bool {
         failure.scenario == self.scenario
