@@ -14,7 +14,7 @@
 //! To re-record the cassettes (one command), then review and accept:
 //!
 //! ```sh
-//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed
+//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed framework_desks::every_honest
 //! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes examples/pydantic-ai-desk/cassettes examples/google-adk-desk/cassettes
 //! ```
 #![cfg(unix)]
@@ -25,7 +25,7 @@ use std::process::Command;
 
 use helpdesk::frameworks::{self, Framework, FrameworkTwin, HONEST, TWINS};
 use helpdesk::{python, upstream};
-use symfonic_evals::replay::{ReplayConfig, RECORD_ENV};
+use symfonic_evals::replay::{ReplayConfig, ReplayMode, RECORD_ENV};
 use symfonic_evals::{run_pack, PackRun, RunOptions};
 use symfonic_evals_e2e::{side_by_side, venv_python};
 
@@ -45,9 +45,15 @@ fn recording() -> bool {
 }
 
 fn options(framework: Framework, pack: helpdesk::Pack, upstream: Option<&str>) -> RunOptions {
+    replaying(framework.cassette(pack), upstream)
+}
+
+/// Options that replay `cassette`, or record it from `upstream` when one
+/// is given.
+fn replaying(cassette: PathBuf, upstream: Option<&str>) -> RunOptions {
     RunOptions {
         replay: ReplayConfig {
-            cassette: Some(framework.cassette(pack)),
+            cassette: Some(cassette),
             upstream_url: upstream.map(str::to_owned),
             ..ReplayConfig::default()
         },
@@ -95,8 +101,13 @@ fn every_framework_twin_is_caught_where_it_must_be() {
     side_by_side(TWINS, |twin| assert_caught(&twin));
 }
 
+/// Every honest variant passes every pack of its desk. Recording, the
+/// variants with a cassette of their own record it; the others replay the
+/// desk's, which only `committed_cassettes_…` records.
 #[test]
 fn every_honest_framework_variant_passes_every_pack() {
+    let upstream = recording().then(|| upstream::framework_desk().expect("a scripted upstream"));
+    let url = upstream.as_ref().map(|u| u.url().to_owned());
     let runs: Vec<_> = HONEST
         .into_iter()
         .flat_map(|v| v.framework.packs().map(move |p| (v, p)))
@@ -105,11 +116,19 @@ fn every_honest_framework_variant_passes_every_pack() {
         let spec = variant
             .framework
             .variant_spec(framework_python(), variant.name);
-        let kind = frameworks::definition(pack).kind().name();
+        let definition = variant.definition(pack);
+        let kind = definition.kind().name();
+        let mut options = replaying(
+            variant.cassette(pack),
+            url.as_deref().filter(|_| variant.own_cassette(pack)),
+        );
+        if url.is_some() && !variant.own_cassette(pack) {
+            options.replay.mode = Some(ReplayMode::Replay);
+        }
         run_pack(
             &format!("{}::{}::{kind}", variant.framework.name(), variant.name),
-            &frameworks::definition(pack),
-            &options(variant.framework, pack, None),
+            &definition,
+            &options,
             move |ctx| python::start(ctx, &spec),
         )
     });

@@ -43,6 +43,7 @@ TWINS = {  # twin: broken variants, each a defect real LangGraph desks have
 }  # twin
 HONEST = {  # twin: honest variants, correct desks shaped as real ones are, which every pack must pass
     "namespaced-threads": "thread ids carry a tenant prefix, mapped through the adapter's thread_config seam",  # twin
+    "notify-on-denial": "a declined escalation tells the requester so, an effect of notify_requester on the denial",  # twin
 }  # twin
 TWIN = None  # twin: the twin or honest variant this process runs, if any
 SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
@@ -56,6 +57,9 @@ def escalate_ticket(ticket: int) -> dict:
         effects.apply(f"notice:{uuid.uuid4()}", tool="notify_requester", arguments={"ticket": ticket})  # twin
     answer = interrupt({"question": f"may I escalate ticket {ticket}?"})
     if not answer["approved"]:
+        if TWIN == "notify-on-denial":  # twin
+            conversation = effects.request.conversation  # twin: keyed by the request, so a retry posts nothing twice
+            effects.apply(f"denied:{conversation}:{ticket}", tool="notify_requester", arguments={"ticket": ticket})  # twin
         return {"escalated": False}
     effects.apply(f"escalate:{ticket}", tool="escalate_ticket", arguments={"ticket": ticket})  # keyed by the request
     return {"escalated": ticket}

@@ -30,7 +30,7 @@ import argparse  # twin
 import sys
 from typing import Any, Dict, Optional
 
-from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, function_tool, set_tracing_disabled
 from agents.mcp import MCPServerStreamableHttp
 from openai import AsyncOpenAI
 
@@ -78,7 +78,8 @@ def build_agent(model: Optional[Any] = None) -> Agent[Any]:
 def desk(durable_dir: str, model: Optional[Any] = None, variant: Optional[str] = None) -> OpenAIAgentsDeployment:
     """The factory ``serve`` takes (``variant`` picks a twin)."""
     kind = TWINS.get(variant or "", (OpenAIAgentsDeployment, ""))[0]  # twin: an adopter returns OpenAIAgentsDeployment(...)
-    return kind(durable_dir, build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"])
+    config = HONEST.get(variant or "", (None, ""))[0]  # twin
+    return kind(durable_dir, build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"], run_config=config)  # adopter: no run_config
 
 
 # -- twins: each the smallest adopter change a pack must catch -----------------
@@ -121,13 +122,34 @@ TWINS = {
 }
 
 
+# -- honest variants: correct desks shaped as real ones are, which every pack must pass
+
+
+async def notify_on_denial(args: Any) -> Optional[str]:
+    """The SDK's tool error formatter, which sees a person's rejection: it
+    tells the requester, keyed by the request, and lets the SDK word the
+    model's message."""
+    if args.kind == "approval_rejected":
+        conversation = effects.request.conversation
+        await effects.apply_async(f"denied:{conversation}:{args.tool_name}", tool="notify_requester", arguments={"tool": args.tool_name})
+    return None
+
+
+HONEST = {
+    "notify-on-denial": (
+        RunConfig(tracing_disabled=True, tool_error_formatter=notify_on_denial),
+        "a declined escalation tells the requester so, from the SDK's tool_error_formatter",
+    ),
+}
+
+
 # -- end of twins
 
 
 def main(argv: Optional[list] = None) -> int:
     """Serves the protocol; ``--twin`` picks a twin, ``--list-variants`` lists them."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])  # twin
-    parser.add_argument("--twin", "--variant", dest="variant", choices=sorted(TWINS))  # twin
+    parser.add_argument("--twin", "--variant", dest="variant", choices=sorted({**TWINS, **HONEST}))  # twin
     parser.add_argument("--list-variants", action="store_true")  # twin
     known, _ = parser.parse_known_args(argv)  # twin
     if known.list_variants:  # twin

@@ -128,10 +128,50 @@ pub struct HonestVariant {
     pub framework: Framework,
     /// The `--variant` name.
     pub name: &'static str,
+    /// Whether the variant is judged with the arguments a newcomer writes
+    /// ([`crate::packs::as_a_newcomer_writes`]): the approval pack then
+    /// infers from its own runs what a denial must withhold, which is
+    /// where a desk that does something of its own on a denial could be
+    /// wrongly failed.
+    pub as_a_newcomer: bool,
+}
+
+impl HonestVariant {
+    /// Whether the variant replays a cassette of its own for `pack`:
+    /// judged as a newcomer, the approval pack makes model calls the
+    /// desk's own cassette does not hold (the runs it infers the gated
+    /// effects from).
+    pub fn own_cassette(&self, pack: Pack) -> bool {
+        self.as_a_newcomer && pack == Pack::ApprovalResume
+    }
+
+    /// The committed cassette the variant replays for `pack`: its own
+    /// (`cassettes/<variant>.<pack>.jsonl`, beside the desk's, so one
+    /// `accept` of the folder takes both) or the desk's.
+    pub fn cassette(&self, pack: Pack) -> PathBuf {
+        if !self.own_cassette(pack) {
+            return self.framework.cassette(pack);
+        }
+        let kind = self.definition(pack).kind().name();
+        self.framework
+            .dir()
+            .join("cassettes")
+            .join(format!("{}.{kind}.jsonl", self.name))
+    }
+
+    /// The definition of `pack` this variant is judged with.
+    pub fn definition(&self, pack: Pack) -> PackDefinition {
+        let definition = definition(pack);
+        if self.as_a_newcomer {
+            crate::packs::as_a_newcomer_writes(definition)
+        } else {
+            definition
+        }
+    }
 }
 
 /// Every honest variant of the framework desks.
-pub const HONEST: [HonestVariant; 1] = [
+pub const HONEST: [HonestVariant; 3] = [
     // Thread ids with a tenant prefix, through the LangGraph adapter's
     // `thread_config` seam: pauses stay resumable and resumes bound to
     // their checkpoint (the adapter once looked the checkpoint up under
@@ -139,6 +179,22 @@ pub const HONEST: [HonestVariant; 1] = [
     HonestVariant {
         framework: Framework::LangGraph,
         name: "namespaced-threads",
+        as_a_newcomer: false,
+    },
+    // A denial tells the requester so: a second effect, of another tool,
+    // that only the denial produces. The approval pack's inferred gated
+    // effects must not count it against the denial.
+    HonestVariant {
+        framework: Framework::LangGraph,
+        name: "notify-on-denial",
+        as_a_newcomer: true,
+    },
+    // The same through the Agents SDK's own seam for a rejection, the
+    // run's `tool_error_formatter`.
+    HonestVariant {
+        framework: Framework::OpenAiAgents,
+        name: "notify-on-denial",
+        as_a_newcomer: true,
     },
 ];
 
