@@ -216,7 +216,7 @@ fn a_silent_handshake_times_out_too() {
     let context = TargetContext::fresh(0).unwrap();
     // Long enough for the interpreter to start (and record its pid) on a
     // loaded machine, short enough to show the deadline is the target's own.
-    let quick = spec(&["--silent-handshake"]).handshake_timeout(Duration::from_secs(2));
+    let quick = spec(&["--silent-handshake"]).handshake_timeout(Duration::from_secs(4));
     let error = ProcessTarget::spawn(&context, &quick).unwrap_err();
     assert_eq!(error.kind, kinds::PROCESS_TIMEOUT);
     assert_all_reaped(&context);
@@ -226,12 +226,13 @@ fn a_silent_handshake_times_out_too() {
 fn a_stderr_flood_neither_blocks_the_child_nor_grows_without_bound() {
     let context = TargetContext::fresh(0).unwrap();
     let mut target = ProcessTarget::spawn(&context, &spec(&[]).include_stderr_tail(true)).unwrap();
-    let started = Instant::now();
+    // A child blocked on a full stderr pipe never answers: the request's
+    // own deadline turns that into an error, so no wall-clock bound is
+    // needed here (one flaked on a loaded machine).
     let record = target
         .run_turn(&prompt("flood"))
         .expect("the flood is drained");
     assert_eq!(record.attributes()["flooded"], true);
-    assert!(started.elapsed() < Duration::from_secs(5));
     let error = target.run_turn(&prompt("exit")).unwrap_err();
     let tail = error.message.split("--- stderr tail ---").nth(1).unwrap();
     assert!(
