@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::pipes::{self, StderrRing, StdoutEvent};
 use super::protocol::{encode, HarnessMessage};
-use super::spec::{Channel, ProcessSpec, CHANNEL_ENV};
+use super::spec::{harness_setting, Channel, ProcessSpec, CHANNEL_ENV};
+use super::status::failed_status;
 
 /// How much of a served child's stderr is kept, so a child that dies before
 /// it connects can be quoted from its panic's first line on.
@@ -118,13 +119,6 @@ fn child_env(
 /// `run_pack`, which must go as in the parent.
 fn inherited_harness_var(spec: &ProcessSpec, key: &std::ffi::OsStr) -> bool {
     !spec.served && harness_setting(key)
-}
-
-/// Whether `key` names one of the harness's own settings (`SYMFONIC_EVALS_*`,
-/// in any case).
-pub(crate) fn harness_setting(key: &std::ffi::OsStr) -> bool {
-    key.to_str()
-        .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
 }
 
 /// Starts the child: forked by the spec's fork server when it has one that
@@ -473,17 +467,6 @@ fn kill_pid(pid: u32) {
             libc::kill(pid, libc::SIGKILL);
         }
     }
-}
-
-/// The status reported for a child whose real one is unknown.
-#[cfg(unix)]
-pub(crate) fn failed_status() -> ExitStatus {
-    std::os::unix::process::ExitStatusExt::from_raw(libc::SIGKILL)
-}
-
-#[cfg(windows)]
-pub(crate) fn failed_status() -> ExitStatus {
-    std::os::windows::process::ExitStatusExt::from_raw(1)
 }
 
 /// The private socket a [`Channel::Socket`] child connects to.

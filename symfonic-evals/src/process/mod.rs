@@ -11,6 +11,7 @@ mod interpreter;
 mod pipes;
 pub mod protocol;
 mod spec;
+mod status;
 mod target;
 #[cfg(unix)]
 mod zygote;

@@ -263,3 +263,10 @@ impl ProcessSpec {
         self.program.to_str().unwrap_or("<non-UTF-8 program>")
     }
 }
+
+/// Whether `key` names one of the harness's own settings (`SYMFONIC_EVALS_*`,
+/// in any case).
+pub(crate) fn harness_setting(key: &std::ffi::OsStr) -> bool {
+    key.to_str()
+        .is_some_and(|key| key.to_ascii_uppercase().starts_with("SYMFONIC_EVALS"))
+}

@@ -136,7 +136,7 @@ impl Zygote {
         // A forked child's process keeps the environment its fork server
         // started with (`/proc/self/environ`), so the harness's own
         // settings (an upstream's key among them) never reach the server.
-        for (name, _) in std::env::vars_os().filter(|(name, _)| super::child::harness_setting(name))
+        for (name, _) in std::env::vars_os().filter(|(name, _)| super::spec::harness_setting(name))
         {
             command.env_remove(name);
         }
@@ -309,7 +309,7 @@ impl Forked {
             .statuses
             .get(&self.pid)
             .copied()
-            .or_else(|| table.zygote_gone.then(super::child::failed_status))
+            .or_else(|| table.zygote_gone.then(super::status::failed_status))
     }
 
     /// Waits for the child to end, then has the zygote reap it and waits
@@ -321,7 +321,7 @@ impl Forked {
         let pid = self.pid;
         let status = self
             .wait_for(|table| table.statuses.remove(&pid))
-            .unwrap_or_else(super::child::failed_status);
+            .unwrap_or_else(super::status::failed_status);
         let release = json!({ "release": pid }).to_string();
         if send_with_fds(&self.zygote.control, release.as_bytes(), &[]).is_ok() {
             self.wait_for(|table| table.released.remove(&pid).then_some(()));
