@@ -186,6 +186,8 @@ twins! {
     a_revoked_procedure_that_still_governs_is_caught => "revoked-still-governs",
     a_gate_judging_one_of_two_procedures_is_caught => "gate-judges-first-procedure-only",
     relearning_that_redrafts_an_approved_procedure_is_caught => "relearn-redrafts-approved",
+    a_revoked_procedure_left_in_recall_is_caught => "revoked-in-recall",
+    a_revoked_procedure_restored_by_relearning_is_caught => "relearn-restores-revoked",
     learning_from_rejected_demonstrations_is_caught => "rejected-demonstrations-learned",
     rejected_episodes_kept_for_the_next_cycle_are_caught => "rejected-episodes-kept",
     a_door_rejected_draft_approved_after_all_is_caught => "rejected-draft-approvable",

@@ -116,6 +116,8 @@ TWINS = {
     "revoked-still-governs": "revocation marks the row, but the gate reads revoked procedures too",
     "gate-judges-first-procedure-only": "the gate judges only the first approved procedure governing a tool",
     "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
+    "revoked-in-recall": "the model is shown every procedure that was ever approved, revoked ones included",
+    "relearn-restores-revoked": "approvals are remembered by their text: a lesson taught again after a revoke comes back approved",
     "policy-cache-per-instance": "each instance caches the approved procedures at start-up and after its own reviews",
     "rejected-demonstrations-learned": "a demonstration a reviewer marked rejected is remembered and consolidated like any other",
     "rejected-episodes-kept": "a demonstration marked rejected runs no consolidation of its own but is kept as an episode, so the next turn's cycle learns from it",
@@ -292,6 +294,8 @@ class HelpDesk(Deployment):
     def _recall(self) -> List[str]:
         if self.has("draft-in-recall"):
             return [p.text for p in self._procedures()]
+        if self.has("revoked-in-recall"):
+            return [p.text for p in self._procedures() if p.status in ("approved", "revoked")]
         return [p.text for p in self._approved()]
 
     def _identity(self, procedure: Procedure) -> str:
@@ -409,6 +413,8 @@ class HelpDesk(Deployment):
             if self.has("relearn-redrafts-approved") and plan.lesson is not None:
                 self.store.redraft(plan.lesson)
             promoted = self.store.consolidate(request.conversation)
+            if self.has("relearn-restores-revoked") and plan.lesson is not None:
+                self.store.restore_revoked(plan.lesson)
         elif self.has("rejected-episodes-kept"):
             # No cycle now; the next turn's cycle reads it.
             self.store.record_episode(request.conversation, plan.lesson)

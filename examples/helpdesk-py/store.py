@@ -227,6 +227,13 @@ class Store:
                 (lesson,),
             )
 
+    def restore_revoked(self, lesson: str) -> None:
+        """Brings the revoked procedure learned from ``lesson`` back
+        approved, its tool and rule as they were (only the
+        ``relearn-restores-revoked`` twin does)."""
+        with self._db:
+            self._db.execute("UPDATE procedures SET status = 'approved' WHERE text = ? AND status = 'revoked'", (lesson,))
+
     # -- call ids ------------------------------------------------------------
 
     def next_call_number(self) -> int:

@@ -352,7 +352,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 53] = [
+pub const TWINS: [PythonTwin; 55] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -795,6 +795,32 @@ pub const TWINS: [PythonTwin; 53] = [
             "replay on the first instance",
             "ExpectedError",
             "ExpectedError",
+        ),
+        &[],
+    ),
+    // The revoked procedure's text stays in what the model is shown.
+    twin(
+        "revoked-in-recall",
+        Pack::Procedural,
+        (
+            "procedural/revoke",
+            "blocked after revoke",
+            "PromptRecallExcludes",
+            "PromptRecallExcludes(fragment)",
+        ),
+        &[],
+    ),
+    // The demonstrations sent again after the revoke teach the lesson
+    // anew, and the cycle restores the approval it remembers by text: the
+    // gate admits the blocked request once more.
+    twin(
+        "relearn-restores-revoked",
+        Pack::Procedural,
+        (
+            "procedural/revoke",
+            "blocked after teaching again",
+            "GateAgrees",
+            "admit",
         ),
         &[],
     ),
