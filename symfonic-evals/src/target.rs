@@ -87,6 +87,15 @@ pub trait Target {
     fn crashable(&self) -> bool {
         false
     }
+
+    /// How this instance started, when not from nothing (a process target
+    /// answered by a spare says `"from a spare"`): the report shows it on
+    /// the step after the restart, so a reader knows what the restart
+    /// cost. `None` by default.
+    #[doc(hidden)]
+    fn warm_start(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 impl<T: Target + ?Sized> Target for Box<T> {
@@ -107,6 +116,9 @@ impl<T: Target + ?Sized> Target for Box<T> {
     }
     fn crashable(&self) -> bool {
         (**self).crashable()
+    }
+    fn warm_start(&self) -> Option<&'static str> {
+        (**self).warm_start()
     }
 }
 
@@ -136,6 +148,14 @@ pub struct TargetContext {
 enum Durable {
     Owned(tempfile::TempDir),
     Borrowed(PathBuf),
+}
+
+/// The trial is over: the spare processes started for it (see
+/// [`ProcessSpec::spare`](crate::process::ProcessSpec::spare)) are killed.
+impl Drop for TargetContext {
+    fn drop(&mut self) {
+        crate::process::discard_spares(self.durable_dir());
+    }
 }
 
 impl TargetContext {
@@ -255,11 +275,9 @@ impl TargetContext {
     /// The same context with its clock `offset` ahead of the real one (a
     /// deployment in a child process reads the offset from the handshake).
     #[must_use]
-    pub fn with_clock_offset(self, offset: std::time::Duration) -> Self {
-        Self {
-            clock: Clock::ahead_by(offset),
-            ..self
-        }
+    pub fn with_clock_offset(mut self, offset: std::time::Duration) -> Self {
+        self.clock = Clock::ahead_by(offset);
+        self
     }
 
     /// The clock to read the time from: the real time plus however far the

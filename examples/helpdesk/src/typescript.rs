@@ -285,9 +285,12 @@ fn newest(path: &Path) -> Option<SystemTime> {
 /// See [`built`].
 pub fn spec(script: &str) -> Result<ProcessSpec, String> {
     let dir = built()?;
+    // Node cannot fork an initialised process: each restart is answered by
+    // a spare started ahead, its runtime and framework already loaded.
     Ok(ProcessSpec::new("node")
         .arg(dir.join(script))
-        .include_stderr_tail(true))
+        .include_stderr_tail(true)
+        .spare(true))
 }
 
 /// Starts the desk for one trial.

@@ -296,6 +296,11 @@ impl Supervised {
         self.child.id()
     }
 
+    /// Whether the child has exited (it stays unreaped until dropped).
+    pub(crate) fn has_exited(&mut self) -> bool {
+        self.status.is_some() || self.child.has_exited()
+    }
+
     /// Queues one message for the child's stdin. Never blocks.
     pub(crate) fn send(&self, message: &HarnessMessage) {
         if let Some(stdin) = &self.stdin {

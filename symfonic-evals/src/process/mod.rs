@@ -10,6 +10,7 @@ mod conformance;
 mod interpreter;
 mod pipes;
 pub mod protocol;
+mod spare;
 mod spec;
 mod status;
 mod target;
@@ -22,6 +23,7 @@ pub use conformance::{
 };
 pub use interpreter::python_interpreter;
 pub(crate) use protocol::{PANICKED_CODE, TOO_DEEP_CODE};
+pub(crate) use spare::discard as discard_spares;
 pub use spec::{
     ProcessSpec, CHANNEL_ENV, DEFAULT_MAX_LINE_BYTES, SERVE_HISTORY_ENV, SERVE_RUN_ENV,
 };

@@ -76,6 +76,7 @@ pub struct ProcessSpec {
     pub(crate) stderr_tail_bytes: usize,
     pub(crate) fork_server: bool,
     pub(crate) preload: Vec<String>,
+    pub(crate) spare: bool,
 }
 
 impl ProcessSpec {
@@ -101,6 +102,7 @@ impl ProcessSpec {
             stderr_tail_bytes: 2048,
             fork_server: false,
             preload: Vec::new(),
+            spare: false,
         }
     }
 
@@ -241,6 +243,37 @@ impl ProcessSpec {
         self.fork_server = true;
         self.preload.push(module.into());
         self
+    }
+
+    /// Keeps one more process of this spec started ahead in each trial,
+    /// waiting for its handshake, so a restart answers from it instead of
+    /// a cold start: for runtimes that cannot fork an initialised process
+    /// (Node), whose every restart otherwise pays the runtime's start and
+    /// the framework's import again. The spare has the same arguments and
+    /// environment as the start it stands in for, and is killed with its
+    /// trial. A step after a restart a spare answered says so in the
+    /// report ("from a spare").
+    ///
+    /// Sound only for a deployment that reads nothing durable before its
+    /// handshake, which names the durable directory: the companions build
+    /// the deployment after it (`serve(factory)` calls the factory then).
+    /// Ignored with a fork server (forking is cheaper still) and for a
+    /// child on a private socket.
+    ///
+    /// ```
+    /// use symfonic_evals::process::ProcessSpec;
+    /// let spec = ProcessSpec::new("node").arg("desk.js").spare(true);
+    /// # let _ = spec;
+    /// ```
+    #[must_use]
+    pub fn spare(mut self, spare: bool) -> Self {
+        self.spare = spare;
+        self
+    }
+
+    /// Whether starts keep a spare (see [`ProcessSpec::spare`]).
+    pub(crate) fn keeps_spare(&self) -> bool {
+        self.spare && self.channel == Channel::Stdio && !self.forks()
     }
 
     /// Whether starts go through the fork server (see

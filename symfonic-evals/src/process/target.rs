@@ -8,6 +8,7 @@ use super::child::{Silence, Supervised};
 use super::kinds;
 use super::pipes::StdoutEvent;
 use super::protocol::{ChildMessage, HarnessMessage, SUPPORTED_VERSIONS};
+use super::spare;
 use super::spec::ProcessSpec;
 use crate::capability::CapabilityEvidence;
 use crate::evidence::{
@@ -55,6 +56,8 @@ pub struct ProcessTarget {
     protocol_version: u32,
     next_id: u64,
     ended_by: Option<String>,
+    /// Whether the process was a spare started ahead.
+    from_spare: bool,
 }
 
 impl ProcessTarget {
@@ -68,13 +71,23 @@ impl ProcessTarget {
     /// child declares a version this harness does not speak. The child is
     /// reaped before the error is returned.
     pub fn spawn(context: &TargetContext, spec: &ProcessSpec) -> Result<Self, TurnError> {
-        let child = Supervised::spawn(spec, context.durable_dir(), &context.endpoint_env())
-            .map_err(|error| {
-                TurnError::harness(
-                    kinds::PROCESS_SPAWN_FAILED,
-                    format!("could not start `{}`: {error}", spec.program()),
-                )
-            })?;
+        let endpoints = context.endpoint_env();
+        let spare_key = spec
+            .keeps_spare()
+            .then(|| spare::key(spec, context.durable_dir(), &endpoints));
+        let spare = spare_key.as_deref().and_then(spare::take);
+        let from_spare = spare.is_some();
+        let child = match spare {
+            Some(child) => child,
+            None => {
+                Supervised::spawn(spec, context.durable_dir(), &endpoints).map_err(|error| {
+                    TurnError::harness(
+                        kinds::PROCESS_SPAWN_FAILED,
+                        format!("could not start `{}`: {error}", spec.program()),
+                    )
+                })?
+            }
+        };
         let mut target = Self {
             spec: spec.clone(),
             child: Some(child),
@@ -83,9 +96,23 @@ impl ProcessTarget {
             protocol_version: 0,
             next_id: 1,
             ended_by: None,
+            from_spare,
         };
         target.handshake(context)?;
+        if let Some(key) = spare_key {
+            // The next restart's process starts now, while this one serves;
+            // one that cannot start leaves that restart a cold one.
+            if let Ok(next) = Supervised::spawn(spec, context.durable_dir(), &endpoints) {
+                spare::stash(key, context.durable_dir(), next);
+            }
+        }
         Ok(target)
+    }
+
+    /// Whether this process was a spare, started ahead and waiting for its
+    /// handshake (see [`ProcessSpec::spare`]).
+    pub fn from_spare(&self) -> bool {
+        self.from_spare
     }
 
     /// The protocol version the child chose.
@@ -334,6 +361,10 @@ impl ProcessTarget {
 impl Target for ProcessTarget {
     fn capabilities(&self) -> CapabilityEvidence {
         self.capabilities.clone()
+    }
+
+    fn warm_start(&self) -> Option<&'static str> {
+        self.from_spare.then_some("from a spare")
     }
 
     fn run_turn(&mut self, request: &PromptRequest) -> Result<TurnRecord, TurnError> {

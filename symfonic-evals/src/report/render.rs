@@ -159,10 +159,10 @@ fn step_line(step: &StepRun) -> String {
         Role::User => "",
         Role::Operator => " by the operator",
     };
-    let restart = if step.restarted {
-        ", after restart"
-    } else {
-        ""
+    let restart = match (step.restarted, &step.warm_start) {
+        (true, Some(how)) => format!(", after restart ({how})"),
+        (true, None) => ", after restart".to_owned(),
+        (false, _) => String::new(),
     };
     let state = step
         .state_digest

@@ -23,6 +23,7 @@ pub(crate) fn step_run(index: usize, step: &Step, duration: Duration) -> StepRun
         input_digest: input_digest(&step.input),
         state_digest: state_digest(step),
         restarted: step.restart.rebuilds(),
+        warm_start: None,
         assertions: Vec::new(),
         error: None,
         ledger: crate::ledger::LedgerCounts::default(),

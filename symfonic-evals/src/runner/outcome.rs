@@ -133,6 +133,11 @@ pub struct StepRun {
     pub state_digest: Option<String>,
     /// Whether the deployment was rebuilt before this step.
     pub restarted: bool,
+    /// How the rebuilt deployment started when not from nothing: `"from a
+    /// spare"` for a process started ahead and waiting for its handshake
+    /// ([`ProcessSpec::spare`](crate::process::ProcessSpec::spare)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_start: Option<String>,
     /// Each assertion's result.
     pub assertions: Vec<AssertionRun>,
     /// The error that broke the step, if any.

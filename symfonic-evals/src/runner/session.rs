@@ -58,6 +58,9 @@ pub struct Session<'a> {
     since_pause: HashMap<String, Vec<crate::ledger::LedgerEvent>>,
     last_record: Option<TurnRecord>,
     ended: bool,
+    /// How the deployment rebuilt in the step under way started, when not
+    /// from nothing (see [`Target::warm_start`]).
+    warm_start: Option<&'static str>,
 }
 
 /// What running one step's turn produced, beyond the result itself.
@@ -94,6 +97,7 @@ impl<'a> Session<'a> {
             since_pause: HashMap::new(),
             last_record: None,
             ended: false,
+            warm_start: None,
         }
     }
 
@@ -290,7 +294,9 @@ impl<'a> Session<'a> {
         if let Some(fixture) = self.fixture {
             fixture.log().fail_calls(step.fixture_error);
         }
+        self.warm_start = None;
         let turn = self.turn(step);
+        run.warm_start = self.warm_start.take().map(str::to_owned);
         if let Some(fixture) = self.fixture {
             fixture.log().fail_calls(false);
         }
@@ -559,6 +565,9 @@ impl<'a> Session<'a> {
             drop(target);
         }
         let rebuilt = build(self.factory, &self.context)?;
+        if let Some(how) = rebuilt.warm_start() {
+            self.warm_start = Some(how);
+        }
         *self.slot(instance) = Some(rebuilt);
         Ok(())
     }

@@ -248,6 +248,7 @@ pub(crate) fn entry(
         input_digest: String::new(),
         state_digest: None,
         restarted: false,
+        warm_start: None,
         assertions: Vec::new(),
         error: Some(StepError {
             kind,

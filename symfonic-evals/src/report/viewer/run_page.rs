@@ -309,6 +309,9 @@ fn step_section(
                 " in " code { (step.conversation) }
                 @if let Some(digest) = &step.state_digest { " · state " code { (digest) } }
                 @if step.restarted { " · " span class="badge" { "after restart" } }
+                @if let (true, Some(how)) = (step.restarted, &step.warm_start) {
+                    " · " span class="badge" { (how) }
+                }
                 " · ledger attempts/effects/duplicates " (before.attempts) "/" (before.effects) "/"
                 (before.duplicates) " → " (after.attempts) "/" (after.effects) "/" (after.duplicates)
                 " · " (millis(u64::try_from(step.duration.as_micros()).unwrap_or(u64::MAX)))
