@@ -33,8 +33,9 @@ What the adapter does with the graph:
   and reports the interrupt's value as the question. The calls of the last
   model message still without an answer are reported pending (an
   ``interrupt()`` inside a tool, or in a review node before the tool node,
-  parks them); the pause's interaction is the first such call's tool, or
-  else the interrupted node.
+  parks them; one inside a subgraph parks the calls of the subgraph's
+  messages, which its parent sees only once it finishes); the pause's
+  interaction is the first such call's tool, or else the interrupted node.
 - **Human-in-the-loop middleware.** A graph built with LangChain's
   ``HumanInTheLoopMiddleware`` (``create_agent(..., middleware=[...])``)
   declares the ``editable-calls`` trait: a pause on its batched request
@@ -563,7 +564,7 @@ class LangGraphDeployment(Deployment):
         results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
         parked_ids = {call["framework_id"] for call in parked}
         waiting = list(snapshot.interrupts)
-        pending = _unanswered(messages) if waiting else []
+        pending = self._pending(conversation, messages) if waiting else []
         pending_ids = {entry["call"].get("id") for entry in pending}
 
         record = TurnRecord(model_input=recorder.text(), answer=self.answer_of(snapshot.values, new))
@@ -616,6 +617,38 @@ class LangGraphDeployment(Deployment):
                     report(entry["message"], entry["call"])
         record.attributes["langgraph_checkpoint_id"] = _checkpoint_id(snapshot)
         return record
+
+    def _pending(self, conversation: str, messages: List[BaseMessage]) -> List[Dict[str, Any]]:
+        """The calls the waiting interrupts hold: the unanswered calls of
+        the messages of the innermost graph each interrupt waits in.
+
+        An ``interrupt()`` inside a subgraph (a compiled graph added as a
+        node) waits in the subgraph's state, whose messages the parent
+        sees only once the subgraph finishes: the parked call is there."""
+        found: List[Dict[str, Any]] = []
+        seen: Set[str] = set()
+        snapshot = self.graph.get_state(self.thread_config(conversation), subgraphs=True)
+        for interrupt in snapshot.interrupts:
+            inner, held = snapshot, messages
+            while True:
+                task = next(
+                    (
+                        t
+                        for t in inner.tasks
+                        if isinstance(t.state, StateSnapshot) and any(i.id == interrupt.id for i in t.interrupts)
+                    ),
+                    None,
+                )
+                if task is None:
+                    break
+                inner = task.state
+                held = _messages(inner) or held
+            for entry in _unanswered(held):
+                key = entry["call"].get("id") or ""
+                if key not in seen:
+                    seen.add(key)
+                    found.append(entry)
+        return found
 
     def _pause(self, conversation: str, snapshot: StateSnapshot, pending: List[Dict[str, Any]]) -> Pause:
         """Mints (or, for an attempt that died after pausing, finds) the
