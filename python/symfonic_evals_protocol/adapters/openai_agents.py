@@ -30,7 +30,8 @@ What the adapter reports and keeps:
   question id, spent or claimed by a live run, stale), validates the answer
   strictly (``{"approved": true|false}``), claims the token, approves or
   rejects the interruptions and runs the saved state; the parked calls come
-  back in ``resolved``. The token is spent for good only when the
+  back in ``resolved`` (a call that ran with the arguments it was held
+  with). The token is spent for good only when the
   continuation finished (a crash leaves it to the client's retry) and a
   saved state is never run again after that: the SDK itself would run it
   again, approved tool included.
@@ -627,7 +628,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         return Pause(interaction, True, token, question=question, question_id=question_id)
 
     def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approved: bool) -> List[ResolvedCall]:
-        """How the resumed run settled the calls the pause parked."""
+        """How the resumed run settled the calls the pause parked; a call
+        that ran says the arguments it ran with."""
         outputs = {
             item.call_id: item.output for item in result.new_items if isinstance(item, ToolCallOutputItem)
         }
@@ -637,9 +639,11 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             if not approved or call_id in scope.rejected:
                 resolved.append(ResolvedCall.refused(reported, APPROVAL_STAGE))
             elif call_id in scope.errors:
-                resolved.append(ResolvedCall.failed(reported, scope.errors[call_id]))
+                resolved.append(ResolvedCall.failed(reported, scope.errors[call_id], call.get("arguments")))
             elif call_id in outputs:
-                resolved.append(ResolvedCall.succeeded(reported, _result(outputs[call_id])))
+                # The SDK runs an approved call with the arguments it was
+                # held with (an approval carries no edit).
+                resolved.append(ResolvedCall.succeeded(reported, _result(outputs[call_id]), call.get("arguments")))
             else:
                 resolved.append(ResolvedCall.failed(reported, "the approved call did not run"))
         return resolved
