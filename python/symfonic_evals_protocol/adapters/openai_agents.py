@@ -21,15 +21,23 @@ What the adapter reports and keeps:
   ``ToolCallOutputItem`` make a succeeded call; a tool that raised (the
   SDK's default failure policy turns it into a message to the model) or an
   MCP tool that answered ``isError`` a failed one; a rejected approval a
-  refused one; a call awaiting approval (``needs_approval``) a pending one.
-  Ids are the model's call ids, made unique across the trial.
+  refused one; a call awaiting approval (``needs_approval``, ``True`` or a
+  callable deciding call by call) a pending one. Ids are the model's call
+  ids, made unique across the trial.
+- **Guardrails** refuse, never fail (:mod:`._openai_agents_guardrails`):
+  an agent's input or output guardrail tripwire completes the turn with no
+  answer and the guardrail's ``rejected`` stage in ``governance``; a tool
+  input guardrail's ``reject_content`` or ``raise_exception`` reports the
+  call refused by the guardrail's stage.
 - **The pause**: a run interrupted for approval ends the turn paused, with
   a token the adapter mints (never the SDK's data), bound to the
   conversation and a question id, the ``RunState`` serialized beside it in
   the durable directory. A resume checks the token (unknown, foreign,
   question id, spent or claimed by a live run, stale), validates the answer
-  strictly (``{"approved": true|false}``), claims the token, approves or
-  rejects the interruptions and runs the saved state; the parked calls come
+  strictly (``{"approved": true|false}`` for every held call, or
+  ``{"decisions": [...]}``, ``approve`` or ``reject`` for each in pending
+  order), claims the token, approves or rejects the interruptions and runs
+  the saved state; the parked calls come
   back in ``resolved`` (a call that ran with the arguments it was held
   with). The token is spent for good only when the
   continuation finished (a crash leaves it to the client's retry) and a
@@ -52,9 +60,9 @@ What the adapter reports and keeps:
   runs on a worker thread).
 
 What it cannot see: a tool with its own ``failure_error_function`` reports
-its failures as results (the SDK never says the string is an error); a
-streamed run (``Runner.run_streamed``) is not what the adapter drives;
-a custom ``Handoff`` that names no target agent (no ``handoff(agent)``)
+its failures as results (the SDK never says the string is an error);
+what a streaming app does with each event (``streaming=True`` drains
+them); a custom ``Handoff`` that names no target agent (no ``handoff(agent)``)
 runs with its target's model calls unjournaled; hosted tools (web search, code interpreter) have no output item
 and are not reported.
 """
@@ -89,8 +97,10 @@ from .._records import (
     ResolvedCall,
     ResumeRequest,
     ToolCall,
+    Stage,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
 )
 from ._common import (
     AdapterStore,
@@ -98,6 +108,7 @@ from ._common import (
     RunLease,
     bound_turn,
     effects,
+    invalid_answer,
     json_safe,
     replayed,
     request_digest,
@@ -105,6 +116,7 @@ from ._common import (
     stale,
 )
 from ._journal import RunJournal
+from ._openai_agents_guardrails import TRIPWIRES, Tripped, tripped, watch_tool_guardrails
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
 from .tokens import TokenCodec
 
@@ -135,9 +147,21 @@ class _Scope:
     """Call ids whose tool failed, with the error as text."""
     rejected: Set[str] = field(default_factory=set)
     """Call ids whose approval a person rejected."""
+    guarded: Dict[str, str] = field(default_factory=dict)
+    """Call ids a tool input guardrail rejected, with its name."""
+    guarded_calls: Dict[str, "_Call"] = field(default_factory=dict)
+    """The calls those are (a run the guardrail halted has no item of them)."""
 
 
 _SCOPE: "contextvars.ContextVar[Optional[_Scope]]" = contextvars.ContextVar("symfonic_evals_openai_agents", default=None)
+
+
+def _note_guarded(call_id: str, guardrail: str, tool: str, arguments: str) -> None:
+    """Notes, in the running turn's scope, a call a tool guardrail rejected."""
+    scope = _SCOPE.get()
+    if scope is not None:
+        scope.guarded[call_id] = guardrail
+        scope.guarded_calls[call_id] = _Call(tool, _arguments({"arguments": arguments}))
 
 
 def _text(content: Any) -> str:
@@ -328,10 +352,14 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     the request, ``replicas``...). ``token_codec`` turns the pauses' keys
     into the tokens handed out
     (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`; default:
-    opaque random tokens).
+    opaque random tokens). ``streaming`` runs every turn with
+    ``Runner.run_streamed`` (its events drained) instead of ``Runner.run``,
+    as an app that streams does: the models' streamed calls are journaled
+    as their plain calls are.
 
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),
+    :meth:`read_decisions` (the answer for each held call),
     :meth:`load_state` (the saved ``RunState``), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
     """
@@ -348,9 +376,11 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         traits: Iterable[str] = (),
         extension_tools: Iterable[str] = (),
         token_codec: Optional[TokenCodec] = None,
+        streaming: bool = False,
     ) -> None:
         super().__init__(durable_dir)
         self.agent = agent
+        self.streaming = streaming
         config = run_config if run_config is not None else RunConfig(tracing_disabled=True)
         self._adopter_formatter = config.tool_error_formatter
         self.run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
@@ -362,6 +392,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         self.lease = RunLease(durable_dir)
         self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
         self.journal = RunJournal(durable_dir)
+        watch_tool_guardrails(
+            [tool for reached in reachable(agent) for tool in getattr(reached, "tools", []) or []], _note_guarded
+        )
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -425,6 +458,24 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         require_approval(answer)
         return bool(answer["approved"])
 
+    def read_decisions(self, pause: PauseRow, answer: Any) -> Dict[str, bool]:
+        """Whether the person approved each held call, by the SDK's call id.
+
+        One approval (:meth:`read_answer`) answers every call alike; an
+        edit answer (``{"decisions": [...]}``, one per held call in the
+        order the pause reported them) answers each: ``approve`` or
+        ``reject``. An ``edit`` is refused (``InvalidAnswer``): the SDK's
+        approval carries no arguments."""
+        decisions = edit_decisions(answer)
+        if decisions is None:
+            approved = self.read_answer(answer)
+            return {call["call_id"]: approved for call in pause.calls}
+        if len(decisions) != len(pause.calls):
+            raise invalid_answer("the answer carries one decision per held call")
+        if any(d["type"] == "edit" for d in decisions):
+            raise invalid_answer("an approval here carries no arguments: approve or reject")
+        return {call["call_id"]: d["type"] == "approve" for call, d in zip(pause.calls, decisions)}
+
     async def load_state(self, pause: PauseRow, agent: Agent[Any]) -> Any:
         """The ``RunState`` the pause saved, read from the durable store."""
         return await RunState.from_string(agent, pause.handle["state"])
@@ -468,7 +519,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self.store.pauses.lookup(request)
         self.check_spent(pause)
-        approved = self.read_answer(request.answer)
+        approvals = self.read_decisions(pause, request.answer)
         handle = pause.handle
         if self.journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
@@ -483,7 +534,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             raise replayed()
         try:
             for item in interruptions:
-                if approved:
+                if approvals.get(str(item.call_id), False):
                     state.approve(item)
                 else:
                     state.reject(item)
@@ -492,7 +543,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 result, scope, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"]),
                 seen=handle.get("seen", ()),
             )
-            record.resolved = self._resolved(pause, result, scope, approved)
+            record.resolved = self._resolved(pause, result, scope, approvals)
             record.attributes.update(
                 resume_outcome="resumed",
                 resume_name=pause.interaction,
@@ -535,7 +586,17 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             options["context"] = context
         try:
             with bound_turn(turn, request, asyncio.get_running_loop()):
-                result = await Runner.run(agent, start, **options)
+                if self.streaming:
+                    # As a streaming app runs it: the events drained, the
+                    # streamed result read as a run's.
+                    result = Runner.run_streamed(agent, start, **options)
+                    async for _ in result.stream_events():
+                        pass
+                else:
+                    result = await Runner.run(agent, start, **options)
+        except TRIPWIRES as error:
+            # A guardrail refused: the turn is answered, not failed.
+            result = tripped(error)
         except Exception as error:
             failure = _failure(error)
             if failure is None or failure is error:
@@ -590,6 +651,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 calls.setdefault(call_id, _Call(str(name), _arguments(item.raw_item)))
             elif isinstance(item, ToolCallOutputItem) and call_id in calls:
                 calls[call_id].output, calls[call_id].ran = item.output, True
+        for call_id, call in scope.guarded_calls.items():
+            if call_id not in skip:
+                calls.setdefault(call_id, call)
         pending = {item.call_id: item for item in result.interruptions or [] if isinstance(item.call_id, str)}
         record = TurnRecord(model_input="\n\n".join(scope.model_inputs))
         parked: List[Dict[str, Any]] = []
@@ -598,6 +662,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             if call_id in pending:
                 record.tool_calls.append(ToolCall.pending(reported, call.name, call.arguments))
                 parked.append({"id": reported, "call_id": call_id, "name": call.name, "arguments": call.arguments})
+            elif call_id in scope.guarded:
+                record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, scope.guarded[call_id]))
             elif call_id in scope.rejected:
                 record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, APPROVAL_STAGE))
             elif call_id in scope.errors:
@@ -605,6 +671,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             elif call.ran:
                 record.tool_calls.append(ToolCall.succeeded(reported, call.name, call.arguments, _result(call.output)))
             # A call with no output item (a hosted tool) is not reported.
+        record.governance = _guardrail_stages(result, scope)
         if parked:
             record.pause = self._pause(result, conversation, serial, parked, [*skip, *calls])
         else:
@@ -627,7 +694,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         token = self.store.pauses.mint(conversation, question_id, interaction, parked, handle)
         return Pause(interaction, True, token, question=question, question_id=question_id)
 
-    def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approved: bool) -> List[ResolvedCall]:
+    def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approvals: Dict[str, bool]) -> List[ResolvedCall]:
         """How the resumed run settled the calls the pause parked; a call
         that ran says the arguments it ran with."""
         outputs = {
@@ -636,8 +703,10 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         resolved = []
         for call in pause.calls:
             call_id, reported = call["call_id"], call["id"]
-            if not approved or call_id in scope.rejected:
+            if not approvals.get(call_id, False) or call_id in scope.rejected:
                 resolved.append(ResolvedCall.refused(reported, APPROVAL_STAGE))
+            elif call_id in scope.guarded:
+                resolved.append(ResolvedCall.refused(reported, scope.guarded[call_id]))
             elif call_id in scope.errors:
                 resolved.append(ResolvedCall.failed(reported, scope.errors[call_id], call.get("arguments")))
             elif call_id in outputs:
@@ -647,6 +716,16 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             else:
                 resolved.append(ResolvedCall.failed(reported, "the approved call did not run"))
         return resolved
+
+
+def _guardrail_stages(result: Any, scope: _Scope) -> List[Stage]:
+    """The guardrails that refused in the run, each a ``rejected`` stage:
+    the tool guardrails that rejected a call, and the one whose tripwire
+    halted the run."""
+    names = list(dict.fromkeys(scope.guarded.values()))
+    if isinstance(result, Tripped) and result.stage not in names:
+        names.append(result.stage)
+    return [Stage(name, "rejected") for name in names]
 
 
 def deployment(
