@@ -70,17 +70,14 @@ and are not reported.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import inspect
 import json
 import secrets
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 try:
     from agents import Agent, RunConfig, RunHooks, Runner, RunState
-    from agents.exceptions import AgentsException
     from agents.items import ToolCallItem, ToolCallOutputItem
     from agents.models.interface import Model
 except ImportError as missing:  # pragma: no cover - exercised without the SDK
@@ -116,6 +113,16 @@ from ._common import (
     stale,
 )
 from ._journal import RunJournal
+from ._openai_agents_items import arguments_of as _arguments
+from ._openai_agents_items import failure_of as _failure
+from ._openai_agents_items import render_model_input
+from ._openai_agents_items import result_of as _result
+from ._openai_agents_scope import SCOPE as _SCOPE
+from ._openai_agents_scope import Call as _Call
+from ._openai_agents_scope import Hooks as _Hooks
+from ._openai_agents_scope import Scope as _Scope
+from ._openai_agents_scope import note_guarded as _note_guarded
+from ._openai_agents_scope import watch_mcp_server as _watch_mcp_server
 from ._openai_agents_guardrails import TRIPWIRES, Tripped, tripped, watch_tool_guardrails
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
 from .tokens import TokenCodec
@@ -135,206 +142,10 @@ ADAPTER_STORE_FILE = "openai-agents-adapter.sqlite3"
 """The shared adapter store's file name for this adapter, in the durable
 directory (the tables of :mod:`._common`)."""
 
-# -- what one turn saw ---------------------------------------------------------
 
-
-@dataclass
-class _Scope:
-    """What the SDK told the adapter while one run went on."""
-
-    model_inputs: List[str] = field(default_factory=list)
-    errors: Dict[str, str] = field(default_factory=dict)
-    """Call ids whose tool failed, with the error as text."""
-    rejected: Set[str] = field(default_factory=set)
-    """Call ids whose approval a person rejected."""
-    guarded: Dict[str, str] = field(default_factory=dict)
-    """Call ids a tool input guardrail rejected, with its name."""
-    guarded_calls: Dict[str, "_Call"] = field(default_factory=dict)
-    """The calls those are (a run the guardrail halted has no item of them)."""
-
-
-_SCOPE: "contextvars.ContextVar[Optional[_Scope]]" = contextvars.ContextVar("symfonic_evals_openai_agents", default=None)
-
-
-def _note_guarded(call_id: str, guardrail: str, tool: str, arguments: str) -> None:
-    """Notes, in the running turn's scope, a call a tool guardrail rejected."""
-    scope = _SCOPE.get()
-    if scope is not None:
-        scope.guarded[call_id] = guardrail
-        scope.guarded_calls[call_id] = _Call(tool, _arguments({"arguments": arguments}))
-
-
-def _text(content: Any) -> str:
-    """The text of a message's content (a string, or a list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        for key in ("text", "refusal"):
-            if isinstance(content.get(key), str):
-                return str(content[key])
-        return json.dumps(json_safe(content), ensure_ascii=False)
-    if isinstance(content, (list, tuple)):
-        return "".join(_text(part) for part in content)
-    return _text(json_safe(content))
-
-
-def render_model_input(system_prompt: Optional[str], items: Any) -> str:
-    """One model call's input as text: the instructions, then each input
-    item as the model receives it (a message as ``role: text``, a tool call
-    as ``call name arguments``, a tool's output as ``tool call_id -> output``,
-    with the output's text as it is, not re-escaped)."""
-    lines = [f"system: {system_prompt}"] if system_prompt else []
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    for raw in items or []:
-        item = raw if isinstance(raw, dict) else json_safe(raw)
-        if not isinstance(item, dict):
-            lines.append(str(item))
-            continue
-        kind = item.get("type")
-        if item.get("role") is not None and kind in (None, "message"):
-            lines.append(f"{item['role']}: {_text(item.get('content'))}")
-        elif kind == "function_call":
-            lines.append(f"call {item.get('name')} {item.get('arguments')}")
-        elif kind == "function_call_output":
-            lines.append(f"tool {item.get('call_id')} -> {_text(item.get('output'))}")
-        else:
-            lines.append(json.dumps(item, ensure_ascii=False, default=str))
-    return "\n".join(lines)
-
-
-def _result(output: Any) -> Any:
-    """A tool's output as the result to report: text that holds a JSON
-    object or array is that JSON (an MCP tool answers in text), anything
-    else as JSON can carry it."""
-    if isinstance(output, dict) and isinstance(output.get("text"), str) and output.get("type") in ("text", "input_text"):
-        output = output["text"]
-    elif isinstance(output, list) and output and all(
-        isinstance(part, dict) and isinstance(part.get("text"), str) for part in output
-    ):
-        output = "".join(part["text"] for part in output)
-    if isinstance(output, str):
-        stripped = output.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                return json.loads(stripped)
-            except ValueError:
-                pass
-        return output
-    return json_safe(output)
-
-
-def _arguments(raw: Any) -> Any:
-    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
-    if isinstance(text, str):
-        try:
-            return json.loads(text) if text.strip() else {}
-        except ValueError:
-            return text
-    return json_safe(text) if text is not None else {}
-
-
-def _failure(error: BaseException) -> Optional[TurnFailure]:
-    """The typed error a failed run answers with, or ``None`` to let it
-    answer ``UnhandledException``. Messages name no turn content."""
-    if isinstance(error, TurnFailure):
-        return error
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - the SDK depends on it
-        openai = None  # type: ignore[assignment]
-    if openai is not None and isinstance(error, openai.APIStatusError):
-        return TurnFailure("ModelRequestFailed", f"HTTP {error.status_code}")
-    if openai is not None and isinstance(error, openai.APIConnectionError):
-        return TurnFailure("ModelUnreachable", "the model endpoint could not be reached")
-    if isinstance(error, AgentsException):
-        return TurnFailure(type(error).__name__, "the agent run failed")
-    return None
-
-
-# -- the SDK's seams -------------------------------------------------------------
-
-
-class _Hooks(RunHooks):  # type: ignore[type-arg]
-    """Records each model call's input; forwards everything to the
-    adopter's hooks, if any, as the SDK called it (positionally or by
-    keyword: the SDK calls ``on_handoff(context=..., from_agent=...,
-    to_agent=...)``)."""
-
-    def __init__(self, inner: Optional[RunHooks]) -> None:  # type: ignore[type-arg]
-        self._inner = inner
-
-    async def _forward(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
-        if self._inner is not None:
-            await getattr(self._inner, name)(*args, **kwargs)
-
-    async def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
-        scope = _SCOPE.get()
-        if scope is not None:
-            bound = _LLM_START.bind(*args, **kwargs).arguments
-            scope.model_inputs.append(render_model_input(bound["system_prompt"], bound["input_items"]))
-        await self._forward("on_llm_start", args, kwargs)
-
-    async def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_llm_end", args, kwargs)
-
-    async def on_agent_start(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_agent_start", args, kwargs)
-
-    async def on_agent_end(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_agent_end", args, kwargs)
-
-    async def on_handoff(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_handoff", args, kwargs)
-
-    async def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_tool_start", args, kwargs)
-
-    async def on_tool_end(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_tool_end", args, kwargs)
-
-
-def _llm_start(context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
-    """The SDK's ``RunHooks.on_llm_start`` parameters, to bind a call to."""
-
-
-_LLM_START = inspect.signature(_llm_start)
-
-
-def _watch_mcp_server(server: Any) -> None:
-    """Has an MCP server tell the adapter which calls its tool answered
-    with ``isError`` (the SDK hands the error text to the model as output,
-    not as a failure), keeping the adopter's own custom-data extractor."""
-    if getattr(server, "_symfonic_watched", False):
-        return
-    inner = getattr(server, "custom_data_extractor", None)
-
-    async def extractor(context: Any) -> Any:
-        scope = _SCOPE.get()
-        if scope is not None and getattr(context, "is_error", False):
-            call_id = getattr(getattr(context, "run_context", None), "tool_call_id", None)
-            if isinstance(call_id, str):
-                scope.errors[call_id] = _text(_result(context.tool_output)) or "the MCP tool answered with an error"
-        if inner is None:
-            return None
-        value = inner(context)
-        return await value if inspect.isawaitable(value) else value
-
-    server.custom_data_extractor = extractor
-    server._symfonic_watched = True
 
 
 # -- the deployment ----------------------------------------------------------------
-
-
-@dataclass
-class _Call:
-    name: str
-    arguments: Any
-    output: Any = None
-    ran: bool = False
 
 
 class OpenAIAgentsDeployment(AsyncDeployment):
