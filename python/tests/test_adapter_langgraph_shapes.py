@@ -25,7 +25,7 @@ if HAVE_LANGGRAPH:
     from langgraph.prebuilt import ToolNode, tools_condition
     from langgraph.types import Send, interrupt
 
-    from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
+    from symfonic_evals_protocol.adapters.langgraph import AsyncLangGraphDeployment, LangGraphDeployment
 
     try:
         from langchain.agents import create_agent
@@ -35,8 +35,8 @@ if HAVE_LANGGRAPH:
 
     class FanOutChat(BaseChatModel):
         """Asks for one ``escalate_ticket`` call per ticket the prompt
-        names (ids ``call_<ticket>``), and once tools answered, quotes
-        them."""
+        names (ids ``call_<ticket>``) and a ``weather_lookup`` per city it
+        asks the weather in, and once tools answered, quotes them."""
 
         @property
         def _llm_type(self) -> str:
@@ -50,8 +50,11 @@ if HAVE_LANGGRAPH:
                 answers = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
                 reply = AIMessage(content="done: " + " | ".join(answers))
             else:
-                tickets = re.findall(r"\b(\d+)\b", str(messages[-1].content))
+                text = str(messages[-1].content)
+                tickets = re.findall(r"\b(\d+)\b", text)
                 calls = [{"name": "escalate_ticket", "args": {"ticket": int(t)}, "id": f"call_{t}"} for t in tickets]
+                for city in re.findall(r"weather in (\w+)", text):
+                    calls.append({"name": "weather_lookup", "args": {"city": city}, "id": f"call_{city}"})
                 reply = AIMessage(content="", tool_calls=calls) if calls else AIMessage(content="how can I help?")
             return ChatResult(generations=[ChatGeneration(message=reply)])
 
@@ -62,6 +65,35 @@ if HAVE_LANGGRAPH:
             return {"escalated": False}
         effects.apply(f"escalate:{ticket}", tool="escalate_ticket")
         return {"escalated": ticket}
+
+    @tool("escalate_ticket")
+    async def escalate_async(ticket: int) -> dict:
+        """Escalate a ticket once a supervisor approves (an async tool)."""
+        if not interrupt({"question": f"may I escalate ticket {ticket}?"})["approved"]:
+            return {"escalated": False}
+        await effects.apply_async(f"escalate:{ticket}", tool="escalate_ticket")
+        return {"escalated": ticket}
+
+    @tool
+    @effects.witnessed
+    def weather_lookup(city: str) -> dict:
+        """A plain tool, which an async graph runs on a thread."""
+        return {"city": city, "forecast": "sunny"}
+
+    def async_graph() -> Any:
+        """An agent whose node is a coroutine: only ``ainvoke`` runs it."""
+        model = FanOutChat()
+
+        async def agent(state: MessagesState) -> dict:
+            return {"messages": [await model.ainvoke(state["messages"])]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("agent", agent)
+        builder.add_node("tools", ToolNode([escalate_async, weather_lookup]))
+        builder.add_edge(START, "agent")
+        builder.add_conditional_edges("agent", tools_condition)
+        builder.add_edge("tools", "agent")
+        return builder
 
     @tool
     def escalate_ticket(ticket: int) -> dict:
@@ -226,6 +258,50 @@ class Shapes(unittest.TestCase):
                 self.servers[-1].stop()
         # Each mode applied tickets 1 and 2 (the second time as duplicates), never 3 or 4.
         self.assertEqual(dict(self.ledger.attempts), {"escalate:1": 2, "escalate:2": 2})
+
+    # -- async graphs and streaming ----------------------------------------------
+
+    def test_an_async_graph_pauses_resumes_across_a_restart_and_refuses_a_replay(self) -> None:
+        """``async def`` nodes and tools, with the synchronous deployment's
+        arguments; run with ``ainvoke``, and with ``astream`` drained."""
+        for streaming in (False, True):
+            with self.subTest(streaming=streaming):
+                self.dir = scratch(self, "langgraph-async-")
+
+                def factory(durable_dir: str) -> Any:
+                    return AsyncLangGraphDeployment(
+                        durable_dir, async_graph(), validate_answer=require_approval, streaming=streaming
+                    )
+
+                server = InProcess(factory, self.dir, self.ledger)
+                self.servers.append(server)
+                paused = server.peer.prompt("c", "escalate ticket 7")
+                terminal = paused.record["terminal"]
+                self.assertEqual((terminal["kind"], terminal["interaction"]), ("paused", "escalate_ticket"))
+                self.assertTrue(terminal["resumable"])
+                self.assertEqual(paused.record["tool_calls"][0]["outcome"], {"status": "pending"})
+                server.stop()
+                server = InProcess(factory, self.dir, self.ledger)
+                self.servers.append(server)
+                self.assertEqual(server.peer.redeem("c", paused, {"approved": "yes"}).error["code"], "answer.invalid")
+                resumed = server.peer.redeem("c", paused).record
+                self.assertEqual(
+                    resumed["resolved"],
+                    [{"id": "call_7", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}}],
+                )
+                self.assertTrue(resumed["attributes"]["resume_checkpoint"])
+                self.assertEqual(server.peer.redeem("c", paused).error["code"], "pause.replayed")
+                weather = server.peer.prompt("w", "weather in Lisbon")
+                self.assertEqual(weather.record["tool_calls"][0]["outcome"]["status"], "succeeded")
+                self.assertEqual(len(weather.witnesses), 1, "a plain tool on a thread reaches the turn too")
+                server.stop()
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+        self.assertEqual(self.ledger.attempts["escalate:7"], 2, "each flavour applied it once; the second was a duplicate")
+
+    def test_twin_the_synchronous_deployment_cannot_run_an_async_graph(self) -> None:
+        """Why the flavour exists: ``invoke`` on a coroutine node fails the turn."""
+        peer = self.start(async_graph(), validate_answer=require_approval)
+        self.assertEqual(peer.prompt("c", "escalate ticket 7").message["type"], "turn_error")
 
     # -- static breakpoints ----------------------------------------------------------
 

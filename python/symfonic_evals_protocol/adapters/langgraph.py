@@ -77,6 +77,11 @@ What the adapter does with the graph:
   resumes, so an effect before ``interrupt()`` in the same node happens
   twice unless its key names the request.
 
+Async graphs: :class:`AsyncLangGraphDeployment` serves a graph whose
+nodes or tools are coroutines (``ainvoke``, or ``astream`` drained with
+``streaming=True``) as an ``AsyncDeployment``, with the same arguments
+(:mod:`._langgraph_async`).
+
 Attributes: ``langgraph_checkpoint_id`` (the thread's checkpoint after the
 turn; the protocol has no field of its own for it), and on a resume
 ``resume_outcome``, ``resume_name``, ``resume_checkpoint`` (the pause's
@@ -86,14 +91,13 @@ went on from it), which the approval pack reads.
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 import sqlite3
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 try:
-    from langchain_core.callbacks import BaseCallbackHandler
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.memory import InMemorySaver
@@ -129,10 +133,23 @@ from ._common import (
     request_digest,
     stale,
 )
+from ._langgraph_thread import (
+    BREAKPOINT_REJECTED,
+    NOT_RUN_STAGE,
+    ModelInputRecorder,
+    render_messages,
+)
+from ._langgraph_thread import baseline as _baseline
+from ._langgraph_thread import checkpoint_id as _checkpoint_id
+from ._langgraph_thread import messages_of as _messages
+from ._langgraph_thread import outcome as _outcome
+from ._langgraph_thread import text_of as _text
+from ._langgraph_thread import unanswered as _unanswered
 from ._langgraph_review import HITL_EDITS, HITL_NODE, describe, editable, executed_edits, rejects, resume_map
 from .tokens import TokenCodec
 
 __all__ = [
+    "AsyncLangGraphDeployment",
     "CHECKPOINT_FILE",
     "LangGraphDeployment",
     "ModelInputRecorder",
@@ -143,15 +160,6 @@ __all__ = [
 
 CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
 """The SQLite checkpointer's file in the durable directory."""
-
-NOT_RUN_STAGE = "human-review"
-"""The stage a parked call is reported refused by when the graph went on
-without running it (a review node that routed away from the tool), or a
-reviewer rejected it."""
-
-BREAKPOINT_REJECTED = "breakpoint_rejected"
-"""The ``additional_kwargs`` key marking the ``ToolMessage`` the adapter
-answers a call with when a person rejected it at a static breakpoint."""
 
 effects.pass_through(GraphBubbleUp)
 
@@ -168,111 +176,6 @@ def default_capabilities() -> Capabilities:
         .operation("resume")
         .with_trait("idempotent-effects")
     )
-
-
-# -- model input -----------------------------------------------------------------
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            else:
-                parts.append(json.dumps(json_safe(block), ensure_ascii=False))
-        return "".join(parts)
-    return json.dumps(json_safe(content), ensure_ascii=False)
-
-
-def render_messages(messages: Sequence[BaseMessage]) -> str:
-    """Messages as a model receives them, one a line: ``role: content``,
-    a model message's tool calls after its text, a tool message with its
-    tool's name and call id."""
-    lines = []
-    for message in messages:
-        text = _text(message.content)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            calls = [{"id": c.get("id"), "name": c["name"], "args": c["args"]} for c in message.tool_calls]
-            text = f"{text} tool_calls: {json.dumps(json_safe(calls), ensure_ascii=False)}".strip()
-        if isinstance(message, ToolMessage):
-            lines.append(f"tool {message.name or ''} [{message.tool_call_id}]: {text}")
-        else:
-            lines.append(f"{message.type}: {text}")
-    return "\n".join(lines)
-
-
-class ModelInputRecorder(BaseCallbackHandler):
-    """Records every prompt the graph's models receive during a turn: the
-    chat models' messages (``on_chat_model_start``) and plain LLMs' prompts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: List[str] = []
-
-    def on_chat_model_start(self, serialized: Any, messages: List[List[BaseMessage]], **kwargs: Any) -> None:
-        for batch in messages:
-            self.calls.append(render_messages(batch))
-
-    def on_llm_start(self, serialized: Any, prompts: List[str], **kwargs: Any) -> None:
-        self.calls.extend(prompts)
-
-    def text(self) -> str:
-        """Every model call of the turn, in order, a blank line between."""
-        return "\n\n".join(self.calls)
-
-
-# -- reading the thread -----------------------------------------------------------
-
-
-def _messages(snapshot: StateSnapshot) -> List[BaseMessage]:
-    values = snapshot.values
-    found = values.get("messages") if isinstance(values, Mapping) else None
-    return [m for m in found or [] if isinstance(m, BaseMessage)]
-
-
-def _checkpoint_id(snapshot: StateSnapshot) -> Optional[str]:
-    configurable = (snapshot.config or {}).get("configurable", {})
-    return configurable.get("checkpoint_id")
-
-
-def _baseline(snapshot: StateSnapshot) -> Dict[str, Any]:
-    """What the thread held before a turn: its checkpoint and message ids."""
-    return {"checkpoint_id": _checkpoint_id(snapshot), "messages": [m.id for m in _messages(snapshot) if m.id]}
-
-
-def _outcome(message: ToolMessage) -> "tuple[str, Any]":
-    text = _text(message.content)
-    decision = message.additional_kwargs.get("lc_data") or {}
-    if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision" and decision.get("decision") == "reject":
-        # A reviewer's rejection is a denial, not the tool failing.
-        return "refused", NOT_RUN_STAGE
-    if message.additional_kwargs.get(BREAKPOINT_REJECTED):
-        return "refused", NOT_RUN_STAGE
-    if message.status == "error":
-        return "failed", text
-    try:
-        return "succeeded", json.loads(text)
-    except ValueError:
-        return "succeeded", text
-
-
-def _unanswered(messages: Sequence[BaseMessage]) -> List[Dict[str, Any]]:
-    """The calls of the last model message that asked for tools and that no
-    tool message answers yet, each with the message's id."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            return [
-                {"message": message.id or "", "call": call}
-                for call in message.tool_calls
-                if call.get("id") not in answered
-            ]
-    return []
 
 
 class LangGraphDeployment(Deployment):
@@ -323,6 +226,8 @@ class LangGraphDeployment(Deployment):
         self._config = dict(config or {})
         self._answer_of = answer_of
         self._durability = durability
+        # The event loop an asynchronous turn runs on (see AsyncLangGraphDeployment).
+        self._turn_loop: Optional[asyncio.AbstractEventLoop] = None
 
     # -- set-up ------------------------------------------------------------------
 
@@ -409,7 +314,7 @@ class LangGraphDeployment(Deployment):
         )
         recorder = ModelInputRecorder()
         try:
-            with bound_turn(turn, request):
+            with bound_turn(turn, request, self._turn_loop):
                 run = self.thread_config(conversation, callbacks=[recorder])
                 snapshot = self.graph.get_state(config)
                 if not begun.retry or _checkpoint_id(snapshot) == begun.baseline["checkpoint_id"]:
@@ -465,7 +370,7 @@ class LangGraphDeployment(Deployment):
         handle = pause.handle
         recorder = ModelInputRecorder()
         try:
-            with bound_turn(turn, request):
+            with bound_turn(turn, request, self._turn_loop):
                 run = self.thread_config(request.conversation, callbacks=[recorder])
                 handed: Dict[str, Any] = {}
                 if not self._waits_on(pause, snapshot):
@@ -724,3 +629,7 @@ def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str],
     its model clients read that process's environment), with ``options``
     as :class:`LangGraphDeployment` takes them."""
     return lambda durable_dir: LangGraphDeployment(durable_dir, make_graph(), **options)
+
+
+# The asynchronous flavour builds on the class above.
+from ._langgraph_async import AsyncLangGraphDeployment  # noqa: E402
