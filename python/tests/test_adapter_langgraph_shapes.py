@@ -305,7 +305,7 @@ class Shapes(unittest.TestCase):
 
     # -- static breakpoints ----------------------------------------------------------
 
-    def breakpoint_graph(self) -> Any:
+    def breakpoint_graph(self, after: bool = False) -> Any:
         model = FanOutChat()
 
         def agent(state: MessagesState) -> dict:
@@ -317,6 +317,8 @@ class Shapes(unittest.TestCase):
         builder.add_edge(START, "agent")
         builder.add_conditional_edges("agent", tools_condition)
         builder.add_edge("tools", "agent")
+        if after:
+            return builder.compile(interrupt_after=["agent"])
         return builder.compile(interrupt_before=["tools"])
 
     def test_a_static_breakpoint_is_a_pause(self) -> None:
@@ -345,6 +347,20 @@ class Shapes(unittest.TestCase):
         denied = peer.redeem("d", denied_pause, {"approved": False}).record
         self.assertEqual(denied["resolved"], [{"id": "call_9", "outcome": {"status": "refused", "stage": "human-review"}}])
         self.assertEqual(denied["terminal"], {"kind": "completed"})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+
+    def test_a_breakpoint_after_a_node_pauses_too(self) -> None:
+        """``interrupt_after=["agent"]``: the run stops once the model
+        asked, before anything ran; a plain answer goes on."""
+        peer = self.start(self.breakpoint_graph(after=True))
+        paused = peer.prompt("c", "escalate ticket 7")
+        self.assertEqual(paused.record["terminal"]["question"], {"breakpoint": ["tools"]})
+        self.assertEqual(paused.record["tool_calls"][0]["outcome"], {"status": "pending"})
+        resumed = peer.redeem("c", paused, "go on").record
+        self.assertEqual(resumed["resolved"][0]["outcome"]["status"], "succeeded")
+        # After the model's closing message nothing is left to run: no stop.
+        self.assertEqual(resumed["terminal"], {"kind": "completed"})
+        self.assertTrue(resumed["answer"].startswith("done:"))
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
 
     def test_a_breakpoint_the_thread_moved_past_is_stale(self) -> None:
