@@ -162,7 +162,11 @@ class AdkAdapter(unittest.TestCase):
         self.assertEqual([m["key"] for m in of(out, "ledger_apply")], ["escalate:7"])
         resumed = answered(out, 2)["record"]
         self.assertEqual(resumed["terminal"], {"kind": "completed"})
-        self.assertEqual(resumed["resolved"], [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}}])
+        # The call as it ran: its response and the arguments it ran with.
+        self.assertEqual(
+            resumed["resolved"],
+            [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}}],
+        )
         self.assertEqual(resumed["tool_calls"], [])
         self.assertEqual(resumed["answer"], 'done: {"escalated": 7}')
         self.assertEqual(

@@ -849,6 +849,35 @@ class LangGraphAdapter(unittest.TestCase):
         denied = peer.redeem("r-deny", denied_pause, {"approved": False}).record
         self.assertEqual(denied["resolved"][0]["outcome"], {"status": "refused", "stage": "human-review"})
 
+    def test_an_interrupt_inside_a_subgraph_parks_the_interrupting_call(self) -> None:
+        """The agent is a subgraph of the desk's graph: its tool's
+        ``interrupt()`` waits in the subgraph's state, which the parent's
+        messages do not show until the subgraph finishes. The pause holds
+        the call anyway, and the resume resolves it."""
+        builder = StateGraph(MessagesState)
+        builder.add_node("desk", agent_graph(self.tools))
+        builder.add_edge(START, "desk")
+        builder.add_edge("desk", END)
+        peer = self.start(graph=builder.compile())
+        reply = peer.prompt("s", "escalate ticket 7 to a supervisor")
+        paused = reply.record
+        self.assertEqual(paused["terminal"]["interaction"], "escalate_ticket", "the tool, not the subgraph's node")
+        self.assertEqual(
+            paused["tool_calls"],
+            [{"id": "call_1", "name": "escalate_ticket", "arguments": {"ticket": 7}, "outcome": {"status": "pending"}}],
+        )
+        deployment = self.servers[-1].deployments[-1]
+        top = deployment.graph.get_state(deployment.thread_config("s"))
+        self.assertEqual([m.type for m in top.values["messages"]], ["human"], "the parent alone shows no call")
+        resumed = peer.redeem("s", reply).record
+        self.assertEqual(
+            resumed["resolved"],
+            [{"id": "call_1", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}}],
+        )
+        self.assertEqual(resumed["tool_calls"], [])
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
+        self.assertEqual(peer.redeem("s", reply).error["code"], "pause.replayed")
+
     def test_an_interrupt_passes_through_a_witnessed_tool(self) -> None:
         peer = self.start(validate_answer=None)
         paused = peer.prompt("a", "ask about lunch")

@@ -273,7 +273,11 @@ class InProcess(unittest.TestCase):
         self.assertEqual(of(out, "witness", 2)[0]["arguments"], {"ticket": 7})
         resumed = answered(out, 2)["record"]
         self.assertEqual(resumed["terminal"], {"kind": "completed"})
-        self.assertEqual(resumed["resolved"], [{"id": pending, "outcome": {"status": "succeeded", "result": {"escalated": 7}}}])
+        # The call as it ran: its result and the arguments the tool received.
+        self.assertEqual(
+            resumed["resolved"],
+            [{"id": pending, "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}}],
+        )
         self.assertEqual([c for c in resumed["tool_calls"] if c["name"] == "escalate_ticket"], [])
         self.assertEqual(
             {k: resumed["attributes"][k] for k in ("resume_outcome", "resume_name", "resume_checkpoint", "resume_continued")},
@@ -555,7 +559,13 @@ class Handoffs(unittest.TestCase):
                 resumed = answered(out, 2)["record"]
                 self.assertEqual(
                     resumed["resolved"],
-                    [{"id": paused["tool_calls"][-1]["id"], "outcome": {"status": "succeeded", "result": {"escalated": 7}}}],
+                    [
+                        {
+                            "id": paused["tool_calls"][-1]["id"],
+                            "outcome": {"status": "succeeded", "result": {"escalated": 7}},
+                            "arguments": {"ticket": 7},
+                        }
+                    ],
                 )
                 self.assertIn("system: settle billing", resumed["model_input"])
                 self.assertEqual(answered(out, 3)["error"]["code"], "pause.replayed")
@@ -855,7 +865,9 @@ class ReferenceDeskOverHttp(unittest.TestCase):
                 child.close()
         self.assertEqual(paused["tool_calls"][0]["outcome"], {"status": "pending"})
         settled = {"status": "succeeded", "result": {"escalated": 7}}
-        self.assertEqual(resumed["resolved"], [{"id": paused["tool_calls"][0]["id"], "outcome": settled}])
+        self.assertEqual(
+            resumed["resolved"], [{"id": paused["tool_calls"][0]["id"], "outcome": settled, "arguments": {"ticket": 7}}]
+        )
         self.assertEqual(resumed["answer"], "done: {'escalated': 7}")
         self.assertEqual(replay["error"]["code"], "pause.replayed")
         self.assertEqual([r["model"] for r in _ChatCompletions.requests], ["openai-agents-desk"] * 2)

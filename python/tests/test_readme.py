@@ -108,5 +108,28 @@ class QuickStart(unittest.TestCase):
         self.assertEqual(out[1]["outcome"], {"status": "succeeded", "result": "sunny, 21 C"})
 
 
+class AsyncLangGraph(unittest.TestCase):
+    """The async LangGraph snippet serves what it says: a coroutine node
+    pauses, a restarted process redeems the pause once."""
+
+    def test_the_async_graph_pauses_and_resumes_once_across_a_restart(self) -> None:
+        if not _installed("langgraph"):
+            self.skipTest("langgraph is not installed (pip install './python[langgraph]')")
+        from harness import resume
+
+        desk = namespace_of("AsyncLangGraphDeployment(durable_dir, builder")["async_desk"]
+        with tempfile.TemporaryDirectory() as durable:
+            hello = {**HELLO, "durable_dir": durable}
+            out = async_session(desk, [hello, prompt(1, "escalate ticket 7"), SHUTDOWN])
+            terminal = out[-1]["record"]["terminal"]
+            self.assertEqual((terminal["kind"], terminal["question"]), ("paused", {"question": "may I escalate ticket 7?"}))
+            redeem = resume(2, terminal["token"], {"approved": True}, question_id=terminal["question_id"])
+            again = resume(3, terminal["token"], {"approved": True}, question_id=terminal["question_id"])
+            out = async_session(desk, [hello, redeem, ledger_result(2, "escalate:7", True), again, SHUTDOWN])
+            self.assertEqual([m["type"] for m in out], ["ready", "ledger_apply", "turn_record", "turn_error"])
+            self.assertEqual(out[2]["record"]["answer"], "escalated")
+            self.assertEqual(out[3]["error"]["code"], "pause.replayed")
+
+
 if __name__ == "__main__":
     unittest.main()

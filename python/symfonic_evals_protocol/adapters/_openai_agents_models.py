@@ -20,14 +20,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import weakref
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
 
 from agents import Agent, RunConfig
 from agents.handoffs import Handoff
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from agents.usage import Usage
-from openai.types.responses import ResponseOutputItem
+from openai.types.responses import Response, ResponseCompletedEvent, ResponseOutputItem
 from pydantic import TypeAdapter
 
 from ._journal import RunJournal
@@ -49,6 +49,22 @@ def load_response(text: str) -> ModelResponse:
     data = json.loads(text)
     output = [_OUTPUT_ITEM.validate_python(item) for item in data["output"]]
     return ModelResponse(output=output, usage=Usage(), response_id=data.get("response_id"))
+
+
+def completed_event(response: ModelResponse) -> ResponseCompletedEvent:
+    """A kept response as a streamed run reads a model's: the terminal
+    ``response.completed`` event, whose response carries the output."""
+    body = Response(
+        id=response.response_id or "journaled",
+        created_at=0.0,
+        model="journaled",
+        object="response",
+        output=list(response.output),
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
+    )
+    return ResponseCompletedEvent(type="response.completed", response=body, sequence_number=0)
 
 
 class _Counter:
@@ -82,8 +98,26 @@ class JournaledModel(Model):
         self._journal.keep(self._attempt, seq, dump_response(response))
         return response
 
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        return self._inner.stream_response(*args, **kwargs)
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """The streamed call, journaled as :meth:`get_response` is: a kept
+        response comes back as its ``response.completed`` event alone; a
+        fresh one streams as the model streams it and is kept when it
+        completes (its output, or the items streamed before a completion
+        that carries none)."""
+        seq = self._counter.take()
+        kept = self._journal.response(self._attempt, seq)
+        if kept is not None:
+            yield completed_event(load_response(kept))
+            return
+        streamed: List[Any] = []
+        async for event in self._inner.stream_response(*args, **kwargs):
+            if getattr(event, "type", None) == "response.output_item.done":
+                streamed.append(event.item)
+            if isinstance(event, ResponseCompletedEvent):
+                output = list(event.response.output) or streamed
+                kept_response = ModelResponse(output=output, usage=Usage(), response_id=event.response.id)
+                self._journal.keep(self._attempt, seq, dump_response(kept_response))
+            yield event
 
     async def _cleanup_on_run_end(self, owner: object) -> None:
         await self._inner._cleanup_on_run_end(owner)

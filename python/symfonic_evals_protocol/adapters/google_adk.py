@@ -39,8 +39,9 @@ What the adapter reports and keeps:
   and staleness (a newer prompt in the session), claims the token, and
   sends ADK the ``adk_request_confirmation`` function responses
   (``{"confirmed": ...}``) for every parked call; they come back in
-  ``resolved``. ADK answers a second confirmation of the same call with
-  silence (no events): the adapter refuses it with the replay error.
+  ``resolved`` (a call that ran with the arguments it was held with). ADK
+  answers a second confirmation of the same call with silence (no
+  events): the adapter refuses it with the replay error.
 - **A client's retry after a crash**: a prompt whose process died (or
   whose turn raised) rewinds the session to before the crashed attempt's
   invocation and runs it again; a resume sends the same confirmations
@@ -454,7 +455,13 @@ class AdkDeployment(AsyncDeployment):
             if call.id in pending:
                 record.tool_calls.append(ToolCall.pending(reported, call.name or "", arguments))
                 parked.append(
-                    {"id": reported, "call_id": call.id, "name": call.name, "confirmation": seen.confirmations[call.id]}
+                    {
+                        "id": reported,
+                        "call_id": call.id,
+                        "name": call.name,
+                        "confirmation": seen.confirmations[call.id],
+                        "arguments": arguments,
+                    }
                 )
             elif call.id in seen.responses:
                 response = json_safe(seen.responses[call.id])
@@ -489,10 +496,13 @@ class AdkDeployment(AsyncDeployment):
                 resolved.append(ResolvedCall.failed(call["id"], "the approved call did not run"))
             else:
                 response = json_safe(seen.responses[call["call_id"]])
+                # ADK runs a confirmed call with the arguments it was held
+                # with (the confirmation carries no payload).
+                ran_with = call.get("arguments")
                 if _is_failure(response):
-                    resolved.append(ResolvedCall.failed(call["id"], str(response["error"])))
+                    resolved.append(ResolvedCall.failed(call["id"], str(response["error"]), ran_with))
                 else:
-                    resolved.append(ResolvedCall.succeeded(call["id"], response))
+                    resolved.append(ResolvedCall.succeeded(call["id"], response, ran_with))
         return resolved
 
 

@@ -33,21 +33,31 @@ What the adapter does with the graph:
   and reports the interrupt's value as the question. The calls of the last
   model message still without an answer are reported pending (an
   ``interrupt()`` inside a tool, or in a review node before the tool node,
-  parks them); the pause's interaction is the first such call's tool, or
-  else the interrupted node.
+  parks them; one inside a subgraph parks the calls of the subgraph's
+  messages, which its parent sees only once it finishes); the pause's
+  interaction is the first such call's tool, or else the interrupted node.
+  Several interrupts waiting at once (a ``Send`` fan-out, ``create_agent``'s
+  tool node running each call as its own task) are one pause, resumed
+  with one ``Command`` answering them all (:mod:`._langgraph_review`).
+- **Static breakpoints.** A run that stops at ``interrupt_before`` /
+  ``interrupt_after`` pauses too, holding the model's unanswered calls; an
+  approval runs on, a rejection answers the held calls with rejected tool
+  messages in the place of the node that would have run them.
 - **Human-in-the-loop middleware.** A graph built with LangChain's
   ``HumanInTheLoopMiddleware`` (``create_agent(..., middleware=[...])``)
   declares the ``editable-calls`` trait: a pause on its batched request
   (``action_requests`` and ``review_configs``) names editable each parked
   call whose review allows ``edit``, and a resume takes the edit answer
   (``{"decisions": [...]}``, one per parked call; the adapter hands the
-  middleware the decisions of the calls it reviews). A call the resume ran
+  middleware the decisions of the calls it reviews; in ``per_call`` mode,
+  each call's interrupt its own decision). A call the resume ran
   is resolved with the arguments it ran with, the middleware's record of a
   reviewer's edit (``hitl_edited_tool_calls``) when there is one, since the
   model's message keeps the arguments it asked for; a call the reviewer
   rejected is refused by ``human-review``, not failed. In ``per_call`` mode
-  the interrupt does not say which decisions a call allows, and nothing is
-  named editable.
+  a call is editable when its interrupt's ``response_schema`` allows
+  ``edit``, and an edited call is resolved with the arguments handed over
+  (the middleware keeps no record of them in that mode).
 - **Resumes.** A resume is refused, before the graph runs, when the token
   is unknown, of another conversation, presented with another question
   id, already redeemed, or stale (the thread no longer waits on that
@@ -56,7 +66,7 @@ What the adapter does with the graph:
   ``StalePauseToken``/``pause.stale``), and when ``validate_answer``
   rejects the answer. LangGraph alone accepts a second
   ``Command(resume=...)`` for an answered interrupt without complaint.
-  Then ``Command(resume={interrupt_id: answer})``; the parked calls are
+  Then ``Command(resume={interrupt_id: answer, ...})``; the parked calls are
   reported ``resolved`` from their ``ToolMessage``. The token is spent once
   the continuation is done: a retry after a crash inside it continues from
   the checkpoint, and a replay after it is refused.
@@ -67,6 +77,11 @@ What the adapter does with the graph:
   resumes, so an effect before ``interrupt()`` in the same node happens
   twice unless its key names the request.
 
+Async graphs: :class:`AsyncLangGraphDeployment` serves a graph whose
+nodes or tools are coroutines (``ainvoke``, or ``astream`` drained with
+``streaming=True``) as an ``AsyncDeployment``, with the same arguments
+(:mod:`._langgraph_async`).
+
 Attributes: ``langgraph_checkpoint_id`` (the thread's checkpoint after the
 turn; the protocol has no field of its own for it), and on a resume
 ``resume_outcome``, ``resume_name``, ``resume_checkpoint`` (the pause's
@@ -76,14 +91,13 @@ went on from it), which the approval pack reads.
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 import sqlite3
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 try:
-    from langchain_core.callbacks import BaseCallbackHandler
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.memory import InMemorySaver
@@ -106,7 +120,6 @@ from .._records import (
     ToolCall,
     TurnFailure,
     TurnRecord,
-    edit_decisions,
 )
 from .._sync import Deployment, Turn
 from ._common import (
@@ -120,9 +133,23 @@ from ._common import (
     request_digest,
     stale,
 )
+from ._langgraph_thread import (
+    BREAKPOINT_REJECTED,
+    NOT_RUN_STAGE,
+    ModelInputRecorder,
+    render_messages,
+)
+from ._langgraph_thread import baseline as _baseline
+from ._langgraph_thread import checkpoint_id as _checkpoint_id
+from ._langgraph_thread import messages_of as _messages
+from ._langgraph_thread import outcome as _outcome
+from ._langgraph_thread import text_of as _text
+from ._langgraph_thread import unanswered as _unanswered
+from ._langgraph_review import HITL_EDITS, HITL_NODE, describe, editable, executed_edits, rejects, resume_map
 from .tokens import TokenCodec
 
 __all__ = [
+    "AsyncLangGraphDeployment",
     "CHECKPOINT_FILE",
     "LangGraphDeployment",
     "ModelInputRecorder",
@@ -133,17 +160,6 @@ __all__ = [
 
 CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
 """The SQLite checkpointer's file in the durable directory."""
-
-NOT_RUN_STAGE = "human-review"
-"""The stage a parked call is reported refused by when the graph went on
-without running it (a review node that routed away from the tool), or a
-reviewer rejected it."""
-
-HITL_NODE = "HumanInTheLoopMiddleware.after_model"
-"""The node ``create_agent`` adds for LangChain's human-in-the-loop middleware."""
-
-HITL_EDITS = "hitl_edited_tool_calls"
-"""The state key where the middleware keeps a reviewer's edits, by call id."""
 
 effects.pass_through(GraphBubbleUp)
 
@@ -160,139 +176,6 @@ def default_capabilities() -> Capabilities:
         .operation("resume")
         .with_trait("idempotent-effects")
     )
-
-
-# -- model input -----------------------------------------------------------------
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            else:
-                parts.append(json.dumps(json_safe(block), ensure_ascii=False))
-        return "".join(parts)
-    return json.dumps(json_safe(content), ensure_ascii=False)
-
-
-def render_messages(messages: Sequence[BaseMessage]) -> str:
-    """Messages as a model receives them, one a line: ``role: content``,
-    a model message's tool calls after its text, a tool message with its
-    tool's name and call id."""
-    lines = []
-    for message in messages:
-        text = _text(message.content)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            calls = [{"id": c.get("id"), "name": c["name"], "args": c["args"]} for c in message.tool_calls]
-            text = f"{text} tool_calls: {json.dumps(json_safe(calls), ensure_ascii=False)}".strip()
-        if isinstance(message, ToolMessage):
-            lines.append(f"tool {message.name or ''} [{message.tool_call_id}]: {text}")
-        else:
-            lines.append(f"{message.type}: {text}")
-    return "\n".join(lines)
-
-
-class ModelInputRecorder(BaseCallbackHandler):
-    """Records every prompt the graph's models receive during a turn: the
-    chat models' messages (``on_chat_model_start``) and plain LLMs' prompts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: List[str] = []
-
-    def on_chat_model_start(self, serialized: Any, messages: List[List[BaseMessage]], **kwargs: Any) -> None:
-        for batch in messages:
-            self.calls.append(render_messages(batch))
-
-    def on_llm_start(self, serialized: Any, prompts: List[str], **kwargs: Any) -> None:
-        self.calls.extend(prompts)
-
-    def text(self) -> str:
-        """Every model call of the turn, in order, a blank line between."""
-        return "\n\n".join(self.calls)
-
-
-# -- reading the thread -----------------------------------------------------------
-
-
-def _messages(snapshot: StateSnapshot) -> List[BaseMessage]:
-    values = snapshot.values
-    found = values.get("messages") if isinstance(values, Mapping) else None
-    return [m for m in found or [] if isinstance(m, BaseMessage)]
-
-
-def _checkpoint_id(snapshot: StateSnapshot) -> Optional[str]:
-    configurable = (snapshot.config or {}).get("configurable", {})
-    return configurable.get("checkpoint_id")
-
-
-def _baseline(snapshot: StateSnapshot) -> Dict[str, Any]:
-    """What the thread held before a turn: its checkpoint and message ids."""
-    return {"checkpoint_id": _checkpoint_id(snapshot), "messages": [m.id for m in _messages(snapshot) if m.id]}
-
-
-def _outcome(message: ToolMessage) -> "tuple[str, Any]":
-    text = _text(message.content)
-    decision = message.additional_kwargs.get("lc_data") or {}
-    if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision" and decision.get("decision") == "reject":
-        # A reviewer's rejection is a denial, not the tool failing.
-        return "refused", NOT_RUN_STAGE
-    if message.status == "error":
-        return "failed", text
-    try:
-        return "succeeded", json.loads(text)
-    except ValueError:
-        return "succeeded", text
-
-
-def _reviewed(value: Any, calls: Sequence[Dict[str, Any]]) -> List[Optional[int]]:
-    """For each parked call, its place among the action requests of a
-    human-in-the-loop middleware's batched request ``value`` (they list the
-    calls it reviews in order), or ``None``: not reviewed, or ``value`` is
-    no such request."""
-    if not (isinstance(value, Mapping) and isinstance(value.get("action_requests"), list)):
-        return [None] * len(calls)
-    requests = value["action_requests"]
-    places: List[Optional[int]] = []
-    at = 0
-    for call in calls:
-        request = requests[at] if at < len(requests) else None
-        if isinstance(request, Mapping) and request.get("name") == call["name"]:
-            places.append(at)
-            at += 1
-        else:
-            places.append(None)
-    return places
-
-
-def _editable(value: Any, place: Optional[int]) -> bool:
-    """Whether the review at ``place`` of the batched request ``value``
-    allows an ``edit`` decision."""
-    if place is None:
-        return False
-    configs = {c.get("action_name"): c for c in value.get("review_configs") or [] if isinstance(c, Mapping)}
-    name = value["action_requests"][place].get("name")
-    return "edit" in (configs.get(name) or {}).get("allowed_decisions", [])
-
-
-def _unanswered(messages: Sequence[BaseMessage]) -> List[Dict[str, Any]]:
-    """The calls of the last model message that asked for tools and that no
-    tool message answers yet, each with the message's id."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            return [
-                {"message": message.id or "", "call": call}
-                for call in message.tool_calls
-                if call.get("id") not in answered
-            ]
-    return []
 
 
 class LangGraphDeployment(Deployment):
@@ -343,6 +226,8 @@ class LangGraphDeployment(Deployment):
         self._config = dict(config or {})
         self._answer_of = answer_of
         self._durability = durability
+        # The event loop an asynchronous turn runs on (see AsyncLangGraphDeployment).
+        self._turn_loop: Optional[asyncio.AbstractEventLoop] = None
 
     # -- set-up ------------------------------------------------------------------
 
@@ -429,12 +314,12 @@ class LangGraphDeployment(Deployment):
         )
         recorder = ModelInputRecorder()
         try:
-            with bound_turn(turn, request):
+            with bound_turn(turn, request, self._turn_loop):
                 run = self.thread_config(conversation, callbacks=[recorder])
                 snapshot = self.graph.get_state(config)
                 if not begun.retry or _checkpoint_id(snapshot) == begun.baseline["checkpoint_id"]:
                     self._invoke(self.make_input(request), run)
-                elif snapshot.tasks and not snapshot.interrupts:
+                elif snapshot.tasks and not snapshot.interrupts and not self._at_breakpoint(snapshot):
                     # The earlier attempt died mid-run: go on from its checkpoint.
                     self._invoke(None, run)
                 record = self._record(conversation, begun.baseline, recorder)
@@ -448,17 +333,33 @@ class LangGraphDeployment(Deployment):
         """Refuses a redemption that is a replay or stale, then claims the
         pause for this run (raising :func:`replayed` if another got it).
 
-        A pause is stale when the thread no longer waits on its interrupt
-        and no earlier redemption of it died mid-continuation (then the
-        thread went past the interrupt, and the retry carries on from the
-        checkpoint). LangGraph itself accepts a second ``Command(resume=...)``
-        for an answered interrupt without complaint: this is the check."""
+        A pause is stale when the thread no longer waits on it (on its
+        interrupts, or at its breakpoint) and no earlier redemption of it
+        died mid-continuation (then the thread went past the pause, and the
+        retry carries on from the checkpoint). LangGraph itself accepts a
+        second ``Command(resume=...)`` for an answered interrupt without
+        complaint: this is the check."""
         self.store.pauses.refuse_replay(pause, self.run)
-        waiting = {interrupt.id for interrupt in snapshot.interrupts}
-        if pause.handle.get("interrupt_id") not in waiting and pause.claimed_by is None:
+        if not self._waits_on(pause, snapshot) and pause.claimed_by is None:
             raise stale()
         if not self.store.pauses.claim(pause.token, self.run):
             raise replayed()
+
+    def _waits_on(self, pause: PauseRow, snapshot: StateSnapshot) -> bool:
+        """Whether the thread still waits on ``pause``."""
+        if pause.handle.get("breakpoint"):
+            return _checkpoint_id(snapshot) == pause.handle.get("checkpoint_id") and not snapshot.interrupts
+        return pause.handle.get("interrupt_id") in {interrupt.id for interrupt in snapshot.interrupts}
+
+    def _at_breakpoint(self, snapshot: StateSnapshot) -> bool:
+        """Whether a finished run stopped at a static breakpoint
+        (``interrupt_before`` / ``interrupt_after``): nodes are left to run,
+        no interrupt waits and none of the next tasks failed."""
+        if not snapshot.next or snapshot.interrupts or any(t.error for t in snapshot.tasks):
+            return False
+        before = getattr(self.graph, "interrupt_before_nodes", None) or ()
+        after = getattr(self.graph, "interrupt_after_nodes", None) or ()
+        return before == "*" or after == "*" or bool(set(snapshot.next) & set(before)) or bool(after)
 
     def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
         pause = self.store.pauses.lookup(request)
@@ -466,32 +367,38 @@ class LangGraphDeployment(Deployment):
         config = self.thread_config(request.conversation)
         snapshot = self.graph.get_state(config)
         self.admit(pause, snapshot)
-        interrupt_id = pause.handle.get("interrupt_id")
+        handle = pause.handle
         recorder = ModelInputRecorder()
         try:
-            with bound_turn(turn, request):
+            with bound_turn(turn, request, self._turn_loop):
                 run = self.thread_config(request.conversation, callbacks=[recorder])
-                waiting = {interrupt.id for interrupt in snapshot.interrupts}
-                if interrupt_id not in waiting and pause.claimed_by is not None:
-                    # A redemption that died past the interrupt: go on from
+                handed: Dict[str, Any] = {}
+                if not self._waits_on(pause, snapshot):
+                    # A redemption that died past the pause: go on from
                     # the checkpoint, if anything is left to run.
-                    if snapshot.tasks and not snapshot.interrupts:
+                    if snapshot.tasks and not snapshot.interrupts and not self._at_breakpoint(snapshot):
                         self._invoke(None, run)
+                elif handle.get("breakpoint"):
+                    self._pass_breakpoint(pause, snapshot, request.answer, run)
                 else:
-                    answer = self.middleware_answer(pause, request.answer)
-                    self._invoke(Command(resume={interrupt_id: answer}), run)
-                edited = self._edited(request.conversation, pause.handle.get("checkpoint_id"))
+                    described = handle.get("interrupts") or []
+                    self._invoke(Command(resume=self.resume_answers(pause, request.answer)), run)
+                    handed = executed_edits(described, pause.calls, request.answer)
+                edited = {**self._edited(request.conversation, handle.get("checkpoint_id")), **handed}
                 record = self._record(request.conversation, pause.baseline, recorder, parked=pause.calls, edited=edited)
                 after = self.graph.get_state(config)
                 record.attributes.update(
                     resume_outcome="resumed",
                     resume_name=pause.interaction,
-                    resume_checkpoint=self._has_checkpoint(request.conversation, pause.handle.get("checkpoint_id")),
+                    resume_checkpoint=self._has_checkpoint(request.conversation, handle.get("checkpoint_id")),
                     # The thread went on from the pause: past its checkpoint,
                     # or at least past its interrupt (a second interrupt() in
                     # the same node waits on the same checkpoint).
-                    resume_continued=_checkpoint_id(after) != pause.handle.get("checkpoint_id")
-                    or interrupt_id not in {interrupt.id for interrupt in after.interrupts},
+                    resume_continued=_checkpoint_id(after) != handle.get("checkpoint_id")
+                    or (
+                        not handle.get("breakpoint")
+                        and handle.get("interrupt_id") not in {interrupt.id for interrupt in after.interrupts}
+                    ),
                 )
         except BaseException:
             self.store.pauses.release(pause.token, self.run)
@@ -499,16 +406,41 @@ class LangGraphDeployment(Deployment):
         self.store.pauses.finish(pause.token)
         return record
 
-    def middleware_answer(self, pause: PauseRow, answer: Any) -> Any:
-        """What the interrupt is answered with: ``answer``, except that the
-        edit answer to a human-in-the-loop middleware's batched request (one
-        decision per parked call) keeps only the decisions of the calls the
-        middleware reviews, in its order."""
-        decisions = edit_decisions(answer)
-        places = [call.get("reviewed") for call in pause.calls]
-        if decisions is None or len(decisions) != len(places) or all(p is None for p in places):
-            return answer
-        return {"decisions": [d for d, place in zip(decisions, places) if place is not None]}
+    def resume_answers(self, pause: PauseRow, answer: Any) -> Dict[str, Any]:
+        """The ``Command(resume=...)`` map: every interrupt the pause waits
+        on, by id, with its share of ``answer``. An edit answer (one
+        decision per held call) gives a human-in-the-loop middleware's
+        batched request the decisions of the calls it reviews, in its
+        order, a per-call request its call's decision, and as many plain
+        interrupts as held calls each the decision at its place; an
+        approval reaches the middleware as approve or reject decisions;
+        anything else answers each interrupt as it is."""
+        return resume_map(pause.handle.get("interrupts") or [], len(pause.calls), answer)
+
+    def _pass_breakpoint(self, pause: PauseRow, snapshot: StateSnapshot, answer: Any, run: Dict[str, Any]) -> None:
+        """Answers a static breakpoint: an approval (or an answer that is
+        neither an approval nor decisions) runs on from it; a rejection
+        answers every held call with a rejected ``ToolMessage`` in the
+        place of the node that would have run them, and runs on from
+        there, so the model hears of the rejection and nothing runs."""
+        if not rejects(answer):
+            self._invoke(None, run)
+            return
+        if not pause.calls or not snapshot.next:
+            return
+        answers = [
+            ToolMessage(
+                content="a person rejected this call at a breakpoint",
+                tool_call_id=call["framework_id"],
+                name=call["name"],
+                status="error",
+                additional_kwargs={BREAKPOINT_REJECTED: True},
+            )
+            for call in pause.calls
+        ]
+        config = self.thread_config(pause.conversation)
+        self.graph.update_state(config, {"messages": answers}, as_node=snapshot.next[0])
+        self._invoke(None, run)
 
     def _edited(self, conversation: str, since: Optional[str]) -> Dict[str, Any]:
         """The arguments a reviewer's edit gave each call, by the
@@ -563,7 +495,8 @@ class LangGraphDeployment(Deployment):
         results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
         parked_ids = {call["framework_id"] for call in parked}
         waiting = list(snapshot.interrupts)
-        pending = _unanswered(messages) if waiting else []
+        halted = not waiting and self._at_breakpoint(snapshot)
+        pending = self._pending(conversation, messages) if waiting else _unanswered(messages) if halted else []
         pending_ids = {entry["call"].get("id") for entry in pending}
 
         record = TurnRecord(model_input=recorder.text(), answer=self.answer_of(snapshot.values, new))
@@ -608,7 +541,7 @@ class LangGraphDeployment(Deployment):
             elif call["framework_id"] not in pending_ids:
                 record.resolved.append(ResolvedCall.refused(call["id"], NOT_RUN_STAGE))
 
-        if waiting:
+        if waiting or halted:
             record.pause = self._pause(conversation, snapshot, pending)
             # A parked call the resume left waiting is pending again.
             for entry in pending:
@@ -617,15 +550,42 @@ class LangGraphDeployment(Deployment):
         record.attributes["langgraph_checkpoint_id"] = _checkpoint_id(snapshot)
         return record
 
+    def _pending(self, conversation: str, messages: List[BaseMessage]) -> List[Dict[str, Any]]:
+        """The calls the waiting interrupts hold: the unanswered calls of
+        the messages of the innermost graph each interrupt waits in.
+
+        An ``interrupt()`` inside a subgraph (a compiled graph added as a
+        node) waits in the subgraph's state, whose messages the parent
+        sees only once the subgraph finishes: the parked call is there."""
+        found: List[Dict[str, Any]] = []
+        seen: Set[str] = set()
+        snapshot = self.graph.get_state(self.thread_config(conversation), subgraphs=True)
+        for interrupt in snapshot.interrupts:
+            inner, held = snapshot, messages
+            while True:
+                task = next(
+                    (
+                        t
+                        for t in inner.tasks
+                        if isinstance(t.state, StateSnapshot) and any(i.id == interrupt.id for i in t.interrupts)
+                    ),
+                    None,
+                )
+                if task is None:
+                    break
+                inner = task.state
+                held = _messages(inner) or held
+            for entry in _unanswered(held):
+                key = entry["call"].get("id") or ""
+                if key not in seen:
+                    seen.add(key)
+                    found.append(entry)
+        return found
+
     def _pause(self, conversation: str, snapshot: StateSnapshot, pending: List[Dict[str, Any]]) -> Pause:
         """Mints (or, for an attempt that died after pausing, finds) the
-        token of the thread's first waiting interrupt."""
-        interrupt = snapshot.interrupts[0]
-        if pending:
-            interaction = pending[0]["call"]["name"]
-        else:
-            tasks = [t.name for t in snapshot.tasks if any(i.id == interrupt.id for i in t.interrupts)]
-            interaction = tasks[0] if tasks else "interrupt"
+        token of what the thread waits on: every waiting interrupt, or the
+        static breakpoint it stopped at."""
         calls = [
             {
                 "id": self.store.calls.report_id(conversation, entry["message"], entry["call"].get("id") or ""),
@@ -635,24 +595,32 @@ class LangGraphDeployment(Deployment):
             }
             for entry in pending
         ]
-        places = _reviewed(interrupt.value, calls)
-        for call, place in zip(calls, places):
-            call["reviewed"] = place
-        editable = [call["id"] for call, place in zip(calls, places) if _editable(interrupt.value, place)]
-        question_id = f"q-{interrupt.id}"
         checkpoint_id = _checkpoint_id(snapshot)
-        token = self.store.pauses.mint(
-            conversation,
-            question_id,
-            interaction,
-            calls,
-            {"interrupt_id": interrupt.id, "checkpoint_id": checkpoint_id},
-            _baseline(snapshot),
-        )
+        interrupts = list(snapshot.interrupts)
+        if interrupts:
+            first = interrupts[0]
+            if pending:
+                interaction = pending[0]["call"]["name"]
+            else:
+                tasks = [t.name for t in snapshot.tasks if any(i.id == first.id for i in t.interrupts)]
+                interaction = tasks[0] if tasks else "interrupt"
+            described = describe(interrupts, calls)
+            if len(interrupts) == 1:
+                question: Any = json_safe(first.value)
+            else:
+                question = {"interrupts": [json_safe(i.value) for i in interrupts]}
+            question_id = f"q-{first.id}"
+            handle: Dict[str, Any] = {"interrupt_id": first.id, "interrupts": described, "checkpoint_id": checkpoint_id}
+            may_edit = editable(interrupts, calls)
+        else:
+            interaction = pending[0]["call"]["name"] if pending else str(snapshot.next[0])
+            question = {"breakpoint": list(snapshot.next)}
+            question_id = f"q-{checkpoint_id}"
+            handle = {"breakpoint": True, "checkpoint_id": checkpoint_id}
+            may_edit = []
+        token = self.store.pauses.mint(conversation, question_id, interaction, calls, handle, _baseline(snapshot))
         resumable = self._has_checkpoint(conversation, checkpoint_id)
-        return Pause(
-            interaction, resumable, token, question=json_safe(interrupt.value), question_id=question_id, editable=editable
-        )
+        return Pause(interaction, resumable, token, question=question, question_id=question_id, editable=may_edit)
 
 
 def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str], LangGraphDeployment]:
@@ -661,3 +629,7 @@ def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str],
     its model clients read that process's environment), with ``options``
     as :class:`LangGraphDeployment` takes them."""
     return lambda durable_dir: LangGraphDeployment(durable_dir, make_graph(), **options)
+
+
+# The asynchronous flavour builds on the class above.
+from ._langgraph_async import AsyncLangGraphDeployment  # noqa: E402

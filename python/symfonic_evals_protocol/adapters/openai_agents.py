@@ -21,16 +21,25 @@ What the adapter reports and keeps:
   ``ToolCallOutputItem`` make a succeeded call; a tool that raised (the
   SDK's default failure policy turns it into a message to the model) or an
   MCP tool that answered ``isError`` a failed one; a rejected approval a
-  refused one; a call awaiting approval (``needs_approval``) a pending one.
-  Ids are the model's call ids, made unique across the trial.
+  refused one; a call awaiting approval (``needs_approval``, ``True`` or a
+  callable deciding call by call) a pending one. Ids are the model's call
+  ids, made unique across the trial.
+- **Guardrails** refuse, never fail (:mod:`._openai_agents_guardrails`):
+  an agent's input or output guardrail tripwire completes the turn with no
+  answer and the guardrail's ``rejected`` stage in ``governance``; a tool
+  input guardrail's ``reject_content`` or ``raise_exception`` reports the
+  call refused by the guardrail's stage.
 - **The pause**: a run interrupted for approval ends the turn paused, with
   a token the adapter mints (never the SDK's data), bound to the
   conversation and a question id, the ``RunState`` serialized beside it in
   the durable directory. A resume checks the token (unknown, foreign,
   question id, spent or claimed by a live run, stale), validates the answer
-  strictly (``{"approved": true|false}``), claims the token, approves or
-  rejects the interruptions and runs the saved state; the parked calls come
-  back in ``resolved``. The token is spent for good only when the
+  strictly (``{"approved": true|false}`` for every held call, or
+  ``{"decisions": [...]}``, ``approve`` or ``reject`` for each in pending
+  order), claims the token, approves or rejects the interruptions and runs
+  the saved state; the parked calls come
+  back in ``resolved`` (a call that ran with the arguments it was held
+  with). The token is spent for good only when the
   continuation finished (a crash leaves it to the client's retry) and a
   saved state is never run again after that: the SDK itself would run it
   again, approved tool included.
@@ -51,9 +60,9 @@ What the adapter reports and keeps:
   runs on a worker thread).
 
 What it cannot see: a tool with its own ``failure_error_function`` reports
-its failures as results (the SDK never says the string is an error); a
-streamed run (``Runner.run_streamed``) is not what the adapter drives;
-a custom ``Handoff`` that names no target agent (no ``handoff(agent)``)
+its failures as results (the SDK never says the string is an error);
+what a streaming app does with each event (``streaming=True`` drains
+them); a custom ``Handoff`` that names no target agent (no ``handoff(agent)``)
 runs with its target's model calls unjournaled; hosted tools (web search, code interpreter) have no output item
 and are not reported.
 """
@@ -61,17 +70,14 @@ and are not reported.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import inspect
 import json
 import secrets
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 try:
     from agents import Agent, RunConfig, RunHooks, Runner, RunState
-    from agents.exceptions import AgentsException
     from agents.items import ToolCallItem, ToolCallOutputItem
     from agents.models.interface import Model
 except ImportError as missing:  # pragma: no cover - exercised without the SDK
@@ -88,8 +94,10 @@ from .._records import (
     ResolvedCall,
     ResumeRequest,
     ToolCall,
+    Stage,
     TurnFailure,
     TurnRecord,
+    edit_decisions,
 )
 from ._common import (
     AdapterStore,
@@ -97,6 +105,7 @@ from ._common import (
     RunLease,
     bound_turn,
     effects,
+    invalid_answer,
     json_safe,
     replayed,
     request_digest,
@@ -104,6 +113,17 @@ from ._common import (
     stale,
 )
 from ._journal import RunJournal
+from ._openai_agents_items import arguments_of as _arguments
+from ._openai_agents_items import failure_of as _failure
+from ._openai_agents_items import render_model_input
+from ._openai_agents_items import result_of as _result
+from ._openai_agents_scope import SCOPE as _SCOPE
+from ._openai_agents_scope import Call as _Call
+from ._openai_agents_scope import Hooks as _Hooks
+from ._openai_agents_scope import Scope as _Scope
+from ._openai_agents_scope import note_guarded as _note_guarded
+from ._openai_agents_scope import watch_mcp_server as _watch_mcp_server
+from ._openai_agents_guardrails import TRIPWIRES, Tripped, tripped, watch_tool_guardrails
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
 from .tokens import TokenCodec
 
@@ -122,194 +142,10 @@ ADAPTER_STORE_FILE = "openai-agents-adapter.sqlite3"
 """The shared adapter store's file name for this adapter, in the durable
 directory (the tables of :mod:`._common`)."""
 
-# -- what one turn saw ---------------------------------------------------------
 
-
-@dataclass
-class _Scope:
-    """What the SDK told the adapter while one run went on."""
-
-    model_inputs: List[str] = field(default_factory=list)
-    errors: Dict[str, str] = field(default_factory=dict)
-    """Call ids whose tool failed, with the error as text."""
-    rejected: Set[str] = field(default_factory=set)
-    """Call ids whose approval a person rejected."""
-
-
-_SCOPE: "contextvars.ContextVar[Optional[_Scope]]" = contextvars.ContextVar("symfonic_evals_openai_agents", default=None)
-
-
-def _text(content: Any) -> str:
-    """The text of a message's content (a string, or a list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        for key in ("text", "refusal"):
-            if isinstance(content.get(key), str):
-                return str(content[key])
-        return json.dumps(json_safe(content), ensure_ascii=False)
-    if isinstance(content, (list, tuple)):
-        return "".join(_text(part) for part in content)
-    return _text(json_safe(content))
-
-
-def render_model_input(system_prompt: Optional[str], items: Any) -> str:
-    """One model call's input as text: the instructions, then each input
-    item as the model receives it (a message as ``role: text``, a tool call
-    as ``call name arguments``, a tool's output as ``tool call_id -> output``,
-    with the output's text as it is, not re-escaped)."""
-    lines = [f"system: {system_prompt}"] if system_prompt else []
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    for raw in items or []:
-        item = raw if isinstance(raw, dict) else json_safe(raw)
-        if not isinstance(item, dict):
-            lines.append(str(item))
-            continue
-        kind = item.get("type")
-        if item.get("role") is not None and kind in (None, "message"):
-            lines.append(f"{item['role']}: {_text(item.get('content'))}")
-        elif kind == "function_call":
-            lines.append(f"call {item.get('name')} {item.get('arguments')}")
-        elif kind == "function_call_output":
-            lines.append(f"tool {item.get('call_id')} -> {_text(item.get('output'))}")
-        else:
-            lines.append(json.dumps(item, ensure_ascii=False, default=str))
-    return "\n".join(lines)
-
-
-def _result(output: Any) -> Any:
-    """A tool's output as the result to report: text that holds a JSON
-    object or array is that JSON (an MCP tool answers in text), anything
-    else as JSON can carry it."""
-    if isinstance(output, dict) and isinstance(output.get("text"), str) and output.get("type") in ("text", "input_text"):
-        output = output["text"]
-    elif isinstance(output, list) and output and all(
-        isinstance(part, dict) and isinstance(part.get("text"), str) for part in output
-    ):
-        output = "".join(part["text"] for part in output)
-    if isinstance(output, str):
-        stripped = output.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                return json.loads(stripped)
-            except ValueError:
-                pass
-        return output
-    return json_safe(output)
-
-
-def _arguments(raw: Any) -> Any:
-    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
-    if isinstance(text, str):
-        try:
-            return json.loads(text) if text.strip() else {}
-        except ValueError:
-            return text
-    return json_safe(text) if text is not None else {}
-
-
-def _failure(error: BaseException) -> Optional[TurnFailure]:
-    """The typed error a failed run answers with, or ``None`` to let it
-    answer ``UnhandledException``. Messages name no turn content."""
-    if isinstance(error, TurnFailure):
-        return error
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - the SDK depends on it
-        openai = None  # type: ignore[assignment]
-    if openai is not None and isinstance(error, openai.APIStatusError):
-        return TurnFailure("ModelRequestFailed", f"HTTP {error.status_code}")
-    if openai is not None and isinstance(error, openai.APIConnectionError):
-        return TurnFailure("ModelUnreachable", "the model endpoint could not be reached")
-    if isinstance(error, AgentsException):
-        return TurnFailure(type(error).__name__, "the agent run failed")
-    return None
-
-
-# -- the SDK's seams -------------------------------------------------------------
-
-
-class _Hooks(RunHooks):  # type: ignore[type-arg]
-    """Records each model call's input; forwards everything to the
-    adopter's hooks, if any, as the SDK called it (positionally or by
-    keyword: the SDK calls ``on_handoff(context=..., from_agent=...,
-    to_agent=...)``)."""
-
-    def __init__(self, inner: Optional[RunHooks]) -> None:  # type: ignore[type-arg]
-        self._inner = inner
-
-    async def _forward(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
-        if self._inner is not None:
-            await getattr(self._inner, name)(*args, **kwargs)
-
-    async def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
-        scope = _SCOPE.get()
-        if scope is not None:
-            bound = _LLM_START.bind(*args, **kwargs).arguments
-            scope.model_inputs.append(render_model_input(bound["system_prompt"], bound["input_items"]))
-        await self._forward("on_llm_start", args, kwargs)
-
-    async def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_llm_end", args, kwargs)
-
-    async def on_agent_start(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_agent_start", args, kwargs)
-
-    async def on_agent_end(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_agent_end", args, kwargs)
-
-    async def on_handoff(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_handoff", args, kwargs)
-
-    async def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_tool_start", args, kwargs)
-
-    async def on_tool_end(self, *args: Any, **kwargs: Any) -> None:
-        await self._forward("on_tool_end", args, kwargs)
-
-
-def _llm_start(context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
-    """The SDK's ``RunHooks.on_llm_start`` parameters, to bind a call to."""
-
-
-_LLM_START = inspect.signature(_llm_start)
-
-
-def _watch_mcp_server(server: Any) -> None:
-    """Has an MCP server tell the adapter which calls its tool answered
-    with ``isError`` (the SDK hands the error text to the model as output,
-    not as a failure), keeping the adopter's own custom-data extractor."""
-    if getattr(server, "_symfonic_watched", False):
-        return
-    inner = getattr(server, "custom_data_extractor", None)
-
-    async def extractor(context: Any) -> Any:
-        scope = _SCOPE.get()
-        if scope is not None and getattr(context, "is_error", False):
-            call_id = getattr(getattr(context, "run_context", None), "tool_call_id", None)
-            if isinstance(call_id, str):
-                scope.errors[call_id] = _text(_result(context.tool_output)) or "the MCP tool answered with an error"
-        if inner is None:
-            return None
-        value = inner(context)
-        return await value if inspect.isawaitable(value) else value
-
-    server.custom_data_extractor = extractor
-    server._symfonic_watched = True
 
 
 # -- the deployment ----------------------------------------------------------------
-
-
-@dataclass
-class _Call:
-    name: str
-    arguments: Any
-    output: Any = None
-    ran: bool = False
 
 
 class OpenAIAgentsDeployment(AsyncDeployment):
@@ -327,10 +163,14 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     the request, ``replicas``...). ``token_codec`` turns the pauses' keys
     into the tokens handed out
     (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`; default:
-    opaque random tokens).
+    opaque random tokens). ``streaming`` runs every turn with
+    ``Runner.run_streamed`` (its events drained) instead of ``Runner.run``,
+    as an app that streams does: the models' streamed calls are journaled
+    as their plain calls are.
 
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),
+    :meth:`read_decisions` (the answer for each held call),
     :meth:`load_state` (the saved ``RunState``), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
     """
@@ -347,9 +187,11 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         traits: Iterable[str] = (),
         extension_tools: Iterable[str] = (),
         token_codec: Optional[TokenCodec] = None,
+        streaming: bool = False,
     ) -> None:
         super().__init__(durable_dir)
         self.agent = agent
+        self.streaming = streaming
         config = run_config if run_config is not None else RunConfig(tracing_disabled=True)
         self._adopter_formatter = config.tool_error_formatter
         self.run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
@@ -361,6 +203,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         self.lease = RunLease(durable_dir)
         self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
         self.journal = RunJournal(durable_dir)
+        watch_tool_guardrails(
+            [tool for reached in reachable(agent) for tool in getattr(reached, "tools", []) or []], _note_guarded
+        )
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -424,6 +269,24 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         require_approval(answer)
         return bool(answer["approved"])
 
+    def read_decisions(self, pause: PauseRow, answer: Any) -> Dict[str, bool]:
+        """Whether the person approved each held call, by the SDK's call id.
+
+        One approval (:meth:`read_answer`) answers every call alike; an
+        edit answer (``{"decisions": [...]}``, one per held call in the
+        order the pause reported them) answers each: ``approve`` or
+        ``reject``. An ``edit`` is refused (``InvalidAnswer``): the SDK's
+        approval carries no arguments."""
+        decisions = edit_decisions(answer)
+        if decisions is None:
+            approved = self.read_answer(answer)
+            return {call["call_id"]: approved for call in pause.calls}
+        if len(decisions) != len(pause.calls):
+            raise invalid_answer("the answer carries one decision per held call")
+        if any(d["type"] == "edit" for d in decisions):
+            raise invalid_answer("an approval here carries no arguments: approve or reject")
+        return {call["call_id"]: d["type"] == "approve" for call, d in zip(pause.calls, decisions)}
+
     async def load_state(self, pause: PauseRow, agent: Agent[Any]) -> Any:
         """The ``RunState`` the pause saved, read from the durable store."""
         return await RunState.from_string(agent, pause.handle["state"])
@@ -467,7 +330,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self.store.pauses.lookup(request)
         self.check_spent(pause)
-        approved = self.read_answer(request.answer)
+        approvals = self.read_decisions(pause, request.answer)
         handle = pause.handle
         if self.journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
@@ -482,7 +345,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             raise replayed()
         try:
             for item in interruptions:
-                if approved:
+                if approvals.get(str(item.call_id), False):
                     state.approve(item)
                 else:
                     state.reject(item)
@@ -491,7 +354,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 result, scope, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"]),
                 seen=handle.get("seen", ()),
             )
-            record.resolved = self._resolved(pause, result, scope, approved)
+            record.resolved = self._resolved(pause, result, scope, approvals)
             record.attributes.update(
                 resume_outcome="resumed",
                 resume_name=pause.interaction,
@@ -534,7 +397,17 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             options["context"] = context
         try:
             with bound_turn(turn, request, asyncio.get_running_loop()):
-                result = await Runner.run(agent, start, **options)
+                if self.streaming:
+                    # As a streaming app runs it: the events drained, the
+                    # streamed result read as a run's.
+                    result = Runner.run_streamed(agent, start, **options)
+                    async for _ in result.stream_events():
+                        pass
+                else:
+                    result = await Runner.run(agent, start, **options)
+        except TRIPWIRES as error:
+            # A guardrail refused: the turn is answered, not failed.
+            result = tripped(error)
         except Exception as error:
             failure = _failure(error)
             if failure is None or failure is error:
@@ -589,6 +462,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 calls.setdefault(call_id, _Call(str(name), _arguments(item.raw_item)))
             elif isinstance(item, ToolCallOutputItem) and call_id in calls:
                 calls[call_id].output, calls[call_id].ran = item.output, True
+        for call_id, call in scope.guarded_calls.items():
+            if call_id not in skip:
+                calls.setdefault(call_id, call)
         pending = {item.call_id: item for item in result.interruptions or [] if isinstance(item.call_id, str)}
         record = TurnRecord(model_input="\n\n".join(scope.model_inputs))
         parked: List[Dict[str, Any]] = []
@@ -597,6 +473,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             if call_id in pending:
                 record.tool_calls.append(ToolCall.pending(reported, call.name, call.arguments))
                 parked.append({"id": reported, "call_id": call_id, "name": call.name, "arguments": call.arguments})
+            elif call_id in scope.guarded:
+                record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, scope.guarded[call_id]))
             elif call_id in scope.rejected:
                 record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, APPROVAL_STAGE))
             elif call_id in scope.errors:
@@ -604,6 +482,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             elif call.ran:
                 record.tool_calls.append(ToolCall.succeeded(reported, call.name, call.arguments, _result(call.output)))
             # A call with no output item (a hosted tool) is not reported.
+        record.governance = _guardrail_stages(result, scope)
         if parked:
             record.pause = self._pause(result, conversation, serial, parked, [*skip, *calls])
         else:
@@ -626,23 +505,38 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         token = self.store.pauses.mint(conversation, question_id, interaction, parked, handle)
         return Pause(interaction, True, token, question=question, question_id=question_id)
 
-    def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approved: bool) -> List[ResolvedCall]:
-        """How the resumed run settled the calls the pause parked."""
+    def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approvals: Dict[str, bool]) -> List[ResolvedCall]:
+        """How the resumed run settled the calls the pause parked; a call
+        that ran says the arguments it ran with."""
         outputs = {
             item.call_id: item.output for item in result.new_items if isinstance(item, ToolCallOutputItem)
         }
         resolved = []
         for call in pause.calls:
             call_id, reported = call["call_id"], call["id"]
-            if not approved or call_id in scope.rejected:
+            if not approvals.get(call_id, False) or call_id in scope.rejected:
                 resolved.append(ResolvedCall.refused(reported, APPROVAL_STAGE))
+            elif call_id in scope.guarded:
+                resolved.append(ResolvedCall.refused(reported, scope.guarded[call_id]))
             elif call_id in scope.errors:
-                resolved.append(ResolvedCall.failed(reported, scope.errors[call_id]))
+                resolved.append(ResolvedCall.failed(reported, scope.errors[call_id], call.get("arguments")))
             elif call_id in outputs:
-                resolved.append(ResolvedCall.succeeded(reported, _result(outputs[call_id])))
+                # The SDK runs an approved call with the arguments it was
+                # held with (an approval carries no edit).
+                resolved.append(ResolvedCall.succeeded(reported, _result(outputs[call_id]), call.get("arguments")))
             else:
                 resolved.append(ResolvedCall.failed(reported, "the approved call did not run"))
         return resolved
+
+
+def _guardrail_stages(result: Any, scope: _Scope) -> List[Stage]:
+    """The guardrails that refused in the run, each a ``rejected`` stage:
+    the tool guardrails that rejected a call, and the one whose tripwire
+    halted the run."""
+    names = list(dict.fromkeys(scope.guarded.values()))
+    if isinstance(result, Tripped) and result.stage not in names:
+        names.append(result.stage)
+    return [Stage(name, "rejected") for name in names]
 
 
 def deployment(
