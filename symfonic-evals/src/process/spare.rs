@@ -84,4 +84,3 @@ fn extract(spares: &mut Vec<Spare>, matches: impl Fn(&Spare) -> bool) -> Vec<Spa
     *spares = kept;
     gone
 }
-
