@@ -6,13 +6,14 @@ that table. The model is scripted (``ScriptedChat``), so nothing leaves
 the process.
 
 Lines, counted as ``tests/framework_desks.rs`` counts the example desks'
-(code lines outside docstrings and comments): 132, of which 15 face the
+(code lines outside docstrings and comments): 129, of which 15 face the
 harness by that rule (they name the companion package or a name imported
-from it: the imports, ``effects`` in the tool, the gate's ``admitted`` /
-``refusal``, the review door's ``TurnFailure``, ``procedure_identity``,
-``applies`` and the deployment), 19 counting the deployment's four hook
-arguments (``make_input``, ``operator``, ``review``, ``attributes_of``),
-which the rule does not see. Nothing subclasses the deployment.
+from it: the imports, ``effects`` in the tool and the gate (which reads
+the prompt's state as ``effects.request.state``), the gate's ``admitted``
+/ ``refusal``, the review door's ``TurnFailure``, ``procedure_identity``,
+``applies`` and the deployment), 18 counting the deployment's three hook
+arguments (``operator``, ``review``, ``attributes_of``), which the rule
+does not see. Nothing subclasses the deployment.
 """
 
 from __future__ import annotations
@@ -126,10 +127,6 @@ def identity(row: Dict[str, Any]) -> str:
     return procedure_identity(row["tool"], row["precondition"], row["text"])
 
 
-class DeskState(MessagesState):
-    state: Any
-
-
 def make_graph(procedures: Procedures) -> StateGraph:
     """The desk's graph: learn, model, gate, tools."""
 
@@ -139,23 +136,23 @@ def make_graph(procedures: Procedures) -> StateGraph:
         effects.apply(f"refund:{order}", tool="issue_refund")
         return {"refunded": order}
 
-    def learn(state: DeskState) -> Dict[str, Any]:
+    def learn(state: MessagesState) -> Dict[str, Any]:
         text = str(state["messages"][-1].content)
         if text.startswith("remember: "):
             procedures.draft(text[len("remember: ") :])
         return {}
 
-    def model(state: DeskState) -> Dict[str, Any]:
+    def model(state: MessagesState) -> Dict[str, Any]:
         recall = "\n".join(f"- {r['text']}" for r in procedures.rows("approved"))
         return {"messages": [ScriptedChat().invoke([HumanMessage(f"recall:\n{recall}"), *state["messages"]])]}
 
-    def gate(state: DeskState) -> Any:
+    def gate(state: MessagesState) -> Any:
         """Judges each call against the approved procedures governing its tool."""
         refused = []
         for call in state["messages"][-1].tool_calls:
             governing = [r for r in procedures.rows("approved") if r["tool"] == call["name"]]
             ids = sorted(identity(r) for r in governing)
-            blocked = sum(0 if applies(state.get("state"), r["precondition"])[0] else 1 for r in governing)
+            blocked = sum(0 if applies(effects.request.state, r["precondition"])[0] else 1 for r in governing)
             if not governing:
                 admitted(Stage(STAGE, "abstained", {"checked": 0}))
             elif blocked:
@@ -165,7 +162,7 @@ def make_graph(procedures: Procedures) -> StateGraph:
                 admitted(Stage(STAGE, "passed", {"checked": len(governing), "refused": 0}), ids)
         return Command(goto="model", update={"messages": refused}) if refused else Command(goto="tools")
 
-    builder = StateGraph(DeskState)
+    builder = StateGraph(MessagesState)
     builder.add_node("learn", learn)
     builder.add_node("model", model)
     builder.add_node("gate", gate)
@@ -182,7 +179,6 @@ def make_deployment(durable_dir: str) -> LangGraphDeployment:
     return LangGraphDeployment(
         durable_dir,
         make_graph(procedures),
-        make_input=lambda request: {"messages": [HumanMessage(request.prompt)], "state": request.state},
         operator=procedures.operator,
         review=procedures.review,
         attributes_of=procedures.evidence,

@@ -15,12 +15,13 @@ from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from harness import HELLO, SHUTDOWN, async_session, prompt  # noqa: E402
 from test_adapter_langgraph import HAVE_LANGGRAPH, InProcess, Ledger, Reply, scratch  # noqa: E402
 
 if HAVE_LANGGRAPH:
     from langgraph_procedural_desk import STAGE, Procedures, make_deployment, make_graph
 
-    from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
+    from symfonic_evals_protocol.adapters.langgraph import AsyncLangGraphDeployment, LangGraphDeployment
 
 needs_langgraph = unittest.skipUnless(HAVE_LANGGRAPH, "LangGraph is not installed (pip install './python[langgraph]')")
 
@@ -128,6 +129,33 @@ class ProceduralDesk(unittest.TestCase):
         self.assertEqual(said.error.get("code"), "operator.unsupported")
         self.assertEqual(review(bare, action="revoke", procedure="x").error["kind"], "ReviewUnsupported")
         self.assertNotIn("review", str(bare.deployments[-1].capabilities().to_json()))
+
+
+@needs_langgraph
+class AsyncDesk(unittest.TestCase):
+    def test_the_async_deployment_forwards_the_review_door_and_operator_turns(self) -> None:
+        directory = scratch(self, "lg-async-")
+
+        def factory(durable_dir: str) -> Any:
+            procedures = Procedures(durable_dir)
+            procedures.draft("refunds only outside the EU")
+            hooks = {"operator": procedures.operator, "review": procedures.review, "attributes_of": procedures.evidence}
+            return AsyncLangGraphDeployment(durable_dir, make_graph(procedures), **hooks)
+
+        approve = {"conversation": "c", "action": "approve", "procedure": "refunds", "draft": "refunds",
+                   "tool": "issue_refund", "precondition": [REGION]}
+        written = async_session(
+            factory,
+            [
+                {**HELLO, "durable_dir": directory},
+                {"type": "review", "id": 1, "request": approve},
+                prompt(2, "list", role="operator"),
+                SHUTDOWN,
+            ],
+        )
+        self.assertIn("review", written[0]["capabilities"]["operations"])
+        self.assertEqual(written[1]["record"]["attributes"]["procedural_review"], APPROVED)
+        self.assertEqual(written[2]["record"]["answer"], "0 draft(s)")
 
 
 @needs_langgraph
