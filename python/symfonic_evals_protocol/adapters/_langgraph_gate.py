@@ -48,7 +48,8 @@ class Trace:
     def governance(self, refusals: Iterable[ToolMessage]) -> List[Stage]:
         """The turn's entries: those recorded while it ran, then those of
         the refusals in its messages that were not (a node that finished
-        in an earlier attempt of the turn, which died)."""
+        in an earlier attempt of the turn, which died), whose read
+        identities join the trace's."""
         seen = {call_id for call_id, _ in self.entries if call_id}
         stages = [stage for _, stage in self.entries]
         for message in refusals:

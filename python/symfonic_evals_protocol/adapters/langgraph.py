@@ -230,8 +230,9 @@ class LangGraphDeployment(Deployment):
     ``attributes_of(request)`` is what every record carries besides
     (prompt, resume, operator and review turns alike): the review door's
     listing, the promoted count, read from the adopter's store after the
-    turn. With ``operator`` or ``review``, each prompt turn publishes the
-    procedures its gates read under :data:`ENFORCEMENT_ATTRIBUTE`.
+    turn. With ``operator`` or ``review``, each prompt and resume turn
+    publishes the procedures its gates read under
+    :data:`ENFORCEMENT_ATTRIBUTE`.
 
     The adapter keeps its own objects in private names; :attr:`graph` is
     the compiled graph it runs, read-only.
@@ -392,8 +393,9 @@ class LangGraphDeployment(Deployment):
         return self._annotated(request, TurnRecord(answer=f"{request.action} done"))
 
     def _annotated(self, request: Any, record: TurnRecord, trace: Optional[Trace] = None) -> TurnRecord:
-        """``record`` with the adopter's attributes and, on a prompt turn
-        of a deployment with procedures, the identities its gates read."""
+        """``record`` with the adopter's attributes and, on a turn that ran
+        the graph (``trace``) of a deployment with procedures, the
+        identities its gates read."""
         if trace is not None and (self._operator is not None or self._review is not None):
             record.attributes[ENFORCEMENT_ATTRIBUTE] = sorted(trace.read)
         if self._attributes_of is not None:
@@ -459,7 +461,7 @@ class LangGraphDeployment(Deployment):
                 record = self._record(
                     request.conversation, pause.baseline, recorder, parked=pause.calls, edited=edited, trace=trace
                 )
-                self._annotated(request, record)
+                self._annotated(request, record, trace)
                 after = self._graph.get_state(config)
                 record.attributes.update(
                     resume_outcome="resumed",
