@@ -26,7 +26,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import StateGraph
 
 from .._async import AsyncDeployment, AsyncTurn
-from .._records import Capabilities, PromptRequest, ResumeRequest, TurnRecord
+from .._records import Capabilities, PromptRequest, ResumeRequest, ReviewRequest, TurnRecord
 from .langgraph import CHECKPOINT_FILE, LangGraphDeployment
 
 __all__ = ["AsyncLangGraphDeployment"]
@@ -47,10 +47,10 @@ class _OnLoop(LangGraphDeployment):
 
         async def run() -> None:
             if self._streaming:
-                async for _ in self.graph.astream(graph_input, config, **options):
+                async for _ in self._graph.astream(graph_input, config, **options):
                     pass
             else:
-                await self.graph.ainvoke(graph_input, config, **options)
+                await self._graph.ainvoke(graph_input, config, **options)
 
         done: "concurrent.futures.Future[None]" = concurrent.futures.Future()
 
@@ -118,6 +118,9 @@ class AsyncLangGraphDeployment(AsyncDeployment):
 
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         return await asyncio.to_thread(self.inner.resume, request, turn)  # type: ignore[arg-type]
+
+    async def review_procedure(self, request: ReviewRequest, turn: AsyncTurn) -> TurnRecord:
+        return await asyncio.to_thread(self.inner.review_procedure, request, turn)  # type: ignore[arg-type]
 
     async def close(self) -> None:
         if self._inner is not None:

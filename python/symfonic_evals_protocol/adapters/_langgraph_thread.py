@@ -12,6 +12,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import StateSnapshot
 
+from ._langgraph_gate import refused_stage
 from ._values import json_safe
 
 __all__ = [
@@ -117,7 +118,8 @@ def baseline(snapshot: StateSnapshot) -> Dict[str, Any]:
 
 def outcome(message: ToolMessage) -> "tuple[str, Any]":
     """How the call a tool message answers ended: ``refused`` (a
-    reviewer's or a breakpoint's rejection), ``failed`` (an error status)
+    reviewer's or a breakpoint's rejection, or a gate node's
+    :func:`~._langgraph_gate.refusal`, by its stage), ``failed`` (an error status)
     or ``succeeded`` (its content, as JSON when it parses)."""
     text = text_of(message.content)
     decision = message.additional_kwargs.get("lc_data") or {}
@@ -126,6 +128,9 @@ def outcome(message: ToolMessage) -> "tuple[str, Any]":
         return "refused", NOT_RUN_STAGE
     if message.additional_kwargs.get(BREAKPOINT_REJECTED):
         return "refused", NOT_RUN_STAGE
+    gate = refused_stage(message)
+    if gate is not None:
+        return "refused", gate
     if message.status == "error":
         return "failed", text
     try:

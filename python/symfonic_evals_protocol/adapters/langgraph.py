@@ -77,6 +77,16 @@ What the adapter does with the graph:
   resumes, so an effect before ``interrupt()`` in the same node happens
   twice unless its key names the request.
 
+- **Procedures.** A desk that learns and gates procedures fills in three
+  hooks (see :class:`LangGraphDeployment`): ``operator`` answers an
+  operator's turn (the graph never sees it), ``review`` carries out the
+  structured review door on the adopter's procedure store, and
+  ``attributes_of`` publishes that store's evidence on every record. A
+  gate node answers a call it refuses with :func:`refusal` (reported
+  ``refused`` by its stage, e.g. ``procedural_precondition``, with the
+  stage's governance entry, not ``failed``) and records a call it admits
+  with :func:`admitted`.
+
 Async graphs: :class:`AsyncLangGraphDeployment` serves a graph whose
 nodes or tools are coroutines (``ainvoke``, or ``astream`` drained with
 ``streaming=True``) as an ``AsyncDeployment``, with the same arguments
@@ -117,6 +127,7 @@ from .._records import (
     PromptRequest,
     ResolvedCall,
     ResumeRequest,
+    ReviewRequest,
     ToolCall,
     TurnFailure,
     TurnRecord,
@@ -145,6 +156,7 @@ from ._langgraph_thread import messages_of as _messages
 from ._langgraph_thread import outcome as _outcome
 from ._langgraph_thread import text_of as _text
 from ._langgraph_thread import unanswered as _unanswered
+from ._langgraph_gate import Trace, admitted, refusal, refused_stage, traced
 from ._langgraph_review import HITL_EDITS, HITL_NODE, describe, editable, executed_edits, rejects, resume_map
 from .tokens import TokenCodec
 
@@ -152,14 +164,22 @@ __all__ = [
     "AsyncLangGraphDeployment",
     "CHECKPOINT_FILE",
     "LangGraphDeployment",
+    "ENFORCEMENT_ATTRIBUTE",
     "ModelInputRecorder",
+    "admitted",
     "default_capabilities",
     "deployment",
+    "refusal",
     "render_messages",
 ]
 
 CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
 """The SQLite checkpointer's file in the durable directory."""
+
+ENFORCEMENT_ATTRIBUTE = "procedural_enforcement_ids"
+"""Where a deployment with a review door or an operator hook publishes the
+identities of the procedures its gates read in a turn (the procedural
+pack's default name)."""
 
 effects.pass_through(GraphBubbleUp)
 
@@ -198,6 +218,24 @@ class LangGraphDeployment(Deployment):
     LangGraph's default. ``token_codec`` turns the pauses' keys into the
     tokens handed out (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`;
     default: opaque random tokens).
+
+    The procedural seams (:mod:`._langgraph_gate` for the gate node):
+    ``operator(request)`` runs an operator's turn (``role: operator``)
+    instead of the graph, which never sees it, and returns its answer;
+    without it an operator turn is refused (``operator.unsupported``).
+    ``review(request)`` carries out the structured review door's
+    :class:`~symfonic_evals_protocol.ReviewRequest` on the adopter's own
+    procedure store (raising :class:`TurnFailure` ``NoSuchDraft`` /
+    ``NoSuchProcedure``), and declares the ``review`` operation.
+    ``attributes_of(request)`` is what every record carries besides
+    (prompt, resume, operator and review turns alike): the review door's
+    listing, the promoted count, read from the adopter's store after the
+    turn. With ``operator`` or ``review``, each prompt and resume turn
+    publishes the procedures its gates read under
+    :data:`ENFORCEMENT_ATTRIBUTE`.
+
+    The adapter keeps its own objects in private names; :attr:`graph` is
+    the compiled graph it runs, read-only.
     """
 
     def __init__(
@@ -213,12 +251,18 @@ class LangGraphDeployment(Deployment):
         durability: Optional[str] = "sync",
         extension_tools: Iterable[str] = (),
         token_codec: Optional[TokenCodec] = None,
+        operator: Optional[Callable[[PromptRequest], str]] = None,
+        review: Optional[Callable[[ReviewRequest], None]] = None,
+        attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.store = AdapterStore(durable_dir, codec=token_codec)
-        self.run = RunLease(durable_dir)
+        self._operator = operator
+        self._review = review
+        self._attributes_of = attributes_of
+        self._store = AdapterStore(durable_dir, codec=token_codec)
+        self._run = RunLease(durable_dir)
         self._connection: Optional[sqlite3.Connection] = None
-        self.graph = self._attach(graph)
+        self._graph = self._attach(graph)
         self._capabilities = capabilities
         self._extension_tools = tuple(extension_tools)
         self._validate_answer = validate_answer
@@ -228,6 +272,12 @@ class LangGraphDeployment(Deployment):
         self._durability = durability
         # The event loop an asynchronous turn runs on (see AsyncLangGraphDeployment).
         self._turn_loop: Optional[asyncio.AbstractEventLoop] = None
+
+    @property
+    def graph(self) -> Any:
+        """The compiled graph the deployment runs, with its durable
+        checkpointer (read-only: the adapter's bookkeeping is bound to it)."""
+        return self._graph
 
     # -- set-up ------------------------------------------------------------------
 
@@ -259,14 +309,16 @@ class LangGraphDeployment(Deployment):
         capabilities = default_capabilities()
         for name in self._extension_tools:
             capabilities = capabilities.contributes("extensions", name)
-        if HITL_NODE in getattr(self.graph, "nodes", {}):
+        if HITL_NODE in getattr(self._graph, "nodes", {}):
             # A reviewer may edit the calls the middleware holds.
             capabilities = capabilities.with_trait(EDITABLE_CALLS)
+        if self._review is not None:
+            capabilities = capabilities.operation("review")
         return capabilities
 
     def close(self) -> None:
-        self.store.close()
-        self.run.close()
+        self._store.close()
+        self._run.close()
         if self._connection is not None:
             self._connection.close()
 
@@ -298,35 +350,56 @@ class LangGraphDeployment(Deployment):
 
     def _invoke(self, graph_input: Any, config: Dict[str, Any]) -> None:
         if self._durability is None:
-            self.graph.invoke(graph_input, config)
+            self._graph.invoke(graph_input, config)
         else:
-            self.graph.invoke(graph_input, config, durability=self._durability)
+            self._graph.invoke(graph_input, config, durability=self._durability)
 
     def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
         if request.is_operator:
-            raise TurnFailure(
-                "OperatorTurnUnsupported", "this graph has no operator door", code="operator.unsupported"
-            )
+            if self._operator is None:
+                raise TurnFailure(
+                    "OperatorTurnUnsupported", "this graph has no operator door", code="operator.unsupported"
+                )
+            return self._annotated(request, TurnRecord(answer=self._operator(request)))
         conversation = request.conversation
         config = self.thread_config(conversation)
-        begun = self.store.turns.begin(
-            conversation, request_digest(request), self.run, lambda: _baseline(self.graph.get_state(config))
+        begun = self._store.turns.begin(
+            conversation, request_digest(request), self._run, lambda: _baseline(self._graph.get_state(config))
         )
         recorder = ModelInputRecorder()
         try:
-            with bound_turn(turn, request, self._turn_loop):
+            with bound_turn(turn, request, self._turn_loop), traced(Trace()) as trace:
                 run = self.thread_config(conversation, callbacks=[recorder])
-                snapshot = self.graph.get_state(config)
+                snapshot = self._graph.get_state(config)
                 if not begun.retry or _checkpoint_id(snapshot) == begun.baseline["checkpoint_id"]:
                     self._invoke(self.make_input(request), run)
                 elif snapshot.tasks and not snapshot.interrupts and not self._at_breakpoint(snapshot):
                     # The earlier attempt died mid-run: go on from its checkpoint.
                     self._invoke(None, run)
-                record = self._record(conversation, begun.baseline, recorder)
+                record = self._record(conversation, begun.baseline, recorder, trace=trace)
+                self._annotated(request, record, trace)
         except BaseException:
-            self.store.turns.release(conversation, self.run)
+            self._store.turns.release(conversation, self._run)
             raise
-        self.store.turns.finish(conversation, self.run)
+        self._store.turns.finish(conversation, self._run)
+        return record
+
+    def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
+        """The structured review door: the adopter's ``review`` hook
+        carries the decision out; the record carries ``attributes_of``."""
+        if self._review is None:
+            return super().review_procedure(request, turn)
+        self._review(request)
+        return self._annotated(request, TurnRecord(answer=f"{request.action} done"))
+
+    def _annotated(self, request: Any, record: TurnRecord, trace: Optional[Trace] = None) -> TurnRecord:
+        """``record`` with the adopter's attributes and, on a turn that ran
+        the graph (``trace``) of a deployment with procedures, the
+        identities its gates read."""
+        if trace is not None and (self._operator is not None or self._review is not None):
+            record.attributes[ENFORCEMENT_ATTRIBUTE] = sorted(trace.read)
+        if self._attributes_of is not None:
+            record.attributes.update(self._attributes_of(request))
         return record
 
     def admit(self, pause: PauseRow, snapshot: StateSnapshot) -> None:
@@ -339,10 +412,10 @@ class LangGraphDeployment(Deployment):
         retry carries on from the checkpoint). LangGraph itself accepts a
         second ``Command(resume=...)`` for an answered interrupt without
         complaint: this is the check."""
-        self.store.pauses.refuse_replay(pause, self.run)
+        self._store.pauses.refuse_replay(pause, self._run)
         if not self._waits_on(pause, snapshot) and pause.claimed_by is None:
             raise stale()
-        if not self.store.pauses.claim(pause.token, self.run):
+        if not self._store.pauses.claim(pause.token, self._run):
             raise replayed()
 
     def _waits_on(self, pause: PauseRow, snapshot: StateSnapshot) -> bool:
@@ -357,20 +430,20 @@ class LangGraphDeployment(Deployment):
         no interrupt waits and none of the next tasks failed."""
         if not snapshot.next or snapshot.interrupts or any(t.error for t in snapshot.tasks):
             return False
-        before = getattr(self.graph, "interrupt_before_nodes", None) or ()
-        after = getattr(self.graph, "interrupt_after_nodes", None) or ()
+        before = getattr(self._graph, "interrupt_before_nodes", None) or ()
+        after = getattr(self._graph, "interrupt_after_nodes", None) or ()
         return before == "*" or after == "*" or bool(set(snapshot.next) & set(before)) or bool(after)
 
     def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
-        pause = self.store.pauses.lookup(request)
+        pause = self._store.pauses.lookup(request)
         self.validate_answer(request.answer)
         config = self.thread_config(request.conversation)
-        snapshot = self.graph.get_state(config)
+        snapshot = self._graph.get_state(config)
         self.admit(pause, snapshot)
         handle = pause.handle
         recorder = ModelInputRecorder()
         try:
-            with bound_turn(turn, request, self._turn_loop):
+            with bound_turn(turn, request, self._turn_loop), traced(Trace()) as trace:
                 run = self.thread_config(request.conversation, callbacks=[recorder])
                 handed: Dict[str, Any] = {}
                 if not self._waits_on(pause, snapshot):
@@ -385,8 +458,11 @@ class LangGraphDeployment(Deployment):
                     self._invoke(Command(resume=self.resume_answers(pause, request.answer)), run)
                     handed = executed_edits(described, pause.calls, request.answer)
                 edited = {**self._edited(request.conversation, handle.get("checkpoint_id")), **handed}
-                record = self._record(request.conversation, pause.baseline, recorder, parked=pause.calls, edited=edited)
-                after = self.graph.get_state(config)
+                record = self._record(
+                    request.conversation, pause.baseline, recorder, parked=pause.calls, edited=edited, trace=trace
+                )
+                self._annotated(request, record, trace)
+                after = self._graph.get_state(config)
                 record.attributes.update(
                     resume_outcome="resumed",
                     resume_name=pause.interaction,
@@ -401,9 +477,9 @@ class LangGraphDeployment(Deployment):
                     ),
                 )
         except BaseException:
-            self.store.pauses.release(pause.token, self.run)
+            self._store.pauses.release(pause.token, self._run)
             raise
-        self.store.pauses.finish(pause.token)
+        self._store.pauses.finish(pause.token)
         return record
 
     def resume_answers(self, pause: PauseRow, answer: Any) -> Dict[str, Any]:
@@ -439,7 +515,7 @@ class LangGraphDeployment(Deployment):
             for call in pause.calls
         ]
         config = self.thread_config(pause.conversation)
-        self.graph.update_state(config, {"messages": answers}, as_node=snapshot.next[0])
+        self._graph.update_state(config, {"messages": answers}, as_node=snapshot.next[0])
         self._invoke(None, run)
 
     def _edited(self, conversation: str, since: Optional[str]) -> Dict[str, Any]:
@@ -447,7 +523,7 @@ class LangGraphDeployment(Deployment):
         framework's call id, as the middleware recorded them in the
         checkpoints written since the checkpoint ``since``."""
         edited: Dict[str, Any] = {}
-        for snapshot in self.graph.get_state_history(self.thread_config(conversation)):
+        for snapshot in self._graph.get_state_history(self.thread_config(conversation)):
             if _checkpoint_id(snapshot) == since:
                 break
             values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
@@ -463,11 +539,11 @@ class LangGraphDeployment(Deployment):
         look-up of the adapter's: a desk that maps conversations to thread
         ids of its own (a tenant prefix) must find its checkpoints here too,
         or every pause would be reported unresumable."""
-        if not checkpoint_id or self.graph.checkpointer is None:
+        if not checkpoint_id or self._graph.checkpointer is None:
             return False
         configurable = dict(self.thread_config(conversation).get("configurable", {}))
         configurable.update(checkpoint_ns="", checkpoint_id=checkpoint_id)
-        return self.graph.checkpointer.get_tuple({"configurable": configurable}) is not None
+        return self._graph.checkpointer.get_tuple({"configurable": configurable}) is not None
 
     # -- the evidence ------------------------------------------------------------
 
@@ -487,8 +563,9 @@ class LangGraphDeployment(Deployment):
         recorder: ModelInputRecorder,
         parked: Sequence[Dict[str, Any]] = (),
         edited: Optional[Mapping[str, Any]] = None,
+        trace: Optional[Trace] = None,
     ) -> TurnRecord:
-        snapshot = self.graph.get_state(self.thread_config(conversation))
+        snapshot = self._graph.get_state(self.thread_config(conversation))
         messages = _messages(snapshot)
         before: Set[str] = set(baseline.get("messages") or [])
         new = [m for m in messages if m.id not in before]
@@ -504,7 +581,7 @@ class LangGraphDeployment(Deployment):
 
         def report(message_id: str, call: Dict[str, Any]) -> None:
             framework_id = call.get("id") or ""
-            call_id = self.store.calls.report_id(conversation, message_id, framework_id)
+            call_id = self._store.calls.report_id(conversation, message_id, framework_id)
             if call_id in reported:
                 return
             reported.add(call_id)
@@ -547,6 +624,10 @@ class LangGraphDeployment(Deployment):
             for entry in pending:
                 if entry["call"].get("id") in parked_ids:
                     report(entry["message"], entry["call"])
+        if trace is not None:
+            # The gates' entries: recorded as they ran, and each refusal's.
+            gated = [m for m in new if isinstance(m, ToolMessage) and refused_stage(m) is not None]
+            record.governance.extend(trace.governance(gated))
         record.attributes["langgraph_checkpoint_id"] = _checkpoint_id(snapshot)
         return record
 
@@ -559,7 +640,7 @@ class LangGraphDeployment(Deployment):
         sees only once the subgraph finishes: the parked call is there."""
         found: List[Dict[str, Any]] = []
         seen: Set[str] = set()
-        snapshot = self.graph.get_state(self.thread_config(conversation), subgraphs=True)
+        snapshot = self._graph.get_state(self.thread_config(conversation), subgraphs=True)
         for interrupt in snapshot.interrupts:
             inner, held = snapshot, messages
             while True:
@@ -588,7 +669,7 @@ class LangGraphDeployment(Deployment):
         static breakpoint it stopped at."""
         calls = [
             {
-                "id": self.store.calls.report_id(conversation, entry["message"], entry["call"].get("id") or ""),
+                "id": self._store.calls.report_id(conversation, entry["message"], entry["call"].get("id") or ""),
                 "name": entry["call"]["name"],
                 "framework_id": entry["call"].get("id") or "",
                 "arguments": json_safe(entry["call"].get("args", {})),
@@ -618,7 +699,7 @@ class LangGraphDeployment(Deployment):
             question_id = f"q-{checkpoint_id}"
             handle = {"breakpoint": True, "checkpoint_id": checkpoint_id}
             may_edit = []
-        token = self.store.pauses.mint(conversation, question_id, interaction, calls, handle, _baseline(snapshot))
+        token = self._store.pauses.mint(conversation, question_id, interaction, calls, handle, _baseline(snapshot))
         resumable = self._has_checkpoint(conversation, checkpoint_id)
         return Pause(interaction, resumable, token, question=question, question_id=question_id, editable=may_edit)
 
