@@ -9,7 +9,7 @@
 
 import { pathToFileURL } from "node:url";
 
-import { Agent, Usage, tool, type Model, type ModelRequest } from "@openai/agents";
+import { Agent, Usage, tool, type Model, type ModelRequest } from "@openai/agents-core";
 import { z } from "zod";
 
 import { effects, serve, witnessed } from "symfonic-evals-protocol";
