@@ -119,7 +119,7 @@ impl Job {
             _ => None,
         };
         let node_factor = match node {
-            Some(TsDesk::LangGraph) => 12,
+            Some(TsDesk::LangGraph | TsDesk::OpenAiAgents) => 12,
             Some(TsDesk::Plain) => 4,
             None => 1,
         };

@@ -22,8 +22,8 @@
 //! - [`python`]: the same desk in Python, judged over the process protocol;
 //! - [`frameworks`]: the desk on LangGraph and the OpenAI Agents SDK,
 //!   through the companion's adapters;
-//! - [`typescript`]: the desk in TypeScript, plain and on LangGraph.js,
-//!   judged under `node`;
+//! - [`typescript`]: the desk in TypeScript, plain, on LangGraph.js and on
+//!   the OpenAI Agents SDK for JavaScript, judged under `node`;
 //! - [`openai`] and [`upstream`]: the model over HTTP (an OpenAI-compatible
 //!   client for the harness's replay endpoint) and the scripted upstreams
 //!   cassettes are recorded against.

@@ -1,8 +1,9 @@
 //! The help desk written in TypeScript (`typescript/examples/`, on the npm
 //! companion `symfonic-evals-protocol`), judged over the process protocol
-//! under `node` like the Python desk: the plain desk, the desk on
-//! LangGraph.js through the companion's adapter, the pack arguments each is
-//! evaluated with, and their broken twins with where each must be caught.
+//! under `node` like the Python desk: the plain desk, the desks on
+//! LangGraph.js and on the OpenAI Agents SDK for JavaScript through the
+//! companion's adapters, the pack arguments each is evaluated with, and
+//! their broken twins with where each must be caught.
 //! The main job and `tests/typescript_packs.rs` share these definitions.
 //!
 //! Node cannot be assumed on every machine: [`built`] says why the desks
@@ -23,7 +24,7 @@ use symfonic_evals::{
 
 use crate::twins::{Catch, Pack};
 
-/// One of the two TypeScript desks.
+/// One of the TypeScript desks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TsDesk {
     /// The desk on the companion alone (`helpdesk.ts`): `ask_user` pauses.
@@ -31,17 +32,22 @@ pub enum TsDesk {
     /// The desk on LangGraph.js (`langgraph/desk.ts`): the approval sits
     /// on the gated call itself, an `interrupt()` in its node.
     LangGraph,
+    /// The desk on the OpenAI Agents SDK for JavaScript
+    /// (`openai-agents/desk.ts`): the gated tool has `needsApproval`, the
+    /// interrupted run's `RunState` is kept in the token table.
+    OpenAiAgents,
 }
 
 impl TsDesk {
-    /// Both desks, in the order the main job prints them.
-    pub const ALL: [Self; 2] = [Self::Plain, Self::LangGraph];
+    /// Every desk, in the order the main job prints them.
+    pub const ALL: [Self; 3] = [Self::Plain, Self::LangGraph, Self::OpenAiAgents];
 
     /// The deployment's name in reports.
     pub fn name(self) -> &'static str {
         match self {
             Self::Plain => "helpdesk-ts",
             Self::LangGraph => "langgraph-ts",
+            Self::OpenAiAgents => "openai-agents-ts",
         }
     }
 
@@ -50,15 +56,16 @@ impl TsDesk {
         match self {
             Self::Plain => "helpdesk.js",
             Self::LangGraph => "langgraph/desk.js",
+            Self::OpenAiAgents => "openai-agents/desk.js",
         }
     }
 
-    /// The packs the desk is meant for (LangGraph.js has no extension tool
-    /// in this desk).
+    /// The packs the desk is meant for (the framework desks have no
+    /// extension tool).
     pub fn packs(self) -> &'static [Pack] {
         match self {
             Self::Plain => &[Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce],
-            Self::LangGraph => &[Pack::ApprovalResume, Pack::ExactlyOnce],
+            Self::LangGraph | Self::OpenAiAgents => &[Pack::ApprovalResume, Pack::ExactlyOnce],
         }
     }
 
@@ -66,7 +73,7 @@ impl TsDesk {
     fn interaction(self) -> &'static str {
         match self {
             Self::Plain => "ask_user",
-            Self::LangGraph => "escalate_ticket",
+            Self::LangGraph | Self::OpenAiAgents => "escalate_ticket",
         }
     }
 }
@@ -150,7 +157,7 @@ const fn twin(
 }
 
 /// Every TypeScript twin, with where it must be caught.
-pub const TWINS: [TsTwin; 4] = [
+pub const TWINS: [TsTwin; 6] = [
     // The token is verified but never spent: a replay after a restart is
     // applied again.
     twin(
@@ -204,6 +211,53 @@ pub const TWINS: [TsTwin; 4] = [
             "approval/crash-inside-resume",
             "approval/gated-action",
             "approval/deny-answer",
+        ],
+    ),
+    // The interrupted run's `RunState` kept in a map in the process, as
+    // the SDK's human-in-the-loop examples keep it: the token survives a
+    // restart, the state it continues does not.
+    twin(
+        "openai-agents-state-in-memory",
+        TsDesk::OpenAiAgents,
+        (
+            "approval/restart-between-pause-and-resume",
+            "resume after the restart",
+            "UnexpectedError",
+            "",
+        ),
+        &[
+            "approval/restart-between-pause-and-resume",
+            "approval/crash-inside-resume",
+        ],
+    ),
+    // No spent mark, trusting the saved `RunState` to know it was resumed:
+    // it still holds the approval, so a replay runs the approved tool
+    // again. The seed's replay shows it first; every probe that replays a
+    // redeemed token (or redeems one twice) fails with it.
+    twin(
+        "openai-agents-approval-applied-twice",
+        TsDesk::OpenAiAgents,
+        (
+            "approval-pause-resume-and-replay-refusal",
+            "replay",
+            "ExpectedError",
+            "",
+        ),
+        &[
+            "approval-pause-resume-and-replay-refusal",
+            "approval/restart-between-pause-and-resume",
+            "approval/restart-before-replay",
+            "approval/crash-inside-resume",
+            "approval/forged-token",
+            "approval/token-bound-to-conversation",
+            "approval/two-conversations",
+            "approval/token-predictable",
+            "approval/second-request",
+            "approval/one-of-two",
+            "approval/question-id-checked",
+            "approval/gated-action",
+            "approval/deny-answer",
+            "approval/unfit-answer",
         ],
     ),
 ];
