@@ -73,6 +73,7 @@ impl Kind {
                 "procedural/decoy-stays-draft",
                 "procedural/control-promotes-nothing",
                 "procedural/rejected-demonstrations",
+                "procedural/paraphrases",
                 "procedural/rule-fidelity",
                 "procedural/amend",
                 "procedural/revoke",
@@ -378,6 +379,14 @@ static PROCEDURAL: &[Field] = &[
         Rule::NonEmpty,
         "lists on-topic demonstrations a reviewer rejected; give at least one, or leave the \
          argument out and the pack's own demonstrations are sent rejected",
+    ),
+    field(
+        "paraphrases",
+        Ty::StrList,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "lists other wordings of the action prompt, each run through the blocked and the \
+         satisfied step; give at least one, or leave the argument out",
     ),
     field(
         "gate_sweep",

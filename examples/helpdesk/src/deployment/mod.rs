@@ -190,6 +190,9 @@ impl Helpdesk {
         if variant == Some(Variant::NotifyOnDenial) {
             tools.register(Box::new(CustomerNotice::DENIAL));
         }
+        if variant == Some(Variant::GatedAliasTool) {
+            tools.register(Box::new(crate::tools::ExpressRefund));
+        }
         if variant == Some(Variant::InvoiceBeforeCancelling)
             || flaw == Some(Flaw::InvoiceSharesCancellationKey)
         {

@@ -529,6 +529,13 @@ impl Flaw {
                 "PublishedRules",
                 "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
             ),
+            // The blocked paraphrase refunds through the ungated alias.
+            Self::AliasToolUngated => at(
+                "procedural/paraphrases",
+                "blocked, paraphrase 1",
+                "GovernedEffectWithheld",
+                "GovernedEffectWithheld(issue_refund, procedural_precondition)",
+            ),
             Self::RejectedDemonstrationsLearned => at(
                 "procedural/rejected-demonstrations",
                 "rejected 2",
