@@ -74,6 +74,7 @@ impl Kind {
                 "procedural/control-promotes-nothing",
                 "procedural/rejected-demonstrations",
                 "procedural/paraphrases",
+                "procedural/review-binding",
                 "procedural/rule-fidelity",
                 "procedural/amend",
                 "procedural/revoke",
@@ -387,6 +388,14 @@ static PROCEDURAL: &[Field] = &[
         Rule::NonEmpty,
         "lists other wordings of the action prompt, each run through the blocked and the \
          satisfied step; give at least one, or leave the argument out",
+    ),
+    field(
+        "interleaved_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is a turn that calls another tool between the draft and the review, and an empty \
+         prompt gives the deployment nothing to act on",
     ),
     field(
         "gate_sweep",

@@ -254,6 +254,7 @@ impl Helpdesk {
             }
             match self.tools.run(&tool, &arguments, self.env(turn)) {
                 Ok(result) => {
+                    self.last_tool = Some(tool.clone());
                     let (result, trace) = self.gate.result(&tool, result);
                     turn.stages.extend(trace.to_stage_records());
                     let shown = if self.has(Flaw::ResultNeverShown) {

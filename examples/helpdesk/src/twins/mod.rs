@@ -244,6 +244,10 @@ flaws! {
     /// name: no procedure governs `express_refund`, so a request worded
     /// "express" refunds whatever the state.
     AliasToolUngated = "alias-tool" in Procedural,
+    /// The review door's chat approval binds the procedure to the tool the
+    /// desk ran last, not the one the operator names: right whenever the
+    /// review follows the draft's own call.
+    ReviewBindsLastTool = "review-binds-last-tool" in Procedural,
     /// Each instance keeps the approved procedures in a cache loaded when it
     /// opens and refreshed by its own review door: a replica that was
     /// already running enforces without the approval.

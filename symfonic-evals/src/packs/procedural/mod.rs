@@ -3,8 +3,10 @@
 //! conversations, identities recomputed from the published procedure, a
 //! gate sweep against the contract's evaluator, the review's operator role,
 //! decoy, control and rejected demonstrations, a draft rejected at the
-//! review door, other wordings of the action prompt).
+//! review door, other wordings of the action prompt, another tool called
+//! between the draft and the review).
 
+mod binding;
 mod lifecycle;
 mod rejection;
 mod routes;
@@ -97,6 +99,14 @@ pub const PROBES: &[Probe] = &[
          the gate does not judge; each wording runs through the blocked step, where no effect \
          of the governed tool's family may be attempted by any tool, and the satisfied step, \
          where it must be reached",
+    ),
+    Probe::enabled_by(
+        "procedural/review-binding",
+        "interleaved_prompt",
+        "a review that binds the approved procedure to whatever tool was called last rather \
+         than the draft's: a turn calling another tool (`interleaved_prompt`) runs between the \
+         draft probe and the review, and the review must still approve a procedure governing \
+         `action_tool`, which the enforcement turns enforce",
     ),
     Probe::on_declaring(
         "procedural/rule-fidelity",
@@ -215,6 +225,10 @@ pub struct ProceduralPack {
     /// rather than by calls named `action_tool`. Empty (the default), the
     /// paraphrases probe does not run.
     pub paraphrases: Vec<String>,
+    /// A user turn that calls a tool other than `action_tool`, sent
+    /// between the draft probe and the review by the review-binding
+    /// probe. `None` (the default), the probe does not run.
+    pub interleaved_prompt: Option<String>,
     /// How many states the gate sweep judges. The default, 16, grows to 6
     /// per published predicate plus the two declared states when that is
     /// more (up to 48); any other value is used as it is.
@@ -258,6 +272,7 @@ impl Default for ProceduralPack {
             control_demonstrations: Vec::new(),
             rejected_demonstrations: Vec::new(),
             paraphrases: Vec::new(),
+            interleaved_prompt: None,
             gate_sweep: DEFAULT_GATE_SWEEP,
             retries: Retries::Exact,
             skip_probes: Vec::new(),
@@ -366,6 +381,21 @@ impl ProceduralPack {
             "repeats the action prompt (`satisfied_prompt` or `blocked_prompt`), so it would \
              run the seed's own wording again; a paraphrase must word the request otherwise",
         );
+        if let Some(prompt) = &self.interleaved_prompt {
+            checks.text("interleaved_prompt", prompt);
+            let actions = [
+                &self.draft_prompt,
+                &self.satisfied_prompt,
+                &self.blocked_prompt,
+            ];
+            checks.require(
+                !actions.contains(&prompt),
+                "interleaved_prompt",
+                "repeats a prompt that calls `action_tool` (`draft_prompt`, `satisfied_prompt` or \
+                 `blocked_prompt`); the turn between the draft and the review must call another \
+                 tool",
+            );
+        }
         let decoys = !self.decoy_demonstrations.is_empty();
         match &self.decoy_fragment {
             None => checks.require(

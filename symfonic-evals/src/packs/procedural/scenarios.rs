@@ -184,6 +184,7 @@ impl ProceduralPack {
                 "procedural/decoy-stays-draft" => !self.decoy_demonstrations.is_empty(),
                 "procedural/control-promotes-nothing" => !self.control_demonstrations.is_empty(),
                 "procedural/paraphrases" => !self.paraphrases.is_empty(),
+                "procedural/review-binding" => self.interleaved_prompt.is_some(),
                 "procedural/two-procedures" => {
                     !self.decoy_demonstrations.is_empty()
                         && self.lifecycle_gap(probe.name).is_none()
@@ -254,6 +255,7 @@ impl ProceduralPack {
             "procedural/control-promotes-nothing" => probe(self.control_steps()),
             "procedural/rejected-demonstrations" => probe(self.rejected_steps()),
             "procedural/paraphrases" => probe(self.paraphrase_steps()),
+            "procedural/review-binding" => probe(self.binding_steps()),
             REJECT_DRAFT => probe(self.reject_draft_steps()),
             "procedural/replicas" => {
                 // The second instance runs from the start; it enforces
