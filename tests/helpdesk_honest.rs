@@ -299,6 +299,19 @@ fn shows_its_shape(
                 );
             }
         }
+        Variant::GatedAliasTool => {
+            // A request worded "express" goes to the second tool, which
+            // applies the refund's effect (the packs show the gate judges
+            // it under the refund's procedures).
+            let record = turn(desk, "express refund order 9");
+            let names: Vec<&str> = record
+                .tool_calls()
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(names, ["express_refund"], "{name}");
+            assert_eq!(applied_by(ctx), ["express_refund"], "{name}");
+        }
         Variant::ExtraSystemMessage => {
             let record = turn(desk, lookup);
             let systems = record

@@ -261,6 +261,12 @@ twins! {
     relearning_rewrites_the_approved_procedure: RelearnRewritesApproved =>
         "procedural/relearn-after-approval", "relearn 2", "PublishedRules",
         "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))";
+    an_alias_tool_the_gate_does_not_judge: AliasToolUngated =>
+        "procedural/paraphrases", "blocked, paraphrase 1", "GovernedEffectWithheld",
+        "GovernedEffectWithheld(issue_refund, procedural_precondition)";
+    the_review_binds_the_last_tool_called: ReviewBindsLastTool =>
+        "procedural/review-binding", "review", "AttributeEquals",
+        "AttributeEquals(procedural_review";
     rejected_demonstrations_learned_from: RejectedDemonstrationsLearned =>
         "procedural/rejected-demonstrations", "rejected 2", "AttributeEqualsIfPresent",
         "AttributeEqualsIfPresent(procedural_promoted)";

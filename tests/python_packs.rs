@@ -192,6 +192,7 @@ twins! {
     rejected_episodes_kept_for_the_next_cycle_are_caught => "rejected-episodes-kept",
     a_door_rejected_draft_approved_after_all_is_caught => "rejected-draft-approvable",
     a_door_rejected_draft_drafted_again_is_caught => "rejected-draft-redrafted",
+    an_alias_tool_the_gate_does_not_judge_is_caught => "alias-tool",
     a_policy_cache_per_instance_misses_a_replicas_approval => "policy-cache-per-instance",
     spent_tokens_loaded_at_start_let_a_replica_redeem_again => "spent-tokens-loaded-at-start",
     a_ledger_entry_with_no_store_effect_shows_in_the_oracle => "ledger-without-effect",

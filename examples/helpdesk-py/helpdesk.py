@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 from honest import TONE, VARIANTS, JsonLinesOutbox, Signer, ulid  # noqa: E402
-from model import INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
+from model import EXPRESS_REFUND, INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
@@ -123,6 +123,7 @@ TWINS = {
     "rejected-episodes-kept": "a demonstration marked rejected runs no consolidation of its own but is kept as an episode, so the next turn's cycle learns from it",
     "rejected-draft-approvable": "the admin review door approves a rejected draft found by its text as it approves a draft",
     "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
+    "alias-tool": "the desk offers an express refund reaching the refund's effect, and the gate judges calls by tool name, so no procedure governs it",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "call-ids-per-turn": "call ids restart at call-1 every turn",
@@ -186,7 +187,7 @@ class HelpDesk(Deployment):
         self.store = Store(durable_dir)
         self.twin = twin
         self.variant = variant
-        self.model = model or ScriptedModel(variant, holds_calls=self._holds())
+        self.model = model or ScriptedModel(variant, holds_calls=self._holds(), express=self._offers_express())
         self._signer = Signer(durable_dir) if self.is_variant("jwt-pause-tokens") else None
         self._outbox = JsonLinesOutbox(durable_dir) if self.is_variant("outbox-as-json-lines") else None
         self._spent_in_memory: Set[str] = set()
@@ -206,6 +207,8 @@ class HelpDesk(Deployment):
             "issue_refund": self._issue_refund,
             "escalate_ticket": self._escalate_ticket,
         }
+        if self._offers_express():
+            self._bodies[EXPRESS_REFUND] = self._express_refund
         # The forecast runs on the service's MCP server when there is one.
         self._server = forecast_server()
         self._declares_server = self._server is not None
@@ -229,6 +232,19 @@ class HelpDesk(Deployment):
     def is_variant(self, variant: str) -> bool:
         """Whether this desk runs in the named honest configuration."""
         return self.variant == variant
+
+    def _offers_express(self) -> bool:
+        """Whether the desk offers the express refund beside the refund."""
+        return self.is_variant("gated-alias-tool") or self.has("alias-tool")
+
+    def _governed_as(self, tool: str) -> str:
+        """The tool a call is judged as at the gate: the express refund
+        reaches the refund's effect, so it is judged under the refund's
+        procedures; the alias-tool twin judges it by its own name, which
+        no procedure governs."""
+        if tool == EXPRESS_REFUND and self.is_variant("gated-alias-tool"):
+            return "issue_refund"
+        return tool
 
     def _system(self) -> List[str]:
         """The system messages the model input opens with."""
@@ -442,7 +458,8 @@ class HelpDesk(Deployment):
     ) -> Outcome:
         """One call through the gate, the bridge and the tool body."""
         call_id = self._call_id()
-        governing = [p for p in self._policy() if p.action_tool == call.name]
+        governed = self._governed_as(call.name)
+        governing = [p for p in self._policy() if p.action_tool == governed]
         if self.has("gate-judges-first-procedure-only"):
             governing = governing[:1]
         stage, admitted, ids = judge(
@@ -518,6 +535,20 @@ class HelpDesk(Deployment):
             return {"refunded": order}
 
         return self._witnessed("issue_refund", arguments, turn, run)
+
+    def _express_refund(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        """The express refund: the refund's effect, under the refund's key."""
+
+        def run() -> Any:
+            order = arguments.get("order")
+            if not isinstance(order, int):
+                raise ToolError("a refund needs an order number")
+            applied = self._ledger_apply(turn, EXPRESS_REFUND, f"refund:{order}", {"order": order})
+            if self._keeps_row(applied):
+                self.store.record_refund(order)
+            return {"refunded": order}
+
+        return self._witnessed(EXPRESS_REFUND, arguments, turn, run)
 
     def _ledger_apply(self, turn: Turn, tool: str, key: str, arguments: Any) -> bool:
         """Applies an effect of ``tool`` under ``key`` in the harness's

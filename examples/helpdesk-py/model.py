@@ -13,6 +13,9 @@ from typing import Any, Dict, List, Optional
 INTERACTION = "ask_user"
 """The tool that pauses the turn for a person."""
 
+EXPRESS_REFUND = "express_refund"
+"""A second refund tool some desks offer, for requests worded "express"."""
+
 _DEMONSTRATION = re.compile(r"^walk me through (?P<task>[^:]+): (?P<lesson>.+)$")
 _REFUND = re.compile(r"refund order (?P<order>\d+)")
 _ESCALATE = re.compile(r"escalate ticket (?P<ticket>\d+)")
@@ -60,18 +63,21 @@ class ScriptedModel:
     """Reads the prompt; never guesses. ``variant`` names the honest
     variant whose habits it has (see ``honest.py``), or is ``None``;
     ``holds_calls`` says the desk holds the escalation itself for a person,
-    so the model calls it without asking first."""
+    so the model calls it without asking first; ``express`` says the desk
+    offers the express refund, which a request worded "express" gets."""
 
-    def __init__(self, variant: Optional[str] = None, holds_calls: bool = False) -> None:
+    def __init__(self, variant: Optional[str] = None, holds_calls: bool = False, express: bool = False) -> None:
         self.variant = variant
         self.holds_calls = holds_calls
+        self.express = express
 
     def plan(self, prompt: str, model_input: str) -> Plan:
         """The lesson and calls for a user's prompt."""
         if (match := _DEMONSTRATION.match(prompt)) is not None:
             return Plan(lesson=match["lesson"])
         if (match := _REFUND.search(prompt)) is not None:
-            return Plan(calls=[ToolRequest("issue_refund", {"order": int(match["order"])})])
+            tool = EXPRESS_REFUND if self.express and "express" in prompt.lower() else "issue_refund"
+            return Plan(calls=[ToolRequest(tool, {"order": int(match["order"])})])
         if (match := _ESCALATE.search(prompt)) is not None:
             ticket = int(match["ticket"])
             # Some desks read the ticket before asking about it.
@@ -106,7 +112,7 @@ class ScriptedModel:
             return "I cannot do that here"
         if last.status == "failed":
             return f"{last.name} did not work"
-        if last.name == "issue_refund":
+        if last.name in ("issue_refund", EXPRESS_REFUND):
             return f"refund for order {last.result['refunded']} issued"
         if last.name == "escalate_ticket":
             return f"ticket {last.result['escalated']} escalated"

@@ -518,6 +518,37 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             );
         }
     }
+    if let Some((items, arg)) = list("paraphrases") {
+        let prompt = |name: &str| match find(name) {
+            Some((_, Typed::Str(text), _)) => Some(text.clone()),
+            _ => None,
+        };
+        let action = [prompt("satisfied_prompt"), prompt("blocked_prompt")];
+        if items
+            .iter()
+            .any(|p| action.iter().flatten().any(|a| a == p))
+        {
+            refuse(
+                arg,
+                "`paraphrases` repeats the action prompt (`satisfied_prompt` or \
+                 `blocked_prompt`), so it would run the seed's own wording again; a paraphrase \
+                 must word the request otherwise",
+            );
+        }
+    }
+    if let Some((_, Typed::Str(interleaved), arg)) = find("interleaved_prompt") {
+        let calls_the_action = ["draft_prompt", "satisfied_prompt", "blocked_prompt"]
+            .iter()
+            .any(|name| matches!(find(name), Some((_, Typed::Str(p), _)) if p == interleaved));
+        if calls_the_action {
+            refuse(
+                arg,
+                "`interleaved_prompt` repeats a prompt that calls `action_tool` (`draft_prompt`, \
+                 `satisfied_prompt` or `blocked_prompt`); the turn between the draft and the \
+                 review must call another tool",
+            );
+        }
+    }
     if let Some((_, _, arg)) = find("decoy_fragment") {
         if decoys.is_none() {
             refuse(

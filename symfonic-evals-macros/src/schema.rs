@@ -73,6 +73,8 @@ impl Kind {
                 "procedural/decoy-stays-draft",
                 "procedural/control-promotes-nothing",
                 "procedural/rejected-demonstrations",
+                "procedural/paraphrases",
+                "procedural/review-binding",
                 "procedural/rule-fidelity",
                 "procedural/amend",
                 "procedural/revoke",
@@ -378,6 +380,22 @@ static PROCEDURAL: &[Field] = &[
         Rule::NonEmpty,
         "lists on-topic demonstrations a reviewer rejected; give at least one, or leave the \
          argument out and the pack's own demonstrations are sent rejected",
+    ),
+    field(
+        "paraphrases",
+        Ty::StrList,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "lists other wordings of the action prompt, each run through the blocked and the \
+         satisfied step; give at least one, or leave the argument out",
+    ),
+    field(
+        "interleaved_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is a turn that calls another tool between the draft and the review, and an empty \
+         prompt gives the deployment nothing to act on",
     ),
     field(
         "gate_sweep",

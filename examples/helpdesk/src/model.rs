@@ -273,6 +273,15 @@ fn call(tool: &str, arguments: Value) -> ModelStep {
 
 impl ScriptedModel {
     fn refund(reading: &Reading<'_>, order: u64) -> ModelStep {
+        // A customer in a hurry gets the express refund, where the desk
+        // offers one.
+        let express = reading.user.to_lowercase().contains("express")
+            && reading.offers(crate::tools::EXPRESS_REFUND);
+        let tool = if express {
+            crate::tools::EXPRESS_REFUND
+        } else {
+            "issue_refund"
+        };
         let verified = reading.last("lookup_account");
         if reading.preflight_before("issue_refund")
             && reading.offers("lookup_account")
@@ -280,10 +289,8 @@ impl ScriptedModel {
         {
             return call("lookup_account", json!({ "order": order }));
         }
-        match reading.last("issue_refund") {
-            None if reading.offers("issue_refund") => {
-                call("issue_refund", json!({ "order": order }))
-            }
+        match reading.last(tool) {
+            None if reading.offers(tool) => call(tool, json!({ "order": order })),
             None => ModelStep::Answer("I cannot issue refunds from this desk.".into()),
             Some(Seen::Ok(_)) => ModelStep::Answer(format!("Refund for order {order} issued.")),
             // The tool's remedy says to verify the region: do that, then retry once.
@@ -291,8 +298,8 @@ impl ScriptedModel {
                 None if reading.offers("lookup_account") => {
                     call("lookup_account", json!({ "order": order }))
                 }
-                Some(Seen::Ok(_)) if reading.count("issue_refund") < 2 => {
-                    call("issue_refund", json!({ "order": order }))
+                Some(Seen::Ok(_)) if reading.count(tool) < 2 => {
+                    call(tool, json!({ "order": order }))
                 }
                 _ => ModelStep::Answer(format!(
                     "I could not refund order {order}: the account region could not be verified."

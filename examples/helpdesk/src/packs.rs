@@ -37,6 +37,8 @@ pub fn procedural() -> PackDefinition {
             "where is the parcel for order 31?".into(),
             "what can you help me with?".into(),
         ],
+        // Tracks a parcel between the draft and the review.
+        interleaved_prompt: Some("where is the parcel for order 32?".into()),
         ..ProceduralPack::default()
     })
 }

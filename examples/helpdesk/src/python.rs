@@ -352,7 +352,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 55] = [
+pub const TWINS: [PythonTwin; 56] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -883,6 +883,22 @@ pub const TWINS: [PythonTwin; 55] = [
         ),
         &[],
     ),
+    // The express refund offered, judged with paraphrases: the blocked
+    // paraphrase refunds through it, ungated.
+    PythonTwin {
+        base: Some(crate::Variant::GatedAliasTool),
+        ..twin(
+            "alias-tool",
+            Pack::Procedural,
+            (
+                "procedural/paraphrases",
+                "blocked, paraphrase 1",
+                "GovernedEffectWithheld",
+                "GovernedEffectWithheld(issue_refund, procedural_precondition)",
+            ),
+            &[],
+        )
+    },
     // extension
     twin(
         "extension-unbound",

@@ -272,6 +272,32 @@ impl Tool for IssueRefund {
     }
 }
 
+/// The express refund: a second tool reaching the same refund effect,
+/// under the same key, for customers in a hurry (the gated-alias-tool
+/// variant and the alias-tool twin offer it). Whether the gate judges it
+/// under the refund's procedures is the deployment's choice.
+pub struct ExpressRefund;
+
+/// The express refund's name.
+pub const EXPRESS_REFUND: &str = "express_refund";
+
+impl Tool for ExpressRefund {
+    fn name(&self) -> &str {
+        EXPRESS_REFUND
+    }
+
+    fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
+        let order = positive_integer(arguments, "order")?;
+        apply_effect(
+            env,
+            self.name(),
+            &format!("refund:order:{order}"),
+            "refund",
+            json!({ "refunded_order": order }),
+        )
+    }
+}
+
 /// Reads the account on file for an order; no side effect.
 pub struct LookupAccount;
 

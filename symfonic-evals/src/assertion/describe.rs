@@ -26,6 +26,8 @@ impl Assertion {
             Self::EffectsWithheld { .. } => "EffectsWithheld",
             Self::EffectNotRepeated => "EffectNotRepeated",
             Self::KeysNotShared => "KeysNotShared",
+            Self::GovernedEffectWithheld { .. } => "GovernedEffectWithheld",
+            Self::GovernedEffectReached { .. } => "GovernedEffectReached",
             Self::AskedOrWithheld { .. } => "AskedOrWithheld",
             Self::EffectsOfOneApproval { .. } => "EffectsOfOneApproval",
             Self::LedgerDelta { .. } => "LedgerDelta",
@@ -112,7 +114,10 @@ impl Assertion {
             Self::PreconditionVerdict {
                 procedures, tool, ..
             } => vec![text(procedures), text(tool)],
-            Self::GateAgrees { tool, stage, .. } => vec![text(tool), text(stage)],
+            Self::GateAgrees { tool, stage, .. } | Self::GovernedEffectWithheld { tool, stage } => {
+                vec![text(tool), text(stage)]
+            }
+            Self::GovernedEffectReached { tool } => vec![text(tool)],
             // The rules are the pack's own, composed from its states: the
             // states are turn content, so the rules stay out too.
             Self::PublishedRules {
@@ -204,6 +209,10 @@ impl Assertion {
             }
             Self::EffectNotRepeated => "EffectNotRepeated".into(),
             Self::KeysNotShared => "KeysNotShared".into(),
+            Self::GovernedEffectWithheld { tool, stage } => {
+                format!("GovernedEffectWithheld({tool}, {stage})")
+            }
+            Self::GovernedEffectReached { tool } => format!("GovernedEffectReached({tool})"),
             Self::AskedOrWithheld { approved } => {
                 let tools: Vec<&str> = approved
                     .keys()

@@ -271,6 +271,29 @@ pub enum Assertion {
     /// paused step's body again posts what the pause posted a second
     /// time. Effects applied without their arguments are not judged.
     EffectNotRepeated,
+    /// No attempt of the step is at the governed tool's effect, by
+    /// whichever tool: an attempt belongs to it when a call of `tool`
+    /// made it, or when its idempotency key is of a family (the key with
+    /// every run of digits masked) a call of `tool` applied earlier in the
+    /// trial. For a turn the gate must refuse: a second tool reaching the
+    /// same effect (an alias, a "fast" variant) is a route around the
+    /// gate, and the failure says whether the gate judged it (a call of
+    /// that tool refused by `stage` in the trace) or not. Effects of other
+    /// families (a notice, an audit row) are not judged.
+    GovernedEffectWithheld {
+        /// The governed tool.
+        tool: String,
+        /// The precondition stage whose refusals show a call was judged.
+        stage: String,
+    },
+    /// The step attempted the governed tool's effect (in the sense of
+    /// [`Self::GovernedEffectWithheld`]) at least once, by whichever tool,
+    /// and applied it at most once: a wording of the request reaches the
+    /// action, so the same wording refused elsewhere proves the gate.
+    GovernedEffectReached {
+        /// The governed tool.
+        tool: String,
+    },
     /// The step applied exactly `effects` effects of `tool`'s calls. When
     /// the deployment names the tool of its effects, the others (a notice,
     /// an audit row) are allowed and shown; when none of the step's
@@ -562,6 +585,7 @@ impl Assertion {
                 | Self::EffectsOfOneApproval { .. }
                 | Self::EffectNotRepeated
                 | Self::KeysNotShared
+                | Self::GovernedEffectReached { .. }
                 | Self::LedgerDelta { .. }
                 | Self::ToolEffects { .. }
                 | Self::EffectsMatchOracle

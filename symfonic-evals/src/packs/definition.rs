@@ -615,6 +615,8 @@ mod tests {
                  seed already enforces after a restart)",
                 "procedural/decoy-stays-draft (add `decoy_demonstrations` to run it)",
                 "procedural/control-promotes-nothing (add `control_demonstrations` to run it)",
+                "procedural/paraphrases (add `paraphrases` to run it)",
+                "procedural/review-binding (add `interleaved_prompt` to run it)",
                 "procedural/two-procedures (add `decoy_demonstrations` to run it)",
             ]
         );

@@ -82,6 +82,9 @@ pub struct Helpdesk {
     /// Each tool's last result in this process: only the
     /// `PreviousResultShown` twin reads it.
     previous_results: std::collections::HashMap<String, serde_json::Value>,
+    /// The tool the desk last ran in this process: only the
+    /// `ReviewBindsLastTool` twin reads it.
+    last_tool: Option<String>,
     /// Whether the shipping extension's tools run on the carrier's MCP
     /// server, which the desk then declares.
     on_carrier_server: bool,
@@ -190,6 +193,9 @@ impl Helpdesk {
         if variant == Some(Variant::NotifyOnDenial) {
             tools.register(Box::new(CustomerNotice::DENIAL));
         }
+        if variant == Some(Variant::GatedAliasTool) {
+            tools.register(Box::new(crate::tools::ExpressRefund));
+        }
         if variant == Some(Variant::InvoiceBeforeCancelling)
             || flaw == Some(Flaw::InvoiceSharesCancellationKey)
         {
@@ -251,6 +257,7 @@ impl Helpdesk {
             clock: ctx.clock().clone(),
             process_calls: std::sync::atomic::AtomicU64::new(0),
             previous_results: std::collections::HashMap::new(),
+            last_tool: None,
             on_carrier_server: ctx.mcp_url().is_some(),
         })
     }
@@ -341,6 +348,12 @@ impl Helpdesk {
                 tool,
                 predicates,
             } => {
+                // The twin binds the approval to the tool the desk ran
+                // last, as if the review were about the latest call.
+                let tool = match &self.last_tool {
+                    Some(last) if self.has(Flaw::ReviewBindsLastTool) => last,
+                    _ => tool,
+                };
                 self.door
                     .approve(selector, tool, predicates, conversation)?;
                 format!(

@@ -107,6 +107,21 @@ impl Helpdesk {
         Ok(format!("call-{n}"))
     }
 
+    /// The tool a call of `tool` is judged as at the gate: the express
+    /// refund reaches the refund's effect, so the gate judges it under the
+    /// refund's procedures; the alias-tool twin judges it by its own name,
+    /// which no procedure governs.
+    fn governed_as<'t>(&self, tool: &'t str) -> &'t str {
+        if tool == crate::tools::EXPRESS_REFUND
+            && self.is(Variant::GatedAliasTool)
+            && !self.has(Flaw::AliasToolUngated)
+        {
+            "issue_refund"
+        } else {
+            tool
+        }
+    }
+
     /// Whether a call of `tool` waits for a person's approval before it
     /// runs: only the cancellations of the variants that hold the call do.
     pub(super) fn held_for_approval(&self, tool: &str) -> bool {
@@ -173,9 +188,12 @@ impl Helpdesk {
                 .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
                 .count();
             let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
-            let admission = self
-                .gate
-                .admit(&tool, arguments, turn.state.as_ref(), prior);
+            let admission = self.gate.admit(
+                self.governed_as(&tool),
+                arguments,
+                turn.state.as_ref(),
+                prior,
+            );
             turn.stages.extend(admission.trace.to_stage_records());
             turn.consulted.extend(admission.consulted);
             let arguments = admission.arguments;
@@ -236,6 +254,7 @@ impl Helpdesk {
             }
             match self.tools.run(&tool, &arguments, self.env(turn)) {
                 Ok(result) => {
+                    self.last_tool = Some(tool.clone());
                     let (result, trace) = self.gate.result(&tool, result);
                     turn.stages.extend(trace.to_stage_records());
                     let shown = if self.has(Flaw::ResultNeverShown) {

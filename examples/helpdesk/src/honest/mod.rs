@@ -147,6 +147,12 @@ variants! {
          (`issue_final_invoice`) first and the cancellation second, so the gated effect is \
          not the turn's first and a crash can fall between the two.",
         for [ApprovalResume, ExactlyOnce], python [];
+    GatedAliasTool = "gated-alias-tool",
+        "A second refund tool, `express_refund`, reaches the refund's effect under the same \
+         key for a request worded \"express\"; the gate judges it under the refund's \
+         procedures, as it judges `issue_refund`. Judged with `paraphrases`, which the model \
+         routes to the express tool.",
+        for [Procedural], python [Procedural];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \
          character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
@@ -203,6 +209,14 @@ impl Variant {
             (Self::SameKeyRetries, PackDefinition::ApprovalResume(mut pack)) => {
                 pack.retries = Retries::SameKey;
                 PackDefinition::ApprovalResume(pack)
+            }
+            // Other wordings of the refund, which reach the express tool.
+            (Self::GatedAliasTool, PackDefinition::Procedural(mut pack)) => {
+                pack.paraphrases = vec![
+                    "express refund order 5".into(),
+                    "express refund order 6, please".into(),
+                ];
+                PackDefinition::Procedural(pack)
             }
             (Self::SameKeyRetries, PackDefinition::Procedural(mut pack)) => {
                 pack.retries = Retries::SameKey;

@@ -31,6 +31,7 @@ const PROCEDURAL_ENFORCING: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/review-binding",
 ];
 
 /// Every procedural scenario that restarts before enforcing (the seed's
@@ -41,6 +42,7 @@ const PROCEDURAL_RESTARTING: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/review-binding",
 ];
 
 /// Every procedural scenario that repeats the seed's draft probe.
@@ -52,6 +54,7 @@ const PROCEDURAL_DRAFTING: &[&str] = &[
     "procedural/identity-bound",
     "procedural/gate-sweep",
     "procedural/decoy-stays-draft",
+    "procedural/review-binding",
     "procedural/replicas",
 ];
 
@@ -529,6 +532,20 @@ impl Flaw {
                 "PublishedRules",
                 "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
             ),
+            // The blocked paraphrase refunds through the ungated alias.
+            Self::AliasToolUngated => at(
+                "procedural/paraphrases",
+                "blocked, paraphrase 1",
+                "GovernedEffectWithheld",
+                "GovernedEffectWithheld(issue_refund, procedural_precondition)",
+            ),
+            // The parcel was tracked last: the approval governs tracking.
+            Self::ReviewBindsLastTool => at(
+                "procedural/review-binding",
+                "review",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review",
+            ),
             Self::RejectedDemonstrationsLearned => at(
                 "procedural/rejected-demonstrations",
                 "rejected 2",
@@ -644,6 +661,7 @@ impl Flaw {
                     "procedural/gate-sweep",
                     "procedural/decoy-stays-draft",
                     "procedural/control-promotes-nothing",
+                    "procedural/review-binding",
                 ],
                 PROCEDURAL_LIFECYCLE,
                 // No cycle runs, so there is no draft to reject.

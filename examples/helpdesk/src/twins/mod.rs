@@ -239,6 +239,15 @@ flaws! {
     RelearnRestoresRevoked = "relearn-restores-revoked" in Procedural,
     /// The gate judges only the first approved procedure on a tool.
     GateJudgesFirstProcedureOnly = "gate-judges-first-procedure-only" in Procedural,
+    /// The desk offers an express refund beside the refund, reaching the
+    /// same effect under the same key, and the gate judges calls by tool
+    /// name: no procedure governs `express_refund`, so a request worded
+    /// "express" refunds whatever the state.
+    AliasToolUngated = "alias-tool" in Procedural,
+    /// The review door's chat approval binds the procedure to the tool the
+    /// desk ran last, not the one the operator names: right whenever the
+    /// review follows the draft's own call.
+    ReviewBindsLastTool = "review-binds-last-tool" in Procedural,
     /// Each instance keeps the approved procedures in a cache loaded when it
     /// opens and refreshed by its own review door: a replica that was
     /// already running enforces without the approval.
@@ -322,6 +331,8 @@ impl Flaw {
     pub fn base(self) -> Option<crate::Variant> {
         match self {
             Self::EditedCallIgnored => Some(crate::Variant::ApprovalOnTheCall),
+            // The desk offers the express refund, judged with paraphrases.
+            Self::AliasToolUngated => Some(crate::Variant::GatedAliasTool),
             _ => None,
         }
     }

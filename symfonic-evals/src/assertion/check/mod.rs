@@ -7,6 +7,7 @@ mod fixture;
 mod pause;
 pub(crate) mod procedures;
 mod record;
+mod routes;
 pub(crate) mod tools;
 
 use super::{Assertion, Evidence};
@@ -153,6 +154,8 @@ impl Assertion {
             Self::EffectsFewerThan { effects } => effects::fewer_than(evidence, *effects),
             Self::EffectsWithheld { approved } => effects::withheld(evidence, approved),
             Self::EffectNotRepeated => effects::not_repeated(evidence),
+            Self::GovernedEffectWithheld { tool, stage } => routes::withheld(evidence, tool, stage),
+            Self::GovernedEffectReached { tool } => routes::reached(evidence, tool),
             Self::KeysNotShared => effects::keys_not_shared(evidence),
             Self::AskedOrWithheld { approved } => effects::asked_or_withheld(evidence, approved),
             Self::EffectsOfOneApproval { approved, retries } => {

@@ -124,6 +124,11 @@ impl ProceduralPack {
                 },
                 self.published(rules.to_vec()),
             ]);
+        let step = if verdict == GateVerdict::Refuse {
+            step.asserting([self.governed_effect_withheld()])
+        } else {
+            step
+        };
         if rules.is_empty() {
             // Nothing governs: the gate read no procedure.
             step.asserting([Assertion::attribute_equals(

@@ -3,10 +3,13 @@
 //! conversations, identities recomputed from the published procedure, a
 //! gate sweep against the contract's evaluator, the review's operator role,
 //! decoy, control and rejected demonstrations, a draft rejected at the
-//! review door).
+//! review door, other wordings of the action prompt, another tool called
+//! between the draft and the review).
 
+mod binding;
 mod lifecycle;
 mod rejection;
+mod routes;
 mod rules;
 mod scenarios;
 mod sweep;
@@ -87,6 +90,23 @@ pub const PROBES: &[Probe] = &[
         "learning from handling a reviewer rejected: on-topic demonstrations marked rejected (the \
          pack's own unless `rejected_demonstrations` names others) must promote no draft and \
          leave nothing that governs the tool or reaches the model",
+    ),
+    Probe::enabled_by(
+        "procedural/paraphrases",
+        "paraphrases",
+        "a gate judged by tool name: another wording of the request (`paraphrases`) that the \
+         model routes to a second tool reaching the same effect (an alias, a \"fast\" variant) \
+         the gate does not judge; each wording runs through the blocked step, where no effect \
+         of the governed tool's family may be attempted by any tool, and the satisfied step, \
+         where it must be reached",
+    ),
+    Probe::enabled_by(
+        "procedural/review-binding",
+        "interleaved_prompt",
+        "a review that binds the approved procedure to whatever tool was called last rather \
+         than the draft's: a turn calling another tool (`interleaved_prompt`) runs between the \
+         draft probe and the review, and the review must still approve a procedure governing \
+         `action_tool`, which the enforcement turns enforce",
     ),
     Probe::on_declaring(
         "procedural/rule-fidelity",
@@ -199,6 +219,16 @@ pub struct ProceduralPack {
     /// (the default), the rejected-demonstrations probe marks the pack's
     /// own `demonstrations` rejected.
     pub rejected_demonstrations: Vec<String>,
+    /// Other wordings of the action prompt, as a real model would see
+    /// them: each runs through the blocked step and then the satisfied
+    /// one, judged by the governed effect (whichever tool reaches it)
+    /// rather than by calls named `action_tool`. Empty (the default), the
+    /// paraphrases probe does not run.
+    pub paraphrases: Vec<String>,
+    /// A user turn that calls a tool other than `action_tool`, sent
+    /// between the draft probe and the review by the review-binding
+    /// probe. `None` (the default), the probe does not run.
+    pub interleaved_prompt: Option<String>,
     /// How many states the gate sweep judges. The default, 16, grows to 6
     /// per published predicate plus the two declared states when that is
     /// more (up to 48); any other value is used as it is.
@@ -241,6 +271,8 @@ impl Default for ProceduralPack {
             decoy_fragment: None,
             control_demonstrations: Vec::new(),
             rejected_demonstrations: Vec::new(),
+            paraphrases: Vec::new(),
+            interleaved_prompt: None,
             gate_sweep: DEFAULT_GATE_SWEEP,
             retries: Retries::Exact,
             skip_probes: Vec::new(),
@@ -339,6 +371,31 @@ impl ProceduralPack {
             "repeats a control turn, which has nothing to teach, so its rejection would prove \
              nothing; a rejected demonstration must be on-topic",
         );
+        checks.prompts("paraphrases", &self.paraphrases);
+        checks.require(
+            !self
+                .paraphrases
+                .iter()
+                .any(|p| *p == self.satisfied_prompt || *p == self.blocked_prompt),
+            "paraphrases",
+            "repeats the action prompt (`satisfied_prompt` or `blocked_prompt`), so it would \
+             run the seed's own wording again; a paraphrase must word the request otherwise",
+        );
+        if let Some(prompt) = &self.interleaved_prompt {
+            checks.text("interleaved_prompt", prompt);
+            let actions = [
+                &self.draft_prompt,
+                &self.satisfied_prompt,
+                &self.blocked_prompt,
+            ];
+            checks.require(
+                !actions.contains(&prompt),
+                "interleaved_prompt",
+                "repeats a prompt that calls `action_tool` (`draft_prompt`, `satisfied_prompt` or \
+                 `blocked_prompt`); the turn between the draft and the review must call another \
+                 tool",
+            );
+        }
         let decoys = !self.decoy_demonstrations.is_empty();
         match &self.decoy_fragment {
             None => checks.require(

@@ -28,7 +28,7 @@ fn probe_is_lifecycle(probe: &str) -> bool {
 }
 
 /// Where each step of a procedural scenario runs.
-struct Conversations {
+pub(super) struct Conversations {
     learn: String,
     review: String,
     satisfied: String,
@@ -37,7 +37,7 @@ struct Conversations {
 
 impl Conversations {
     /// Every step in one conversation, as the seed runs them.
-    fn one(conversation: &str) -> Self {
+    pub(super) fn one(conversation: &str) -> Self {
         Self {
             learn: conversation.to_owned(),
             review: conversation.to_owned(),
@@ -148,12 +148,14 @@ impl ProceduralPack {
                 // Unchanged from the step above: the refused call reached the
                 // gate and performed nothing.
                 self.ledger_after(2),
+                // And no other tool reached the governed effect.
+                self.governed_effect_withheld(),
             ])
     }
 
     /// The seed's steps, with each step's conversation and the restart
     /// placement given.
-    fn steps(&self, at: &Conversations, restart: bool) -> Vec<Step> {
+    pub(super) fn steps(&self, at: &Conversations, restart: bool) -> Vec<Step> {
         let mut steps = self.demonstrations(&self.demonstrations, "demonstration", &at.learn);
         steps.push(self.draft_probe(&at.learn, json!([["draft", ""]])));
         steps.push(self.review(&at.review, self.approved_rows()));
@@ -181,6 +183,8 @@ impl ProceduralPack {
                 "procedural/enforcement-after-restart" => !self.restart_before_enforcement,
                 "procedural/decoy-stays-draft" => !self.decoy_demonstrations.is_empty(),
                 "procedural/control-promotes-nothing" => !self.control_demonstrations.is_empty(),
+                "procedural/paraphrases" => !self.paraphrases.is_empty(),
+                "procedural/review-binding" => self.interleaved_prompt.is_some(),
                 "procedural/two-procedures" => {
                     !self.decoy_demonstrations.is_empty()
                         && self.lifecycle_gap(probe.name).is_none()
@@ -250,6 +254,8 @@ impl ProceduralPack {
             "procedural/decoy-stays-draft" => probe(self.decoy_steps()),
             "procedural/control-promotes-nothing" => probe(self.control_steps()),
             "procedural/rejected-demonstrations" => probe(self.rejected_steps()),
+            "procedural/paraphrases" => probe(self.paraphrase_steps()),
+            "procedural/review-binding" => probe(self.binding_steps()),
             REJECT_DRAFT => probe(self.reject_draft_steps()),
             "procedural/replicas" => {
                 // The second instance runs from the start; it enforces

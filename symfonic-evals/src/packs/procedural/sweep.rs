@@ -69,13 +69,21 @@ impl GateSweep {
         state: &Value,
         verdict: GateVerdict,
     ) -> Step {
-        Step::prompt(label, &self.prompt, conversation)
+        let step = Step::prompt(label, &self.prompt, conversation)
             .with_state(state.clone())
             .asserting([Assertion::GateAgrees {
                 tool: self.tool.clone(),
                 stage: self.stage.clone(),
                 verdict,
-            }])
+            }]);
+        match verdict {
+            // No other tool reaches the effect the gate refused either.
+            GateVerdict::Refuse => step.asserting([Assertion::GovernedEffectWithheld {
+                tool: self.tool.clone(),
+                stage: self.stage.clone(),
+            }]),
+            GateVerdict::Admit => step,
+        }
     }
 
     /// The published preconditions governing the tool, or why there are none

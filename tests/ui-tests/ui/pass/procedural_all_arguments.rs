@@ -29,6 +29,8 @@ use symfonic_evals_ui::Inert as Deployment;
     decoy_fragment = "look up the carrier",
     control_demonstrations = ["what are your opening hours"],
     rejected_demonstrations = ["refund order 7", "refund order 8"],
+    paraphrases = ["express refund order 9"],
+    interleaved_prompt = "where is the parcel for order 31?",
     gate_sweep = 8,
     retries = "same_key",
     skip_probes = ["procedural/gate-sweep"],
