@@ -11,6 +11,11 @@
 //! the durable directory, so the spare's first look at the durable state
 //! comes after the restart, as a cold start's would.
 //!
+//! A trial's first restart is a cold one: only then is a spare started,
+//! so a trial that never restarts (most scenarios restart once or not at
+//! all) costs no process it does not use. Every later restart answers from
+//! the spare and starts the next.
+//!
 //! Spares are kept here, one per (spec, durable directory, endpoints), and
 //! killed when their trial's context goes ([`discard`]), so none outlives
 //! its trial.
@@ -28,10 +33,31 @@ struct Spare {
     child: Supervised,
 }
 
-static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
+/// The spares waiting, and the keys started once already (with their
+/// trial's durable directory), whose next start is a restart.
+struct Table {
+    spares: Vec<Spare>,
+    started: Vec<(String, PathBuf)>,
+}
 
-fn spares() -> std::sync::MutexGuard<'static, Vec<Spare>> {
-    SPARES.lock().unwrap_or_else(PoisonError::into_inner)
+static TABLE: Mutex<Table> = Mutex::new(Table {
+    spares: Vec::new(),
+    started: Vec::new(),
+});
+
+fn table() -> std::sync::MutexGuard<'static, Table> {
+    TABLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Notes a start for `key` and says whether an earlier one was noted: a
+/// restart, after which a spare is worth starting.
+pub(crate) fn restarting(key: &str, durable_dir: &Path) -> bool {
+    let mut table = table();
+    if table.started.iter().any(|(k, _)| k == key) {
+        return true;
+    }
+    table.started.push((key.to_owned(), durable_dir.to_owned()));
+    false
 }
 
 /// What a spare must have been started with to stand in for a start of
@@ -48,7 +74,7 @@ pub(crate) fn key(
 /// that died waiting is reaped and forgotten).
 pub(crate) fn take(key: &str) -> Option<Supervised> {
     let mut spare = {
-        let mut spares = spares();
+        let spares = &mut table().spares;
         let at = spares.iter().position(|spare| spare.key == key)?;
         spares.swap_remove(at)
     };
@@ -58,8 +84,8 @@ pub(crate) fn take(key: &str) -> Option<Supervised> {
 /// Keeps `child` as the spare for `key`, replacing (and killing) any other.
 pub(crate) fn stash(key: String, durable_dir: &Path, child: Supervised) {
     let replaced: Vec<Spare> = {
-        let mut spares = spares();
-        let replaced = extract(&mut spares, |spare| spare.key == key);
+        let spares = &mut table().spares;
+        let replaced = extract(spares, |spare| spare.key == key);
         spares.push(Spare {
             key,
             durable_dir: durable_dir.to_owned(),
@@ -73,7 +99,11 @@ pub(crate) fn stash(key: String, durable_dir: &Path, child: Supervised) {
 /// Kills the spares started for the trial whose durable directory is
 /// `durable_dir`: the trial is over.
 pub(crate) fn discard(durable_dir: &Path) {
-    let gone = extract(&mut spares(), |spare| spare.durable_dir == durable_dir);
+    let gone = {
+        let mut table = table();
+        table.started.retain(|(_, dir)| dir != durable_dir);
+        extract(&mut table.spares, |spare| spare.durable_dir == durable_dir)
+    };
     // Killed and reaped outside the lock.
     drop(gone);
 }

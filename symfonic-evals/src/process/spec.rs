@@ -245,13 +245,13 @@ impl ProcessSpec {
         self
     }
 
-    /// Keeps one more process of this spec started ahead in each trial,
-    /// waiting for its handshake, so a restart answers from it instead of
-    /// a cold start: for runtimes that cannot fork an initialised process
-    /// (Node), whose every restart otherwise pays the runtime's start and
-    /// the framework's import again. The spare has the same arguments and
-    /// environment as the start it stands in for, and is killed with its
-    /// trial. A step after a restart a spare answered says so in the
+    /// Keeps one more process of this spec started ahead in each trial
+    /// that has restarted once, waiting for its handshake, so every later
+    /// restart answers from it instead of a cold start: for runtimes that
+    /// cannot fork an initialised process (Node), whose every restart
+    /// otherwise pays the runtime's start and the framework's import
+    /// again. The spare has the same arguments and environment as the
+    /// start it stands in for, and is killed with its trial. A step after a restart a spare answered says so in the
     /// report ("from a spare").
     ///
     /// Sound only for a deployment that reads nothing durable before its

@@ -100,10 +100,13 @@ impl ProcessTarget {
         };
         target.handshake(context)?;
         if let Some(key) = spare_key {
-            // The next restart's process starts now, while this one serves;
-            // one that cannot start leaves that restart a cold one.
-            if let Ok(next) = Supervised::spawn(spec, context.durable_dir(), &endpoints) {
-                spare::stash(key, context.durable_dir(), next);
+            // Once the trial has restarted, the next restart's process
+            // starts now, while this one serves; one that cannot start
+            // leaves that restart a cold one.
+            if spare::restarting(&key, context.durable_dir()) {
+                if let Ok(next) = Supervised::spawn(spec, context.durable_dir(), &endpoints) {
+                    spare::stash(key, context.durable_dir(), next);
+                }
             }
         }
         Ok(target)

@@ -415,25 +415,28 @@ mod conformance_checks {
 }
 
 #[test]
-fn a_spare_answers_the_restart_and_is_killed_with_its_trial() {
+fn a_spare_answers_the_later_restarts_and_is_killed_with_its_trial() {
     let context = TargetContext::fresh(0).unwrap();
     let spec = spec(&[]).spare(true);
     let first = ProcessTarget::spawn(&context, &spec).unwrap();
     assert!(!first.from_spare(), "the trial's first start is a cold one");
     drop(first);
-    let mut second = ProcessTarget::spawn(&context, &spec).unwrap();
+    let second = ProcessTarget::spawn(&context, &spec).unwrap();
+    assert!(!second.from_spare(), "so is its first restart, which starts a spare");
+    drop(second);
+    let mut third = ProcessTarget::spawn(&context, &spec).unwrap();
     // Forking is cheaper still: with a fork server no spare is kept.
-    assert_eq!(second.from_spare(), !FORK_SERVER);
+    assert_eq!(third.from_spare(), !FORK_SERVER);
     // The spare learns the trial from the handshake, as a cold start does.
-    let record = second.run_turn(&prompt("echo")).unwrap();
+    let record = third.run_turn(&prompt("echo")).unwrap();
     let dir = serde_json::json!(context.durable_dir().to_str().unwrap());
     assert_eq!(record.attributes()["hello"], dir);
     assert_eq!(record.attributes()["env"], dir);
-    drop(second);
-    // The first, the spare that answered the restart, and the one started
-    // for the next restart (which records itself as it starts); with a
-    // fork server, the two starts only.
-    let expected = if FORK_SERVER { 2 } else { 3 };
+    drop(third);
+    // Two cold starts, the spare that answered the second restart, and
+    // the one started for the next (each records itself as it starts);
+    // with a fork server, the three starts only.
+    let expected = if FORK_SERVER { 3 } else { 4 };
     let deadline = Instant::now() + Duration::from_secs(10);
     while started_pids(&context).len() < expected && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
