@@ -27,6 +27,7 @@ use symfonic_evals::{
     decoy_demonstrations = ["track order 21", "track order 22", "track order 23", "track order 24"],
     decoy_fragment = "call track_shipment",
     control_demonstrations = ["where is the parcel for order 31?", "what can you help me with?"],
+    multi_call_prompt = "refund orders 6 and 7",
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_refund_procedure(ctx: &TargetContext) -> Helpdesk {

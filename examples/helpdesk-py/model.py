@@ -15,6 +15,7 @@ INTERACTION = "ask_user"
 
 _DEMONSTRATION = re.compile(r"^walk me through (?P<task>[^:]+): (?P<lesson>.+)$")
 _REFUND = re.compile(r"refund order (?P<order>\d+)")
+_REFUNDS = re.compile(r"refund orders (?P<orders>\d+(?:(?:, | and |, and )\d+)+)")
 _ESCALATE = re.compile(r"escalate ticket (?P<ticket>\d+)")
 _WEATHER = re.compile(r"weather in (?P<city>[A-Z][a-z]+)")
 
@@ -45,6 +46,9 @@ class Plan:
 
     lesson: Optional[str] = None
     calls: List[ToolRequest] = field(default_factory=list)
+    together: bool = False
+    """The calls are one message, one per subject of the request: each is
+    made whatever became of the others."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,9 @@ class ScriptedModel:
         """The lesson and calls for a user's prompt."""
         if (match := _DEMONSTRATION.match(prompt)) is not None:
             return Plan(lesson=match["lesson"])
+        if (match := _REFUNDS.search(prompt)) is not None:
+            orders = [int(n) for n in re.findall(r"\d+", match["orders"])]
+            return Plan(calls=[ToolRequest("issue_refund", {"order": n}) for n in orders], together=True)
         if (match := _REFUND.search(prompt)) is not None:
             return Plan(calls=[ToolRequest("issue_refund", {"order": int(match["order"])})])
         if (match := _ESCALATE.search(prompt)) is not None:
@@ -99,6 +106,9 @@ class ScriptedModel:
             return "noted how this is done"
         if not outcomes:
             return "how can I help?"
+        if plan.together:
+            done = sum(1 for o in outcomes if o.status == "succeeded")
+            return f"{done} of {len(plan.calls)} refunds issued"
         last = outcomes[-1]
         if last.status == "pending":
             return "waiting for a supervisor"

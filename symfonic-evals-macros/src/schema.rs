@@ -80,6 +80,7 @@ impl Kind {
                 "procedural/relearn-after-approval",
                 "procedural/reject-draft",
                 "procedural/replicas",
+                "procedural/multi-call",
             ],
             Self::ApprovalResume => &[
                 "approval/restart-between-pause-and-resume",
@@ -378,6 +379,13 @@ static PROCEDURAL: &[Field] = &[
         Rule::NonEmpty,
         "lists on-topic demonstrations a reviewer rejected; give at least one, or leave the \
          argument out and the pack's own demonstrations are sent rejected",
+    ),
+    field(
+        "multi_call_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is one request naming several subjects, each a governed call; an empty prompt names none",
     ),
     field(
         "gate_sweep",

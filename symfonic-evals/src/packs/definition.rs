@@ -616,6 +616,7 @@ mod tests {
                 "procedural/decoy-stays-draft (add `decoy_demonstrations` to run it)",
                 "procedural/control-promotes-nothing (add `control_demonstrations` to run it)",
                 "procedural/two-procedures (add `decoy_demonstrations` to run it)",
+                "procedural/multi-call (add `multi_call_prompt` to run it)",
             ]
         );
         let without = procedural(false).probes_not_run();

@@ -433,6 +433,12 @@ impl Flaw {
                 "PromptRecallContains",
                 "PromptRecallContains(fragment)",
             ),
+            Self::OperatorRightsByConversationName => at(
+                "procedural/review-needs-operator",
+                "review as a user in the operator's conversation",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review)",
+            ),
             Self::ReviewDoorOpenToUsers => at(
                 "procedural/review-needs-operator",
                 "review as a user",
@@ -510,6 +516,12 @@ impl Flaw {
                 "blocked after revoke",
                 "PublishedRules",
                 "PublishedRules(issue_refund, 0 rule(s)",
+            ),
+            Self::GateJudgesFirstCallOnly => at(
+                "procedural/multi-call",
+                "several calls, blocked",
+                "EveryCallJudged",
+                "EveryCallJudged(issue_refund, procedural_precondition, refused)",
             ),
             Self::GateJudgesFirstProcedureOnly => at(
                 "procedural/two-procedures",
@@ -647,9 +659,15 @@ impl Flaw {
                 ],
                 PROCEDURAL_LIFECYCLE,
                 // No cycle runs, so there is no draft to reject.
-                &["procedural/reject-draft", "procedural/replicas"],
+                &[
+                    "procedural/reject-draft",
+                    "procedural/replicas",
+                    "procedural/multi-call",
+                ],
             ],
-            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => &[PROCEDURAL_DRAFTING],
+            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => {
+                &[PROCEDURAL_DRAFTING, &["procedural/multi-call"]]
+            }
             // The admin API's approval is held in memory too, so the
             // amendment and the revocation find nothing on file.
             // The second instance never sees the first's memory either.
@@ -659,6 +677,7 @@ impl Flaw {
                     "procedural/amend",
                     "procedural/revoke",
                     "procedural/replicas",
+                    "procedural/multi-call",
                 ],
             ],
             Self::EnforcementReadsShadowProcedure
@@ -666,7 +685,7 @@ impl Flaw {
             | Self::ToolRunsDespiteRefusal => &[
                 PROCEDURAL_ENFORCING,
                 PROCEDURAL_LIFECYCLE,
-                &["procedural/replicas"],
+                &["procedural/replicas", "procedural/multi-call"],
             ],
             // Every lifecycle probe binds the identities too.
             Self::IdentityIsRowLabel => &[&["procedural/identity-bound"], PROCEDURAL_LIFECYCLE],

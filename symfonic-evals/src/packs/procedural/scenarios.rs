@@ -28,7 +28,7 @@ fn probe_is_lifecycle(probe: &str) -> bool {
 }
 
 /// Where each step of a procedural scenario runs.
-struct Conversations {
+pub(super) struct Conversations {
     learn: String,
     review: String,
     satisfied: String,
@@ -37,7 +37,7 @@ struct Conversations {
 
 impl Conversations {
     /// Every step in one conversation, as the seed runs them.
-    fn one(conversation: &str) -> Self {
+    pub(super) fn one(conversation: &str) -> Self {
         Self {
             learn: conversation.to_owned(),
             review: conversation.to_owned(),
@@ -52,7 +52,7 @@ impl ProceduralPack {
         json!([[APPROVED, self.action_tool]])
     }
 
-    fn same_ids(&self) -> Assertion {
+    pub(super) fn same_ids(&self) -> Assertion {
         Assertion::same_non_empty(
             &self.review_identity_attribute,
             &self.enforcement_identity_attribute,
@@ -153,7 +153,7 @@ impl ProceduralPack {
 
     /// The seed's steps, with each step's conversation and the restart
     /// placement given.
-    fn steps(&self, at: &Conversations, restart: bool) -> Vec<Step> {
+    pub(super) fn steps(&self, at: &Conversations, restart: bool) -> Vec<Step> {
         let mut steps = self.demonstrations(&self.demonstrations, "demonstration", &at.learn);
         steps.push(self.draft_probe(&at.learn, json!([["draft", ""]])));
         steps.push(self.review(&at.review, self.approved_rows()));
@@ -181,6 +181,7 @@ impl ProceduralPack {
                 "procedural/enforcement-after-restart" => !self.restart_before_enforcement,
                 "procedural/decoy-stays-draft" => !self.decoy_demonstrations.is_empty(),
                 "procedural/control-promotes-nothing" => !self.control_demonstrations.is_empty(),
+                super::MULTI_CALL => self.multi_call_prompt.is_some(),
                 "procedural/two-procedures" => {
                     !self.decoy_demonstrations.is_empty()
                         && self.lifecycle_gap(probe.name).is_none()
@@ -236,11 +237,25 @@ impl ProceduralPack {
             "procedural/review-needs-operator" => {
                 let mut steps = self.demonstrations(&self.demonstrations, "demonstration", c);
                 steps.push(self.draft_probe(c, json!([["draft", ""]])));
-                steps.push(
-                    Step::prompt("review as a user", &self.review_prompt, c).asserting([
-                        Assertion::attribute_equals(&self.review_attribute, json!([["draft", ""]])),
-                    ]),
-                );
+                // A user's review, in the conversation and then in the
+                // operator's own: the role decides, not the channel.
+                let operators = self.operator_conversation();
+                for (label, conversation) in [
+                    ("review as a user", c),
+                    (
+                        "review as a user in the operator's conversation",
+                        operators.as_str(),
+                    ),
+                ] {
+                    steps.push(
+                        Step::prompt(label, &self.review_prompt, conversation).asserting([
+                            Assertion::attribute_equals(
+                                &self.review_attribute,
+                                json!([["draft", ""]]),
+                            ),
+                        ]),
+                    );
+                }
                 steps.push(self.review(c, self.approved_rows()));
                 probe(steps)
             }
@@ -251,6 +266,7 @@ impl ProceduralPack {
             "procedural/control-promotes-nothing" => probe(self.control_steps()),
             "procedural/rejected-demonstrations" => probe(self.rejected_steps()),
             REJECT_DRAFT => probe(self.reject_draft_steps()),
+            super::MULTI_CALL => probe(self.multi_call_steps()),
             "procedural/replicas" => {
                 // The second instance runs from the start; it enforces
                 // what the first approved, without a restart.

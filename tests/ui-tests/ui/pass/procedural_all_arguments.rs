@@ -29,6 +29,7 @@ use symfonic_evals_ui::Inert as Deployment;
     decoy_fragment = "look up the carrier",
     control_demonstrations = ["what are your opening hours"],
     rejected_demonstrations = ["refund order 7", "refund order 8"],
+    multi_call_prompt = "refund orders 9 and 10",
     gate_sweep = 8,
     retries = "same_key",
     skip_probes = ["procedural/gate-sweep"],
