@@ -28,6 +28,7 @@ use symfonic_evals::{
     decoy_fragment = "call track_shipment",
     control_demonstrations = ["where is the parcel for order 31?", "what can you help me with?"],
     interleaved_prompt = "where is the parcel for order 32?",
+    multi_call_prompt = "refund orders 6 and 7",
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_refund_procedure(ctx: &TargetContext) -> Helpdesk {

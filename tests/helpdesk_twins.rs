@@ -207,6 +207,9 @@ twins! {
     review_door_open_to_users: ReviewDoorOpenToUsers =>
         "procedural/review-needs-operator", "review as a user", "AttributeEquals",
         "AttributeEquals(procedural_review)";
+    operator_rights_by_conversation_name: OperatorRightsByConversationName =>
+        "procedural/review-needs-operator", "review as a user in the operator's conversation",
+        "AttributeEquals", "AttributeEquals(procedural_review)";
     identities_are_row_labels: IdentityIsRowLabel =>
         "procedural/identity-bound", "review", "ProceduresBound",
         "ProceduresBound(procedural_review_procedures, procedural_review_ids)";
@@ -250,6 +253,9 @@ twins! {
     relearning_restores_a_revoked_procedure: RelearnRestoresRevoked =>
         "procedural/revoke", "blocked after revoke", "PublishedRules",
         "PublishedRules(issue_refund, 0 rule(s)";
+    gate_judges_the_first_call_only: GateJudgesFirstCallOnly =>
+        "procedural/multi-call", "several calls, blocked", "EveryCallJudged",
+        "EveryCallJudged(issue_refund, procedural_precondition, refused)";
     gate_judges_the_first_procedure_only: GateJudgesFirstProcedureOnly =>
         "procedural/two-procedures", "only the first approval holds", "GateAgrees", "refuse";
     a_policy_cache_per_instance_misses_a_replicas_approval: PolicyCachePerInstance =>

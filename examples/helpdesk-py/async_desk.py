@@ -103,7 +103,9 @@ class AsyncHelpDesk(AsyncDeployment):
                 break
             outcome = await self._execute(call, request.state, record, turn, transcript, enforced)
             outcomes.append(outcome)
-            if outcome.status != "succeeded":
+            # The calls of one message are each made, whatever became of
+            # the others.
+            if outcome.status != "succeeded" and not plan.together:
                 break
         record.answer = self.model.reply(plan, outcomes, "\n".join(transcript))
         record.model_input = "\n".join(transcript)

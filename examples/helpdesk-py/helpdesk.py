@@ -104,6 +104,7 @@ TWINS = {
     "policy-cached-at-start": "the gate reads approved procedures loaded once at start-up",
     "approval-per-conversation": "the review door approves only drafts its own conversation learned",
     "reviews-user-turns": "a user's turn that reads like a review is reviewed as if an operator spoke",
+    "operator-rights-by-conversation-name": "any turn in a conversation whose name says operator is heard as the operator's",
     "identity-labels": "procedures are named by constant labels, not by digests of their content",
     "gate-folds-case": "the gate matches state keys in any casing, not UPPER then lower",
     "gate-missing-is-null": "the gate reads a missing state key as null",
@@ -115,6 +116,7 @@ TWINS = {
     "gate-caches-rules-by-row": "the gate compiles each approved procedure's rule once, by row, so an amendment waits for a restart",
     "revoked-still-governs": "revocation marks the row, but the gate reads revoked procedures too",
     "gate-judges-first-procedure-only": "the gate judges only the first approved procedure governing a tool",
+    "gate-judges-first-call-only": "the gate judges the first call of a model message; the others it carries run unjudged",
     "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
     "revoked-in-recall": "the model is shown every procedure that was ever approved, revoked ones included",
     "relearn-restores-revoked": "approvals are remembered by their text: a lesson taught again after a revoke comes back approved",
@@ -345,6 +347,9 @@ class HelpDesk(Deployment):
             return self._operator_turn(request)
         if self.has("reviews-user-turns") and parse_review(request.prompt) is not None:
             return self._operator_turn(request)
+        if self.has("operator-rights-by-conversation-name") and "operator" in request.conversation:
+            # Rights by channel: whoever writes here is heard as the operator.
+            return self._operator_turn(request)
         return self._user_turn(request, turn)
 
     def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
@@ -414,9 +419,10 @@ class HelpDesk(Deployment):
             if call.name == INTERACTION or (self._holds() and call.name in ESCALATIONS):
                 outcomes.append(self._ask(call, plan.calls[index + 1 :], request, record, turn, transcript))
                 break
-            outcome = self._execute(call, request.state, record, turn, transcript, enforced)
+            unjudged = plan.together and index > 0 and self.has("gate-judges-first-call-only")
+            outcome = self._execute(call, request.state, record, turn, transcript, enforced, unjudged)
             outcomes.append(outcome)
-            if outcome.status != "succeeded":
+            if outcome.status != "succeeded" and not plan.together:
                 break
         record.answer = self.model.reply(plan, outcomes, "\n".join(transcript))
         record.model_input = "\n".join(transcript)
@@ -455,18 +461,22 @@ class HelpDesk(Deployment):
         turn: Turn,
         transcript: List[str],
         enforced: Set[str],
+        unjudged: bool = False,
     ) -> Outcome:
-        """One call through the gate, the bridge and the tool body."""
+        """One call through the gate (unless ``unjudged``: the twin's gate
+        read only its message's first call), the bridge and the tool body."""
         call_id = self._call_id()
-        governed = self._governed_as(call.name)
-        governing = [p for p in self._policy() if p.action_tool == governed]
-        if self.has("gate-judges-first-procedure-only"):
-            governing = governing[:1]
-        stage, admitted, ids = judge(
-            governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
-        )
-        record.governance.append(stage)
-        enforced.update(ids)
+        admitted = True
+        if not unjudged:
+            governed = self._governed_as(call.name)
+            governing = [p for p in self._policy() if p.action_tool == governed]
+            if self.has("gate-judges-first-procedure-only"):
+                governing = governing[:1]
+            stage, admitted, ids = judge(
+                governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
+            )
+            record.governance.append(stage)
+            enforced.update(ids)
         if not admitted:
             record.tool_calls.append(ToolCall.refused(call_id, call.name, call.arguments, PRECONDITION_STAGE))
             transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")

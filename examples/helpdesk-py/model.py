@@ -18,6 +18,7 @@ EXPRESS_REFUND = "express_refund"
 
 _DEMONSTRATION = re.compile(r"^walk me through (?P<task>[^:]+): (?P<lesson>.+)$")
 _REFUND = re.compile(r"refund order (?P<order>\d+)")
+_REFUNDS = re.compile(r"refund orders (?P<orders>\d+(?:(?:, | and |, and )\d+)+)")
 _ESCALATE = re.compile(r"escalate ticket (?P<ticket>\d+)")
 _WEATHER = re.compile(r"weather in (?P<city>[A-Z][a-z]+)")
 
@@ -48,6 +49,9 @@ class Plan:
 
     lesson: Optional[str] = None
     calls: List[ToolRequest] = field(default_factory=list)
+    together: bool = False
+    """The calls are one message, one per subject of the request: each is
+    made whatever became of the others."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,9 @@ class ScriptedModel:
         """The lesson and calls for a user's prompt."""
         if (match := _DEMONSTRATION.match(prompt)) is not None:
             return Plan(lesson=match["lesson"])
+        if (match := _REFUNDS.search(prompt)) is not None:
+            orders = [int(n) for n in re.findall(r"\d+", match["orders"])]
+            return Plan(calls=[ToolRequest("issue_refund", {"order": n}) for n in orders], together=True)
         if (match := _REFUND.search(prompt)) is not None:
             tool = EXPRESS_REFUND if self.express and "express" in prompt.lower() else "issue_refund"
             return Plan(calls=[ToolRequest(tool, {"order": int(match["order"])})])
@@ -105,6 +112,9 @@ class ScriptedModel:
             return "noted how this is done"
         if not outcomes:
             return "how can I help?"
+        if plan.together:
+            done = sum(1 for o in outcomes if o.status == "succeeded")
+            return f"{done} of {len(plan.calls)} refunds issued"
         last = outcomes[-1]
         if last.status == "pending":
             return "waiting for a supervisor"

@@ -100,7 +100,10 @@ class OpenAIModel:
                 lesson = str(arguments.get("lesson", ""))
             else:
                 requests.append(ToolRequest(name, arguments))
-        return Plan(lesson=lesson, calls=requests)
+        # Calls of one message with no pause among them are made side by
+        # side, each whatever became of the others.
+        together = len(requests) > 1 and all(r.name != INTERACTION for r in requests)
+        return Plan(lesson=lesson, calls=requests, together=together)
 
     def reply(self, plan: Plan, outcomes: List[Outcome], model_input: str) -> str:
         """The answer, worded by the model from each call's outcome."""

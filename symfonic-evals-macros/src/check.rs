@@ -564,6 +564,17 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
              the approved procedure",
         );
     }
+    for prompt in ["satisfied_prompt", "blocked_prompt"] {
+        if let Some(arg) = same(prompt, "multi_call_prompt") {
+            refuse(
+                arg,
+                &format!(
+                    "`multi_call_prompt` repeats `{prompt}`, which names one subject; the \
+                     multi-call probe needs a request that makes several governed calls at once"
+                ),
+            );
+        }
+    }
     let trials = find("trials").map(|(_, t, _)| t.clone());
     match (trials, find("require")) {
         (Some(Typed::Int(trials)), Some((_, Typed::Int(require), arg))) if *require > trials => {

@@ -82,6 +82,7 @@ impl Kind {
                 "procedural/relearn-after-approval",
                 "procedural/reject-draft",
                 "procedural/replicas",
+                "procedural/multi-call",
             ],
             Self::ApprovalResume => &[
                 "approval/restart-between-pause-and-resume",
@@ -396,6 +397,13 @@ static PROCEDURAL: &[Field] = &[
         Rule::NonEmpty,
         "is a turn that calls another tool between the draft and the review, and an empty \
          prompt gives the deployment nothing to act on",
+    ),
+    field(
+        "multi_call_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is one request naming several subjects, each a governed call; an empty prompt names none",
     ),
     field(
         "gate_sweep",

@@ -111,6 +111,7 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/relearn-after-approval", "undeclared"),
             ("procedural/reject-draft", "undeclared"),
             ("procedural/replicas", "undeclared"),
+            ("procedural/multi-call", "needs"),
         ]
     );
     assert_eq!(report["probes_not_run"][3]["operation"], "review");
@@ -132,7 +133,8 @@ fn a_passing_run_reports_every_step_and_assertion() {
          procedural/two-procedures (the deployment does not declare `review`), \
          procedural/relearn-after-approval (the deployment does not declare `review`), \
          procedural/reject-draft (the deployment does not declare `review`), \
-         procedural/replicas (the deployment does not declare `replicas`)\n"
+         procedural/replicas (the deployment does not declare `replicas`), \
+         procedural/multi-call (add `multi_call_prompt` to run it)\n"
     ));
     // The gate sweep sends one prompt in many states: the state digest
     // tells its steps apart, where the prompt's cannot.

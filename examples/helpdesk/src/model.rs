@@ -22,6 +22,10 @@ pub enum ModelStep {
         /// The arguments.
         arguments: Value,
     },
+    /// Several calls in one message, as a model asked for one thing per
+    /// subject of a request sends them: `(tool, arguments)` each, run in
+    /// order, each through the gate on its own.
+    Several(Vec<(String, Value)>),
     /// Finish the turn with this answer.
     Answer(String),
 }
@@ -135,6 +139,8 @@ impl ScriptedModel {
 
 enum Intent {
     Refund(u64),
+    /// "refund orders 6 and 7": one request, several refunds.
+    Refunds(Vec<u64>),
     Cancel(u64),
     Track(u64),
     Unknown,
@@ -218,8 +224,32 @@ fn number_after(text: &str, word: &str) -> Option<u64> {
         .and_then(|pair| pair[1].parse().ok())
 }
 
+/// The numbers after `word` ("orders 6, 7 and 8"), when there are
+/// several.
+fn numbers_after(text: &str, word: &str) -> Vec<u64> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    let Some(start) = words.iter().position(|w| w == word) else {
+        return Vec::new();
+    };
+    words[start + 1..]
+        .iter()
+        .filter(|w| *w != "and")
+        .map_while(|w| w.parse().ok())
+        .collect()
+}
+
 fn intent(user: &str) -> Intent {
     let lower = user.to_lowercase();
+    let orders = numbers_after(user, "orders");
+    if lower.contains("refund") && orders.len() > 1 {
+        return Intent::Refunds(orders);
+    }
     if lower.contains("refund") {
         if let Some(order) = number_after(user, "order") {
             return Intent::Refund(order);
@@ -313,6 +343,41 @@ impl ScriptedModel {
             )),
             Some(Seen::Waiting) => ModelStep::Answer("Still waiting on a person.".into()),
         }
+    }
+
+    /// Several refunds asked for at once: each call made for every order
+    /// in one message (the lookups a recalled preflight asks for first),
+    /// then one answer for them all.
+    fn refunds(reading: &Reading<'_>, orders: &[u64]) -> ModelStep {
+        let each = |tool: &str| {
+            ModelStep::Several(
+                orders
+                    .iter()
+                    .map(|order| (tool.to_owned(), json!({ "order": order })))
+                    .collect(),
+            )
+        };
+        if reading.preflight_before("issue_refund")
+            && reading.offers("lookup_account")
+            && reading.last("lookup_account").is_none()
+        {
+            return each("lookup_account");
+        }
+        if reading.last("issue_refund").is_none() {
+            if !reading.offers("issue_refund") {
+                return ModelStep::Answer("I cannot issue refunds from this desk.".into());
+            }
+            return each("issue_refund");
+        }
+        let done = reading
+            .calls
+            .iter()
+            .filter(|(tool, seen)| *tool == "issue_refund" && matches!(seen, Seen::Ok(_)))
+            .count();
+        ModelStep::Answer(format!(
+            "{done} of {} refunds issued; the others are not allowed here or failed.",
+            orders.len()
+        ))
     }
 
     fn cancel(self, reading: &Reading<'_>, customer: u64) -> ModelStep {
@@ -437,6 +502,7 @@ impl Model for ScriptedModel {
         let reading = read(shown);
         match intent(reading.user) {
             Intent::Refund(order) => Self::refund(&reading, order),
+            Intent::Refunds(orders) => Self::refunds(&reading, &orders),
             Intent::Cancel(customer) => self.cancel(&reading, customer),
             Intent::Track(order) => self.track(&reading, order),
             Intent::Unknown => ModelStep::Answer(
@@ -504,6 +570,28 @@ mod tests {
         );
         let step = ScriptedModel::default().next_step(&shown(&[], &[failed, unknown]));
         assert!(matches!(step, ModelStep::Answer(_)));
+    }
+
+    #[test]
+    fn several_orders_are_refunded_in_one_message() {
+        let mut input = ModelInput {
+            tools: ["issue_refund", "lookup_account"]
+                .map(String::from)
+                .to_vec(),
+            user: "refund orders 6 and 7".into(),
+            ..ModelInput::default()
+        };
+        let both = |tool: &str| {
+            ModelStep::Several(vec![
+                (tool.to_owned(), json!({"order": 6})),
+                (tool.to_owned(), json!({"order": 7})),
+            ])
+        };
+        let step = ScriptedModel::default().next_step(&input.render());
+        assert_eq!(step, both("issue_refund"));
+        input.recall = vec!["preflight before issue_refund: verify the account region".into()];
+        let step = ScriptedModel::default().next_step(&input.render());
+        assert_eq!(step, both("lookup_account"));
     }
 
     #[test]

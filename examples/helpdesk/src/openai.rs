@@ -228,14 +228,32 @@ pub fn chat_request(shown: &str) -> Value {
 /// Reads the step out of a Chat Completions response.
 pub fn step_of(response: &Value) -> Option<ModelStep> {
     let message = response.pointer("/choices/0/message")?;
-    if let Some(call) = message.pointer("/tool_calls/0/function") {
-        let tool = call.get("name")?.as_str()?.to_owned();
-        let arguments = match call.get("arguments") {
-            Some(Value::String(text)) => serde_json::from_str(text).ok()?,
-            Some(other) => other.clone(),
-            None => json!({}),
-        };
-        return Some(ModelStep::Call { tool, arguments });
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut calls = calls
+        .iter()
+        .map(|call| {
+            let call = call.get("function")?;
+            let tool = call.get("name")?.as_str()?.to_owned();
+            let arguments = match call.get("arguments") {
+                Some(Value::String(text)) => serde_json::from_str(text).ok()?,
+                Some(other) => other.clone(),
+                None => json!({}),
+            };
+            Some((tool, arguments))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    // Several calls in one message are run as the model sent them.
+    match calls.len() {
+        0 => {}
+        1 => {
+            let (tool, arguments) = calls.remove(0);
+            return Some(ModelStep::Call { tool, arguments });
+        }
+        _ => return Some(ModelStep::Several(calls)),
     }
     Some(ModelStep::Answer(
         message.get("content")?.as_str()?.to_owned(),

@@ -146,6 +146,7 @@ pub fn procedural() -> PackDefinition {
             "thanks, that is all for today".into(),
             "what are your opening hours?".into(),
         ],
+        multi_call_prompt: Some("refund orders 6 and 7".into()),
         gate_sweep: 16,
         restart_before_enforcement: true,
         ..ProceduralPack::default()
@@ -266,6 +267,7 @@ const WITH_A_REFUND: &[&str] = &[
     "procedural/review-needs-operator",
     "procedural/identity-bound",
     "procedural/gate-sweep",
+    "procedural/multi-call",
     "procedural/decoy-stays-draft",
     "procedural/rejected-demonstrations",
     "procedural/rule-fidelity",
@@ -284,6 +286,7 @@ const WITH_BLOCKED: &[&str] = &[
     "procedural/separate-conversations",
     "procedural/identity-bound",
     "procedural/gate-sweep",
+    "procedural/multi-call",
     "procedural/decoy-stays-draft",
     "procedural/rule-fidelity",
     "procedural/amend",
@@ -317,6 +320,7 @@ const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
     "procedural/separate-conversations",
     "procedural/identity-bound",
     "procedural/gate-sweep",
+    "procedural/multi-call",
     "procedural/decoy-stays-draft",
     "procedural/replicas",
 ];
@@ -352,7 +356,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 56] = [
+pub const TWINS: [PythonTwin; 57] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -615,6 +619,7 @@ pub const TWINS: [PythonTwin; 56] = [
             "procedural/review-needs-operator",
             "procedural/identity-bound",
             "procedural/gate-sweep",
+            "procedural/multi-call",
             "procedural/decoy-stays-draft",
             "procedural/revoke",
             "procedural/reject-draft",
@@ -671,6 +676,17 @@ pub const TWINS: [PythonTwin; 56] = [
         (
             "procedural/review-needs-operator",
             "review as a user",
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
+        ),
+        &[],
+    ),
+    twin(
+        "operator-rights-by-conversation-name",
+        Pack::Procedural,
+        (
+            "procedural/review-needs-operator",
+            "review as a user in the operator's conversation",
             "AttributeEquals",
             "AttributeEquals(procedural_review)",
         ),
@@ -773,6 +789,17 @@ pub const TWINS: [PythonTwin; 56] = [
             "blocked",
             "GateAgrees",
             "refuse",
+        ),
+        &[],
+    ),
+    twin(
+        "gate-judges-first-call-only",
+        Pack::Procedural,
+        (
+            "procedural/multi-call",
+            "several calls, blocked",
+            "EveryCallJudged",
+            "EveryCallJudged(issue_refund, procedural_precondition, refused)",
         ),
         &[],
     ),

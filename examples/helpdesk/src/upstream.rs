@@ -53,6 +53,13 @@ fn message_reply(sample: u64, model: &Value, step: ModelStep) -> UpstreamReply {
         ModelStep::Call { tool, arguments } => {
             (tool_calls(sample, &[(&tool, arguments)]), "tool_calls")
         }
+        ModelStep::Several(calls) => {
+            let calls: Vec<(&str, Value)> = calls
+                .iter()
+                .map(|(tool, arguments)| (tool.as_str(), arguments.clone()))
+                .collect();
+            (tool_calls(sample, &calls), "tool_calls")
+        }
         ModelStep::Answer(text) => (json!({ "role": "assistant", "content": text }), "stop"),
     };
     UpstreamReply::json(completion(sample, model, message, finish))
@@ -104,6 +111,30 @@ fn number_after(text: &str, words: &str) -> Option<u64> {
     })
 }
 
+/// The orders of "refund orders 6 and 7" (or "6, 7 and 8"), as
+/// `refund orders (\d+(?:(?:, | and |, and )\d+)+)` finds them.
+fn orders_after(text: &str) -> Vec<u64> {
+    let Some((_, rest)) = text.split_once("refund orders ") else {
+        return Vec::new();
+    };
+    let mut orders = Vec::new();
+    let mut rest = rest;
+    loop {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(order) = digits.parse() else { break };
+        orders.push(order);
+        rest = &rest[digits.len()..];
+        let Some(next) = [", and ", " and ", ", "]
+            .iter()
+            .find_map(|sep| rest.strip_prefix(sep))
+        else {
+            break;
+        };
+        rest = next;
+    }
+    orders
+}
+
 /// The city right after "weather in ", as `weather in (?P<city>[A-Z][a-z]+)`
 /// finds it.
 fn city_after(text: &str) -> Option<&str> {
@@ -131,6 +162,13 @@ fn lesson_of(prompt: &str) -> Option<&str> {
 pub fn python_plan(prompt: &str) -> Vec<(&'static str, Value)> {
     if let Some(lesson) = lesson_of(prompt) {
         return vec![("record_lesson", json!({ "lesson": lesson }))];
+    }
+    let orders = orders_after(prompt);
+    if orders.len() > 1 {
+        return orders
+            .into_iter()
+            .map(|order| ("issue_refund", json!({ "order": order })))
+            .collect();
     }
     if let Some(order) = number_after(prompt, "refund order ") {
         return vec![("issue_refund", json!({ "order": order }))];

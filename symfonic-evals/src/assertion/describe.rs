@@ -19,6 +19,7 @@ impl Assertion {
             Self::EditApplied { .. } => "EditApplied",
             Self::ToolSucceeded { .. } => "ToolSucceeded",
             Self::ToolPending { .. } => "ToolPending",
+            Self::EveryCallJudged { .. } => "EveryCallJudged",
             Self::ToolCallIdsUnique { .. } => "ToolCallIdsUnique",
             Self::SideEffectCount { .. } => "SideEffectCount",
             Self::EffectsApplied { .. } => "EffectsApplied",
@@ -97,6 +98,7 @@ impl Assertion {
             | Self::FixtureResultShown { tool }
             | Self::FixtureErrorReported { tool } => vec![text(tool)],
             Self::StageObserved { stage, .. } => vec![text(stage)],
+            Self::EveryCallJudged { tool, stage, .. } => vec![text(tool), text(stage)],
             Self::ResponseContains(fragments) => fragments.iter().map(|f| text(f)).collect(),
             Self::ProceduresBound {
                 procedures,
@@ -180,6 +182,14 @@ impl Assertion {
             },
             Self::ToolSucceeded { tool, times } => format!("ToolSucceeded({tool}, times={times})"),
             Self::ToolPending { tool, times } => format!("ToolPending({tool}, times={times})"),
+            Self::EveryCallJudged {
+                tool,
+                stage,
+                admitted,
+            } => {
+                let verdict = if *admitted { "admitted" } else { "refused" };
+                format!("EveryCallJudged({tool}, {stage}, {verdict})")
+            }
             Self::ToolCallIdsUnique {
                 minimum,
                 across_trial,

@@ -187,6 +187,20 @@ pub enum Assertion {
         /// How many successful calls.
         times: usize,
     },
+    /// Several calls of `tool` in one turn, each judged by the gate's
+    /// `stage` on its own: at least two calls, every one admitted (ran)
+    /// or every one refused, and the stage's `checked` (or `refused`)
+    /// count, summed over its records, at least the number of calls. A
+    /// gate that judges the first call of a message and lets the rest
+    /// through fails it.
+    EveryCallJudged {
+        /// The governed tool.
+        tool: String,
+        /// The gate's stage in the governance trace.
+        stage: String,
+        /// Whether every call must be admitted (else refused).
+        admitted: bool,
+    },
     /// The tool has exactly `times` calls parked by the turn's pause.
     ToolPending {
         /// The tool's name.

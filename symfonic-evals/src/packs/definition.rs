@@ -618,6 +618,7 @@ mod tests {
                 "procedural/paraphrases (add `paraphrases` to run it)",
                 "procedural/review-binding (add `interleaved_prompt` to run it)",
                 "procedural/two-procedures (add `decoy_demonstrations` to run it)",
+                "procedural/multi-call (add `multi_call_prompt` to run it)",
             ]
         );
         let without = procedural(false).probes_not_run();

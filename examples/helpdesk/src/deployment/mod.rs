@@ -416,6 +416,12 @@ impl Target for Helpdesk {
         let command = if self.has(Flaw::ReviewDoorOpenToUsers) {
             // Routed on the prompt's words: anyone who says "approve" is heard.
             OperatorCommand::parse(&request.prompt)
+        } else if self.has(Flaw::OperatorRightsByConversationName)
+            && request.conversation.contains("operator")
+        {
+            // Routed on the channel: whoever writes in the operator's
+            // conversation is heard as the operator.
+            OperatorCommand::parse(&request.prompt)
         } else {
             Self::operator_command(request)
         };

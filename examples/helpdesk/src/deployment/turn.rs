@@ -174,20 +174,48 @@ impl Helpdesk {
                     .shown
                     .replacen("\nrecall:", &format!("\n{TONE}\nrecall:"), 1);
             }
-            let (tool, arguments) = match self.model.next_step(&turn.shown) {
+            let calls = match self.model.next_step(&turn.shown) {
                 ModelStep::Answer(text) => return Ok(Ending::Answered(text)),
-                ModelStep::Call { tool, arguments } => (tool, arguments),
+                ModelStep::Call { tool, arguments } => vec![(tool, arguments)],
+                ModelStep::Several(calls) => calls,
             };
-            let id = self.call_id(turn)?;
-            // The budget counts calls already admitted this turn, before a
-            // pause as well as after it; a refused call spent nothing.
-            let admitted = turn
-                .earlier_calls
-                .iter()
-                .chain(&turn.calls)
-                .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
-                .count();
-            let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
+            // Each call of a message through the gate on its own; a call
+            // that pauses the turn drops the rest of its message.
+            for (n, (tool, arguments)) in calls.into_iter().enumerate() {
+                let unjudged = n > 0 && self.has(Flaw::GateJudgesFirstCallOnly);
+                if let Some(paused) = self.make_call(turn, tool, arguments, unjudged)? {
+                    return Ok(paused);
+                }
+            }
+        }
+        Ok(Ending::Answered(
+            "I stopped: this request needs more steps than one turn allows.".into(),
+        ))
+    }
+
+    /// One call the model made: judged by the gate (unless `unjudged`),
+    /// then refused, parked for a person (the ending returned) or run.
+    fn make_call(
+        &mut self,
+        turn: &mut Turn,
+        tool: String,
+        arguments: Value,
+        unjudged: bool,
+    ) -> Result<Option<Ending>, TurnError> {
+        let id = self.call_id(turn)?;
+        // The budget counts calls already admitted this turn, before a
+        // pause as well as after it; a refused call spent nothing.
+        let admitted = turn
+            .earlier_calls
+            .iter()
+            .chain(&turn.calls)
+            .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
+            .count();
+        let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
+        let (arguments, blocked) = if unjudged {
+            // The twin's gate read the message's first call only.
+            (arguments, None)
+        } else {
             let admission = self.gate.admit(
                 self.governed_as(&tool),
                 arguments,
@@ -196,104 +224,98 @@ impl Helpdesk {
             );
             turn.stages.extend(admission.trace.to_stage_records());
             turn.consulted.extend(admission.consulted);
-            let arguments = admission.arguments;
-            if let Some(stage) = admission.trace.blocked_by() {
-                if self.has(Flaw::ToolRunsDespiteRefusal) {
-                    let _ = self.tools.run(&tool, &arguments, self.env(turn));
-                }
-                if self.has(Flaw::RefusedRefundWrittenToStore) && stage == PRECONDITION_STAGE {
-                    self.legacy_refund(turn, &tool, &arguments)?;
-                }
-                turn.transcript
-                    .push(observation::refused(&id, &tool, &arguments, stage));
-                turn.calls
-                    .push(ToolCall::refused(id, tool, arguments, stage));
-                continue;
+            let blocked = admission.trace.blocked_by().map(str::to_owned);
+            (admission.arguments, blocked)
+        };
+        if let Some(stage) = blocked.as_deref() {
+            if self.has(Flaw::ToolRunsDespiteRefusal) {
+                let _ = self.tools.run(&tool, &arguments, self.env(turn));
             }
-            if tool == ASK_USER
-                && self.has(Flaw::ApprovalReusedInConversation)
-                && self.store.answered_in(&turn.conversation).unwrap_or(false)
-            {
-                // Somebody said yes in this conversation before: the twin
-                // takes that answer for this request too.
-                let yes = json!({ "approved": true });
-                turn.transcript
-                    .push(observation::waiting(&id, &tool, &arguments));
-                turn.transcript.push(observation::answered(&id, &yes));
-                turn.calls
-                    .push(ToolCall::succeeded(&id, &tool, arguments.clone(), yes));
-                continue;
+            if self.has(Flaw::RefusedRefundWrittenToStore) && stage == PRECONDITION_STAGE {
+                self.legacy_refund(turn, &tool, &arguments)?;
             }
-            if tool == ASK_USER || self.held_for_approval(&tool) {
-                let question = if tool == ASK_USER {
-                    arguments.clone()
+            turn.transcript
+                .push(observation::refused(&id, &tool, &arguments, stage));
+            turn.calls
+                .push(ToolCall::refused(id, tool, arguments, stage));
+            return Ok(None);
+        }
+        if tool == ASK_USER
+            && self.has(Flaw::ApprovalReusedInConversation)
+            && self.store.answered_in(&turn.conversation).unwrap_or(false)
+        {
+            // Somebody said yes in this conversation before: the twin
+            // takes that answer for this request too.
+            let yes = json!({ "approved": true });
+            turn.transcript
+                .push(observation::waiting(&id, &tool, &arguments));
+            turn.transcript.push(observation::answered(&id, &yes));
+            turn.calls
+                .push(ToolCall::succeeded(&id, &tool, arguments.clone(), yes));
+            return Ok(None);
+        }
+        if tool == ASK_USER || self.held_for_approval(&tool) {
+            let question = if tool == ASK_USER {
+                arguments.clone()
+            } else {
+                // The person decides, may say when it takes effect,
+                // or edits the call (the edit answer's decisions).
+                json!({
+                    "question": format!("Approve {tool} with {arguments}?"),
+                    "schema": {
+                        "approved": "boolean?",
+                        "effective": "string?",
+                        "decisions": "decisions?",
+                    },
+                })
+            };
+            turn.transcript
+                .push(observation::waiting(&id, &tool, &arguments));
+            // Parked, not answered: the resume that redeems the pause
+            // reports how it ended.
+            let call = if self.has(Flaw::ParkedCallReportedAsSuccess) {
+                let waiting = json!({ "status": "waiting for a person" });
+                ToolCall::succeeded(&id, &tool, arguments.clone(), waiting)
+            } else {
+                ToolCall::pending(&id, &tool, arguments.clone())
+            };
+            turn.calls.push(call);
+            return Ok(Some(Ending::Paused { call: id, question }));
+        }
+        match self.tools.run(&tool, &arguments, self.env(turn)) {
+            Ok(result) => {
+                self.last_tool = Some(tool.clone());
+                let (result, trace) = self.gate.result(&tool, result);
+                turn.stages.extend(trace.to_stage_records());
+                let shown = if self.has(Flaw::ResultNeverShown) {
+                    // The result goes to the customer as a card; the
+                    // model is told only that it was sent.
+                    turn.cards.push(format!("[{tool}: {result}]"));
+                    json!("sent to the customer")
+                } else if self.has(Flaw::PreviousResultShown) {
+                    // The tool's last result, kept for the transcript,
+                    // is updated after it was read.
+                    self.previous_results
+                        .insert(tool.clone(), result.clone())
+                        .unwrap_or_else(|| result.clone())
                 } else {
-                    // The person decides, may say when it takes effect,
-                    // or edits the call (the edit answer's decisions).
-                    json!({
-                        "question": format!("Approve {tool} with {arguments}?"),
-                        "schema": {
-                            "approved": "boolean?",
-                            "effective": "string?",
-                            "decisions": "decisions?",
-                        },
-                    })
+                    result.clone()
                 };
                 turn.transcript
-                    .push(observation::waiting(&id, &tool, &arguments));
-                // Parked, not answered: the resume that redeems the pause
-                // reports how it ended.
-                let call = if self.has(Flaw::ParkedCallReportedAsSuccess) {
-                    let waiting = json!({ "status": "waiting for a person" });
-                    ToolCall::succeeded(&id, &tool, arguments.clone(), waiting)
-                } else {
-                    ToolCall::pending(&id, &tool, arguments.clone())
-                };
-                turn.calls.push(call);
-                return Ok(Ending::Paused { call: id, question });
+                    .push(observation::succeeded(&id, &tool, &arguments, &shown));
+                turn.calls
+                    .push(ToolCall::succeeded(id, tool, arguments, result));
             }
-            match self.tools.run(&tool, &arguments, self.env(turn)) {
-                Ok(result) => {
-                    self.last_tool = Some(tool.clone());
-                    let (result, trace) = self.gate.result(&tool, result);
-                    turn.stages.extend(trace.to_stage_records());
-                    let shown = if self.has(Flaw::ResultNeverShown) {
-                        // The result goes to the customer as a card; the
-                        // model is told only that it was sent.
-                        turn.cards.push(format!("[{tool}: {result}]"));
-                        json!("sent to the customer")
-                    } else if self.has(Flaw::PreviousResultShown) {
-                        // The tool's last result, kept for the transcript,
-                        // is updated after it was read.
-                        self.previous_results
-                            .insert(tool.clone(), result.clone())
-                            .unwrap_or_else(|| result.clone())
-                    } else {
-                        result.clone()
-                    };
-                    turn.transcript
-                        .push(observation::succeeded(&id, &tool, &arguments, &shown));
-                    turn.calls
-                        .push(ToolCall::succeeded(id, tool, arguments, result));
-                }
-                Err(failure) => {
-                    let line = observation::failed(
-                        &id,
-                        &tool,
-                        &arguments,
-                        &failure.code,
-                        &failure.message,
-                    );
-                    turn.transcript.push(line);
-                    let error = format!("{}: {}", failure.code, failure.message);
-                    turn.calls
-                        .push(ToolCall::failed(id, tool, arguments, error));
-                }
+            Err(failure) => {
+                let line =
+                    observation::failed(&id, &tool, &arguments, &failure.code, &failure.message);
+                turn.transcript.push(line);
+                let error = format!("{}: {}", failure.code, failure.message);
+                turn.calls
+                    .push(ToolCall::failed(id, tool, arguments, error));
             }
         }
-        Ok(Ending::Answered(
-            "I stopped: this request needs more steps than one turn allows.".into(),
-        ))
+        Ok(None)
     }
 
     /// What the cycle reports as promoted: its own count. `None` leaves

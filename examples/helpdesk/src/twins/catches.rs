@@ -436,6 +436,12 @@ impl Flaw {
                 "PromptRecallContains",
                 "PromptRecallContains(fragment)",
             ),
+            Self::OperatorRightsByConversationName => at(
+                "procedural/review-needs-operator",
+                "review as a user in the operator's conversation",
+                "AttributeEquals",
+                "AttributeEquals(procedural_review)",
+            ),
             Self::ReviewDoorOpenToUsers => at(
                 "procedural/review-needs-operator",
                 "review as a user",
@@ -513,6 +519,12 @@ impl Flaw {
                 "blocked after revoke",
                 "PublishedRules",
                 "PublishedRules(issue_refund, 0 rule(s)",
+            ),
+            Self::GateJudgesFirstCallOnly => at(
+                "procedural/multi-call",
+                "several calls, blocked",
+                "EveryCallJudged",
+                "EveryCallJudged(issue_refund, procedural_precondition, refused)",
             ),
             Self::GateJudgesFirstProcedureOnly => at(
                 "procedural/two-procedures",
@@ -665,9 +677,15 @@ impl Flaw {
                 ],
                 PROCEDURAL_LIFECYCLE,
                 // No cycle runs, so there is no draft to reject.
-                &["procedural/reject-draft", "procedural/replicas"],
+                &[
+                    "procedural/reject-draft",
+                    "procedural/replicas",
+                    "procedural/multi-call",
+                ],
             ],
-            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => &[PROCEDURAL_DRAFTING],
+            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => {
+                &[PROCEDURAL_DRAFTING, &["procedural/multi-call"]]
+            }
             // The admin API's approval is held in memory too, so the
             // amendment and the revocation find nothing on file.
             // The second instance never sees the first's memory either.
@@ -677,6 +695,7 @@ impl Flaw {
                     "procedural/amend",
                     "procedural/revoke",
                     "procedural/replicas",
+                    "procedural/multi-call",
                 ],
             ],
             Self::EnforcementReadsShadowProcedure
@@ -684,7 +703,7 @@ impl Flaw {
             | Self::ToolRunsDespiteRefusal => &[
                 PROCEDURAL_ENFORCING,
                 PROCEDURAL_LIFECYCLE,
-                &["procedural/replicas"],
+                &["procedural/replicas", "procedural/multi-call"],
             ],
             // Every lifecycle probe binds the identities too.
             Self::IdentityIsRowLabel => &[&["procedural/identity-bound"], PROCEDURAL_LIFECYCLE],

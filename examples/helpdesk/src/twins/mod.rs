@@ -192,6 +192,10 @@ flaws! {
     /// Turns are routed to the review door on their words: a user who
     /// writes "approve ..." approves.
     ReviewDoorOpenToUsers = "review-door-open-to-users" in Procedural,
+    /// Operator rights go with the channel: any turn in a conversation
+    /// whose name says "operator" is heard at the review door, whoever
+    /// sent it.
+    OperatorRightsByConversationName = "operator-rights-by-conversation-name" in Procedural,
     /// The door and the gate name procedures by row labels, agreeing with
     /// each other and with no digest of what was reviewed.
     IdentityIsRowLabel = "identity-is-row-label" in Procedural,
@@ -248,6 +252,10 @@ flaws! {
     /// desk ran last, not the one the operator names: right whenever the
     /// review follows the draft's own call.
     ReviewBindsLastTool = "review-binds-last-tool" in Procedural,
+    /// The gate judges the first call of a model message; the others the
+    /// message carries run unjudged (a gate node that reads
+    /// `tool_calls[0]`).
+    GateJudgesFirstCallOnly = "gate-judges-first-call-only" in Procedural,
     /// Each instance keeps the approved procedures in a cache loaded when it
     /// opens and refreshed by its own review door: a replica that was
     /// already running enforces without the approval.

@@ -2,6 +2,7 @@
 
 mod answers;
 mod effects;
+mod every_call;
 pub(crate) use effects::tool_label;
 mod fixture;
 mod pause;
@@ -109,6 +110,11 @@ impl Assertion {
             } => answers::edit_applied(evidence, call, tool, argument, (original, edited)),
             Self::ToolSucceeded { tool, times } => tools::succeeded(record, tool, *times),
             Self::ToolPending { tool, times } => tools::pending(record, tool, *times),
+            Self::EveryCallJudged {
+                tool,
+                stage,
+                admitted,
+            } => every_call::judged(record, tool, stage, *admitted),
             Self::ToolCallIdsUnique {
                 minimum,
                 across_trial,

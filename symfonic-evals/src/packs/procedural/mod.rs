@@ -4,10 +4,12 @@
 //! gate sweep against the contract's evaluator, the review's operator role,
 //! decoy, control and rejected demonstrations, a draft rejected at the
 //! review door, other wordings of the action prompt, another tool called
-//! between the draft and the review).
+//! between the draft and the review, several governed calls in one
+//! message).
 
 mod binding;
 mod lifecycle;
+mod multi_call;
 mod rejection;
 mod routes;
 mod rules;
@@ -61,7 +63,9 @@ pub const PROBES: &[Probe] = &[
     ),
     Probe::default_on(
         "procedural/review-needs-operator",
-        "a review door open to users: the review prompt sent as a user's turn must approve nothing",
+        "a review door open to users: the review prompt sent as a user's turn, in the \
+         conversation and in the operator's own, must approve nothing (the role decides, not \
+         the channel)",
     ),
     Probe::default_on(
         "procedural/identity-bound",
@@ -155,7 +159,17 @@ pub const PROBES: &[Probe] = &[
         "approvals an instance keeps to itself (a policy cache its own review door refreshes): \
          the review on one instance, enforcement on a second, already running, with no restart",
     ),
+    Probe::enabled_by(
+        MULTI_CALL,
+        "multi_call_prompt",
+        "a gate that judges only the first call of a model message: one request naming several \
+         subjects, under the blocked state every governed call refused and under the satisfied \
+         state every one admitted, each judged in the gate's trace",
+    ),
 ];
+
+/// The probe that sends one request making several governed calls.
+pub(super) const MULTI_CALL: &str = "procedural/multi-call";
 
 /// The operation the lifecycle probes drive.
 pub(super) const REVIEW: &str = "review";
@@ -238,6 +252,10 @@ pub struct ProceduralPack {
     /// under an applied key that applied nothing twice is accepted and the
     /// applied effects alone are counted.
     pub retries: Retries,
+    /// One request naming several subjects, for which the model makes
+    /// several calls of `action_tool` at once: each must be judged by the
+    /// gate. `None` (the default) leaves the multi-call probe out.
+    pub multi_call_prompt: Option<String>,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -273,6 +291,7 @@ impl Default for ProceduralPack {
             rejected_demonstrations: Vec::new(),
             paraphrases: Vec::new(),
             interleaved_prompt: None,
+            multi_call_prompt: None,
             gate_sweep: DEFAULT_GATE_SWEEP,
             retries: Retries::Exact,
             skip_probes: Vec::new(),
@@ -419,6 +438,7 @@ impl ProceduralPack {
                 );
             }
         }
+        self.check_multi_call(checks);
         checks.require(
             self.gate_sweep >= 1,
             "gate_sweep",

@@ -52,7 +52,7 @@ impl ProceduralPack {
         json!([[APPROVED, self.action_tool]])
     }
 
-    fn same_ids(&self) -> Assertion {
+    pub(super) fn same_ids(&self) -> Assertion {
         Assertion::same_non_empty(
             &self.review_identity_attribute,
             &self.enforcement_identity_attribute,
@@ -185,6 +185,7 @@ impl ProceduralPack {
                 "procedural/control-promotes-nothing" => !self.control_demonstrations.is_empty(),
                 "procedural/paraphrases" => !self.paraphrases.is_empty(),
                 "procedural/review-binding" => self.interleaved_prompt.is_some(),
+                super::MULTI_CALL => self.multi_call_prompt.is_some(),
                 "procedural/two-procedures" => {
                     !self.decoy_demonstrations.is_empty()
                         && self.lifecycle_gap(probe.name).is_none()
@@ -240,11 +241,25 @@ impl ProceduralPack {
             "procedural/review-needs-operator" => {
                 let mut steps = self.demonstrations(&self.demonstrations, "demonstration", c);
                 steps.push(self.draft_probe(c, json!([["draft", ""]])));
-                steps.push(
-                    Step::prompt("review as a user", &self.review_prompt, c).asserting([
-                        Assertion::attribute_equals(&self.review_attribute, json!([["draft", ""]])),
-                    ]),
-                );
+                // A user's review, in the conversation and then in the
+                // operator's own: the role decides, not the channel.
+                let operators = self.operator_conversation();
+                for (label, conversation) in [
+                    ("review as a user", c),
+                    (
+                        "review as a user in the operator's conversation",
+                        operators.as_str(),
+                    ),
+                ] {
+                    steps.push(
+                        Step::prompt(label, &self.review_prompt, conversation).asserting([
+                            Assertion::attribute_equals(
+                                &self.review_attribute,
+                                json!([["draft", ""]]),
+                            ),
+                        ]),
+                    );
+                }
                 steps.push(self.review(c, self.approved_rows()));
                 probe(steps)
             }
@@ -257,6 +272,7 @@ impl ProceduralPack {
             "procedural/paraphrases" => probe(self.paraphrase_steps()),
             "procedural/review-binding" => probe(self.binding_steps()),
             REJECT_DRAFT => probe(self.reject_draft_steps()),
+            super::MULTI_CALL => probe(self.multi_call_steps()),
             "procedural/replicas" => {
                 // The second instance runs from the start; it enforces
                 // what the first approved, without a restart.

@@ -31,6 +31,7 @@ use symfonic_evals_ui::Inert as Deployment;
     rejected_demonstrations = ["refund order 7", "refund order 8"],
     paraphrases = ["express refund order 9"],
     interleaved_prompt = "where is the parcel for order 31?",
+    multi_call_prompt = "refund orders 9 and 10",
     gate_sweep = 8,
     retries = "same_key",
     skip_probes = ["procedural/gate-sweep"],
