@@ -8,11 +8,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { MemorySaver } from "@langchain/langgraph";
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
 
 import { DurableSaver } from "symfonic-evals-protocol/langgraph";
 
-import { build, desk } from "../examples/langgraph/desk.js";
+import { agent, build, desk, escalateTicket } from "../examples/langgraph/desk.js";
 import { durable, inProcess, type Line } from "./harness.js";
 
 function record(line: Line): Record<string, unknown> {
@@ -90,6 +91,46 @@ test("a denial settles the call without its effect; a token whose interrupt is g
   assert.deepEqual(late.error, { kind: "StalePauseToken", message: "the conversation no longer waits on this pause", code: "pause.stale" });
   assert.equal(session.ledger.has("escalate:9"), false, "a stale approval escalates nothing");
   assert.equal(await session.shutdown(), 0);
+});
+
+/** The desk's agent and tools as a subgraph: the parent sees its messages only once it finishes. */
+function nested(checkpointer: BaseCheckpointSaver) {
+  const inner = new StateGraph(MessagesAnnotation)
+    .addNode("agent", agent)
+    .addNode("tools", new ToolNode([escalateTicket]))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", (s) => (s.messages.at(-1)?.getType() === "ai" && (s.messages.at(-1) as { tool_calls?: unknown[] }).tool_calls?.length ? "tools" : END))
+    .addEdge("tools", "agent")
+    .compile();
+  return new StateGraph(MessagesAnnotation).addNode("desk", inner).addEdge(START, "desk").addEdge("desk", END).compile({ checkpointer });
+}
+// The desk's factory is typed by its own graph; the adapter needs only the Graph surface.
+const nestedGraph = nested as unknown as ReturnType<typeof build>;
+
+test("an interrupt inside a subgraph pauses with the subgraph's call pending, settled once on resume", async () => {
+  const dir = durable();
+  const first = inProcess(desk(nestedGraph), {}, dir);
+  await first.hello();
+  const paused = record(await first.prompt("n", "escalate ticket 5"));
+  const terminal = paused.terminal as { kind: string; interaction: string; token: string; question_id: string };
+  assert.equal(terminal.kind, "paused");
+  assert.equal(terminal.interaction, "escalate_ticket", "the pause names the subgraph's gated call, not the parent's node");
+  assert.deepEqual(paused.tool_calls, [
+    { id: "n/1/call_5", name: "escalate_ticket", arguments: { ticket: 5 }, outcome: { status: "pending" } },
+  ]);
+  assert.equal(first.ledger.size, 0);
+  assert.equal(await first.shutdown(), 0);
+
+  const second = inProcess(desk(nestedGraph), {}, dir);
+  await second.hello();
+  const resume = { conversation: "n", token: terminal.token, answer: { approved: true }, question_id: terminal.question_id };
+  const resumed = record(await second.request("resume", resume));
+  assert.deepEqual(resumed.resolved, [{ id: "n/1/call_5", outcome: { status: "succeeded", result: { escalated: 5 } } }]);
+  assert.deepEqual(resumed.tool_calls, [], "the parked call is settled, not reported again");
+  assert.deepEqual([...second.ledger], ["escalate:5"]);
+  const replay = await second.request("resume", resume);
+  assert.equal((replay.error as { code: string }).code, "pause.replayed");
+  assert.equal(await second.shutdown(), 0);
 });
 
 test("the LangGraph desk stays small: at most 40 lines, at most 10 facing the harness", () => {

@@ -29,7 +29,7 @@ export const escalateTicket = tool(
 );
 
 /** The scripted agent: a tool call for an escalation, then the tool's answer. */
-function agent(state: typeof MessagesAnnotation.State): { messages: BaseMessage[] } {
+export function agent(state: typeof MessagesAnnotation.State): { messages: BaseMessage[] } {
   const last = state.messages.at(-1);
   if (last?.getType() === "tool") return { messages: [new AIMessage(`Done: ${String(last.content)}`)] };
   const ticket = /escalate ticket (\d+)/i.exec(String(last?.content ?? ""))?.[1];

@@ -14,7 +14,9 @@
  * What it reads off the graph, never off the deployment's word:
  * - tool calls: each AI message's `tool_calls` since the turn began, ended
  *   by the tool message answering it (`status: "error"` is a failure), or
- *   pending when the turn paused before it was answered;
+ *   pending when the turn paused before it was answered (an `interrupt()`
+ *   inside a subgraph parks the calls of the subgraph's messages, which its
+ *   parent sees only once the subgraph finishes);
  * - the pause: the interrupt the graph's state holds; its interaction is the
  *   pending tool call's name (approval on the call itself) or, for an
  *   interrupt in a plain node, {@link LangGraphOptions.interaction};
@@ -46,7 +48,7 @@ effects.passThrough(GraphInterrupt);
 /** The graph's surface this adapter uses (a compiled `StateGraph`). */
 export interface Graph {
   invoke(input: unknown, config: { configurable: Record<string, unknown> }): Promise<unknown>;
-  getState(config: { configurable: Record<string, unknown> }): Promise<StateSnapshot>;
+  getState(config: { configurable: Record<string, unknown> }, options?: { subgraphs?: boolean }): Promise<StateSnapshot>;
 }
 
 export interface LangGraphOptions {
@@ -173,6 +175,25 @@ export class LangGraphDeployment extends Deployment {
     return calls;
   }
 
+  /**
+   * The messages the interrupt waits among: those of the innermost
+   * subgraph holding it (a compiled graph added as a node keeps its own
+   * state until it finishes), or the graph's own.
+   */
+  private async held(conversation: string, interruptId: string | undefined, messages: Message[]): Promise<Message[]> {
+    let inner = await this.graph.getState(this.config(conversation), { subgraphs: true });
+    let held = messages;
+    for (;;) {
+      const task = inner.tasks.find(
+        (t) => t.state !== undefined && "values" in t.state && t.interrupts.some((i) => i.id === interruptId),
+      );
+      if (task === undefined) return held;
+      inner = task.state as StateSnapshot;
+      const own = this.messages(inner);
+      if (own.length > 0) held = own;
+    }
+  }
+
   private answerOf(state: StateSnapshot): string {
     const values = state.values as Record<string, unknown>;
     if (this.options.answer) return this.options.answer(values);
@@ -185,7 +206,8 @@ export class LangGraphDeployment extends Deployment {
     const config = this.config(conversation);
     const state = await this.graph.getState(config);
     const interrupt = state.tasks.flatMap((task) => task.interrupts)[0];
-    const messages = this.messages(state);
+    const own = this.messages(state);
+    const messages = interrupt === undefined ? own : await this.held(conversation, interrupt.id, own);
     const calls = this.calls(conversation, messages, from, interrupt !== undefined);
     const record = new TurnRecord({
       answer: this.answerOf(state),
