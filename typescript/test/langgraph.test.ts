@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 
-import { DurableSaver } from "symfonic-evals-protocol/langgraph";
+import { DurableSaver, LangGraphDeployment, type Graph } from "symfonic-evals-protocol/langgraph";
 
 import { agent, build, desk, escalateTicket } from "../examples/langgraph/desk.js";
 import { durable, inProcess, type Line } from "./harness.js";
@@ -131,6 +131,41 @@ test("an interrupt inside a subgraph pauses with the subgraph's call pending, se
   const replay = await second.request("resume", resume);
   assert.equal((replay.error as { code: string }).code, "pause.replayed");
   assert.equal(await second.shutdown(), 0);
+});
+
+/** A prompt, its pause and the approval, with the token and the (random) question id taken out. */
+async function approvalRun(streamed: boolean): Promise<{ records: unknown[]; ledger: string[]; ran: string[] }> {
+  const ran: string[] = [];
+  const graph = (checkpointer: BaseCheckpointSaver): Graph => {
+    const compiled = build()(checkpointer);
+    return {
+      getState: (config, options) => compiled.getState(config, options),
+      invoke: (input, config) => (ran.push("invoke"), compiled.invoke(input as never, config)),
+      stream: (input, config) => (ran.push("stream"), compiled.stream(input as never, config)),
+    };
+  };
+  const input = (request: { prompt: string }) => ({ messages: [{ role: "user", content: request.prompt }] });
+  const session = inProcess((dir: string) => new LangGraphDeployment(dir, { graph, input, stream: streamed }));
+  await session.hello();
+  const paused = record(await session.prompt("t", "escalate ticket 3"));
+  const t = paused.terminal as { token: string; question_id: string };
+  const resume = { conversation: "t", token: t.token, answer: { approved: true }, question_id: t.question_id };
+  const resumed = record(await session.request("resume", resume));
+  const ledger = [...session.ledger];
+  assert.equal(await session.shutdown(), 0);
+  const { token: _token, question_id: _question, ...terminal } = paused.terminal as Record<string, unknown>;
+  return { records: [{ ...paused, terminal }, resumed], ledger, ran };
+}
+
+test("a streamed graph gives the same evidence as an invoked one", async () => {
+  const invoked = await approvalRun(false);
+  const streamed = await approvalRun(true);
+  assert.deepEqual(invoked.ran, ["invoke", "invoke"]);
+  assert.deepEqual(streamed.ran, ["stream", "stream"], "the prompt and the resume both stream");
+  assert.equal((streamed.records[0] as { terminal: { kind: string } }).terminal.kind, "paused");
+  assert.deepEqual(streamed.records, invoked.records);
+  assert.deepEqual(streamed.ledger, ["escalate:3"]);
+  assert.deepEqual(streamed.ledger, invoked.ledger);
 });
 
 test("the LangGraph desk stays small: at most 40 lines, at most 10 facing the harness", () => {

@@ -48,6 +48,8 @@ effects.passThrough(GraphInterrupt);
 /** The graph's surface this adapter uses (a compiled `StateGraph`). */
 export interface Graph {
   invoke(input: unknown, config: { configurable: Record<string, unknown> }): Promise<unknown>;
+  /** Used instead of `invoke` when {@link LangGraphOptions.stream} is set. */
+  stream?(input: unknown, config: { configurable: Record<string, unknown>; streamMode?: "updates" }): Promise<AsyncIterable<unknown>>;
   getState(config: { configurable: Record<string, unknown> }, options?: { subgraphs?: boolean }): Promise<StateSnapshot>;
 }
 
@@ -66,6 +68,12 @@ export interface LangGraphOptions {
   capabilities?: (declared: Capabilities) => Capabilities;
   /** How pause tokens are published (see {@link TokenCodec}). */
   codec?: TokenCodec;
+  /**
+   * Run the graph with `stream()` (drained to its end) instead of
+   * `invoke()`, as a deployment that streams to its users does: the
+   * evidence is read off the thread's state either way.
+   */
+  stream?: boolean;
 }
 
 /** What a pause keeps to continue its graph. */
@@ -138,6 +146,18 @@ export class LangGraphDeployment extends Deployment {
 
   private config(conversation: string): { configurable: Record<string, unknown> } {
     return { configurable: { thread_id: conversation } };
+  }
+
+  /** Runs the graph to its end or its interrupt, streamed when asked. */
+  private async execute(input: unknown, config: { configurable: Record<string, unknown> }): Promise<void> {
+    if (!this.options.stream) {
+      await this.graph.invoke(input, config);
+      return;
+    }
+    if (this.graph.stream === undefined) throw new TypeError("the graph has no stream()");
+    for await (const _chunk of await this.graph.stream(input, { ...config, streamMode: "updates" })) {
+      // Drained: what a user would have seen is not evidence; the state is.
+    }
   }
 
   private messages(state: StateSnapshot): Message[] {
@@ -241,7 +261,7 @@ export class LangGraphDeployment extends Deployment {
   override async runTurn(request: PromptRequest, _turn: Turn): Promise<TurnRecord> {
     const config = this.config(request.conversation);
     const before = this.messages(await this.graph.getState(config)).length;
-    await this.graph.invoke(this.options.input(request), config);
+    await this.execute(this.options.input(request), config);
     return this.finish(request.conversation, before, request.prompt);
   }
 
@@ -254,7 +274,7 @@ export class LangGraphDeployment extends Deployment {
     const waiting = state.tasks.some((task) => task.interrupts.some((i) => (i.id ?? "") === handle?.interruptId));
     if (handle === null || !waiting) throw stale();
     return this.pauses.redeem(pause, this.run, async () => {
-      await this.graph.invoke(new Command({ resume: request.answer }), config);
+      await this.execute(new Command({ resume: request.answer }), config);
       const after = await this.graph.getState(config);
       const messages = this.messages(after);
       const answered = messages
