@@ -15,7 +15,7 @@ import { z } from "zod";
 
 import { OpenAIAgentsDeployment } from "symfonic-evals-protocol/openai-agents";
 
-import { build, desk, escalateTicket } from "../examples/openai-agents/desk.js";
+import { build, desk, escalateTicket, model } from "../examples/openai-agents/desk.js";
 import { durable, inProcess, type Line } from "./harness.js";
 
 function record(line: Line): Record<string, unknown> {
@@ -174,6 +174,76 @@ test("a guardrail's tripwire ends the turn refused, with nothing run", async () 
   assert.deepEqual(refused.governance, [{ stage: "input-guardrail", outcome: "rejected", counts: { refused: 1 } }]);
   assert.deepEqual(refused.tool_calls, []);
   assert.equal(session.ledger.size, 0);
+  assert.equal(await session.shutdown(), 0);
+});
+
+/** A prompt's pause, a restart and the approval, with the token and the (random) question id taken out. */
+async function approvalRun(stream: boolean): Promise<{ records: unknown[]; ledger: string[]; calls: string[] }> {
+  const calls: string[] = [];
+  const counted: Model = {
+    getResponse: (request) => (calls.push("response"), model.getResponse(request)),
+    getStreamedResponse: (request) => (calls.push("streamed"), model.getStreamedResponse(request)),
+  };
+  const agent = new Agent({ name: "help desk", instructions: "Help; escalate when asked.", model: counted, tools: [escalateTicket] });
+  const dir = durable();
+  const first = inProcess((d) => new OpenAIAgentsDeployment(d, { agent, stream }), {}, dir);
+  await first.hello();
+  const paused = record(await first.prompt("s", "escalate ticket 4"));
+  assert.equal(await first.shutdown(), 0);
+  const t = paused.terminal as Terminal;
+  const second = inProcess((d) => new OpenAIAgentsDeployment(d, { agent, stream }), {}, dir);
+  await second.hello();
+  const resumed = record(await second.request("resume", { conversation: "s", token: t.token, answer: { approved: true }, question_id: t.question_id }));
+  const ledger = [...second.ledger];
+  assert.equal(await second.shutdown(), 0);
+  const { token: _token, question_id: _question, ...terminal } = t;
+  return { records: [{ ...paused, terminal }, resumed], ledger, calls };
+}
+
+test("a streamed run gives the same evidence as a run that is not", async () => {
+  const plain = await approvalRun(false);
+  const streamed = await approvalRun(true);
+  assert.deepEqual(plain.calls, ["response", "response"]);
+  assert.deepEqual(streamed.calls, ["streamed", "streamed"], "the prompt and the resume both stream");
+  assert.equal((streamed.records[0] as { terminal: Terminal }).terminal.kind, "paused");
+  assert.deepEqual(streamed.records, plain.records);
+  assert.deepEqual(streamed.ledger, ["escalate:4"]);
+});
+
+test("a streamed run's model responses are journaled: a retry after a failure replays them", async () => {
+  let failures = 1;
+  const flaky = tool({
+    name: "look_up_invoice",
+    description: "Look up an invoice.",
+    parameters: z.object({}),
+    errorFunction: null,
+    execute: async () => {
+      if (failures-- > 0) throw new Error("the invoice service went away");
+      return "invoice 12: paid";
+    },
+  });
+  const inner = counting((request) =>
+    (request.input as Array<{ callId?: string }>).at(-1)?.callId === "call_invoice"
+      ? say("paid")
+      : { type: "function_call", callId: "call_invoice", name: "look_up_invoice", arguments: "{}", status: "completed" },
+  );
+  let streamedCalls = 0;
+  const streaming: Model = {
+    getResponse: () => Promise.reject(new Error("the run streams")),
+    async *getStreamedResponse(request: ModelRequest) {
+      streamedCalls += 1;
+      const { output } = await inner.getResponse(request);
+      yield { type: "response_done" as const, response: { id: `r${streamedCalls}`, usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, output: output as never } };
+    },
+  };
+  const agent = new Agent({ name: "billing", instructions: "Answer billing questions.", model: streaming, tools: [flaky] });
+  const session = inProcess((d) => new OpenAIAgentsDeployment(d, { agent, stream: true }));
+  await session.hello();
+  assert.equal((await session.prompt("j", "a billing question")).type, "turn_error");
+  assert.equal(streamedCalls, 1);
+  const answered = record(await session.prompt("j", "a billing question"));
+  assert.equal(answered.answer, "paid");
+  assert.equal(streamedCalls, 2, "the first response is replayed from the journal; only the call after the tool is new");
   assert.equal(await session.shutdown(), 0);
 });
 

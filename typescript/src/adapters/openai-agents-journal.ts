@@ -11,7 +11,7 @@
  * current agent), so the target's model calls are journaled too.
  */
 
-import { Agent, Handoff, Usage, type Model, type ModelRequest, type ModelResponse } from "@openai/agents-core";
+import { Agent, Handoff, Usage, type Model, type protocol, type ModelRequest, type ModelResponse } from "@openai/agents-core";
 
 import type { Json } from "../records.js";
 import { DurableJson } from "../store.js";
@@ -119,23 +119,52 @@ export class JournaledModel implements Model {
   ) {}
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    this.scope.modelInputs.push(renderModelInput(request.systemInstructions, request.input));
-    const index = this.scope.nextCall();
-    const saved = this.scope.journal.response(this.scope.attempt, index) as
-      | { output: ModelResponse["output"]; responseId?: string; usage: ConstructorParameters<typeof Usage>[0] }
-      | undefined;
+    const { index, saved } = this.begin(request);
     if (saved !== undefined) return { output: saved.output, responseId: saved.responseId, usage: new Usage(saved.usage) };
     const response = await this.inner.getResponse(request);
-    const usage = { requests: response.usage.requests, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, totalTokens: response.usage.totalTokens };
-    const kept = { output: response.output, usage, ...(response.responseId === undefined ? {} : { responseId: response.responseId }) };
-    this.scope.journal.record(this.scope.attempt, index, JSON.parse(JSON.stringify(kept)) as Json);
+    this.keep(index, response.output, response.responseId, response.usage);
     return response;
   }
 
-  getStreamedResponse(request: ModelRequest): AsyncIterable<never> {
-    void request;
-    throw new Error("the adapter drives non-streamed runs only");
+  /**
+   * A streamed model call: the inner model's events passed on, its
+   * `response_done` journaled; a replayed call streams only that event
+   * (what the run takes from a stream is the finished response).
+   */
+  async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+    const { index, saved } = this.begin(request);
+    if (saved !== undefined) {
+      yield { type: "response_done", response: { id: saved.responseId ?? `replayed-${index}`, usage: usageFields(new Usage(saved.usage)), output: saved.output as protocol.StreamEventResponseCompleted["response"]["output"] } };
+      return;
+    }
+    for await (const event of this.inner.getStreamedResponse(request)) {
+      if (event.type === "response_done") {
+        const done = event.response;
+        this.keep(index, done.output as ModelResponse["output"], done.id, new Usage(done.usage));
+      }
+      yield event;
+    }
   }
+
+  /** Renders the call's input and finds the response a dead attempt got, if any. */
+  private begin(request: ModelRequest): { index: number; saved: Saved | undefined } {
+    this.scope.modelInputs.push(renderModelInput(request.systemInstructions, request.input));
+    const index = this.scope.nextCall();
+    return { index, saved: this.scope.journal.response(this.scope.attempt, index) as Saved | undefined };
+  }
+
+  private keep(index: number, output: ModelResponse["output"], responseId: string | undefined, usage: Usage): void {
+    const kept = { output, usage: usageFields(usage), ...(responseId === undefined ? {} : { responseId }) };
+    this.scope.journal.record(this.scope.attempt, index, JSON.parse(JSON.stringify(kept)) as Json);
+  }
+}
+
+type Saved = { output: ModelResponse["output"]; responseId?: string; usage: ConstructorParameters<typeof Usage>[0] };
+type StreamEvent = protocol.StreamEvent;
+
+/** The token counts a journal keeps of a response's usage. */
+function usageFields(usage: Usage): { requests: number; inputTokens: number; outputTokens: number; totalTokens: number } {
+  return { requests: usage.requests, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens };
 }
 
 /**

@@ -45,6 +45,7 @@ import {
   type Model,
   type RunConfig,
   type RunResult,
+  type StreamedRunResult,
   type ToolErrorFormatterArgs,
 } from "@openai/agents-core";
 import { createHash } from "node:crypto";
@@ -78,6 +79,12 @@ export interface OpenAIAgentsOptions {
   capabilities?: (declared: Capabilities) => Capabilities;
   /** How pause tokens are published (see {@link TokenCodec}). */
   codec?: TokenCodec;
+  /**
+   * Run with `stream: true` (drained to its end), as a deployment that
+   * streams to its users does; the models' streamed responses are
+   * journaled like the others, and the evidence is the run's items either way.
+   */
+  stream?: boolean;
 }
 
 /** What a pause keeps to run its state on. */
@@ -131,6 +138,9 @@ function refusal(error: unknown): Stage | undefined {
   if (error instanceof ModelRefusalError) return new Stage("model-refusal", "rejected", { refused: 1 });
   return undefined;
 }
+
+/** A finished run, streamed or not. */
+type Ran = RunResult<any, any> | StreamedRunResult<any, any>;
 
 export class OpenAIAgentsDeployment extends Deployment {
   protected readonly pauses: PauseTable;
@@ -239,13 +249,20 @@ export class OpenAIAgentsDeployment extends Deployment {
     seen: string[],
     scope = new Seen(this.journal, attempt),
     agent = journaledGraph(this.options.agent, scope, this.runModel()),
-  ): Promise<{ record: TurnRecord; result: RunResult<any, any> | undefined }> {
+  ): Promise<{ record: TurnRecord; result: Ran | undefined }> {
     this.journal.open(attempt);
     this.current = scope;
-    let result: RunResult<any, any>;
+    let result: Ran;
     try {
       const options = { ...(this.options.maxTurns === undefined ? {} : { maxTurns: this.options.maxTurns }), ...(context === undefined ? {} : { context }) };
-      result = await this.runner.run(agent, input, options);
+      if (this.options.stream) {
+        const streamed = await this.runner.run(agent, input, { ...options, stream: true });
+        for await (const _event of streamed) {
+          // Drained: what a user would have seen is not evidence; the items are.
+        }
+        await streamed.completed;
+        result = streamed;
+      } else result = await this.runner.run(agent, input, options);
     } catch (error) {
       const stage = refusal(error);
       if (stage === undefined) {
@@ -263,7 +280,7 @@ export class OpenAIAgentsDeployment extends Deployment {
   }
 
   /** The turn's evidence; pauses again (minting a token) when interrupted. */
-  private record(result: RunResult<any, any>, scope: Seen, conversation: string, callScope: string, serial: number, seen: string[]): TurnRecord {
+  private record(result: Ran, scope: Seen, conversation: string, callScope: string, serial: number, seen: string[]): TurnRecord {
     const skip = new Set(seen);
     const calls = new Map<string, { name: string; args: Json; output?: unknown; ran: boolean }>();
     for (const item of result.newItems) {
@@ -304,7 +321,7 @@ export class OpenAIAgentsDeployment extends Deployment {
   }
 
   /** How the resumed run settled one parked call. */
-  private settle(call: Parked, result: RunResult<any, any> | undefined, seen: Seen, approved: boolean): ResolvedCall {
+  private settle(call: Parked, result: Ran | undefined, seen: Seen, approved: boolean): ResolvedCall {
     if (!approved || seen.rejected.has(call.callId)) return ResolvedCall.refused(call.id, APPROVAL_STAGE);
     const output = result?.newItems.find(
       (item) => item instanceof RunToolCallOutputItem && (item.rawItem as { callId?: string }).callId === call.callId,
