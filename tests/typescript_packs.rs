@@ -3,8 +3,9 @@
 //! the main job uses (`helpdesk::typescript`): its plain desk passes the
 //! protocol conformance check and every pack it is meant for (approval with
 //! the gated-action, denial and unfit-answer probes, extension with the MCP
-//! fixture, exactly-once); the desks on LangGraph.js and on the OpenAI
-//! Agents SDK pass approval (on the gated call) and exactly-once; each twin
+//! fixture, exactly-once); the desk on LangGraph.js passes approval (on the
+//! gated call), extension (its own witnessed tool) and exactly-once, the
+//! desk on the OpenAI Agents SDK approval and exactly-once; each twin
 //! fails exactly the scenarios it is pinned to, first where its catch says.
 //!
 //! Where `node` or the package's dependencies are missing, each test says

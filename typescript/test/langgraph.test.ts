@@ -168,6 +168,22 @@ test("a streamed graph gives the same evidence as an invoked one", async () => {
   assert.deepEqual(streamed.ledger, invoked.ledger);
 });
 
+test("the extension tool: witnessed, its result in the model input the chat model received", async () => {
+  const session = inProcess(desk());
+  await session.hello();
+  const answered = record(await session.prompt("w", "what is the weather in Lisbon"));
+  assert.deepEqual(answered.tool_calls, [
+    { id: "w/1/call_weather_1", name: "weather_lookup", arguments: { city: "Lisbon" }, outcome: { status: "succeeded", result: { city: "Lisbon", forecast: "sunny, 21 C" } } },
+  ]);
+  assert.equal(answered.answer, 'Done: {"city":"Lisbon","forecast":"sunny, 21 C"}');
+  assert.equal(
+    answered.model_input,
+    'human: what is the weather in Lisbon\n\nhuman: what is the weather in Lisbon\nai:  call weather_lookup {"city":"Lisbon"}\ntool: {"city":"Lisbon","forecast":"sunny, 21 C"}',
+  );
+  assert.deepEqual(session.witnesses.map((w) => w.tool), ["weather_lookup"]);
+  assert.equal(await session.shutdown(), 0);
+});
+
 test("the LangGraph desk stays small: at most 40 lines, at most 10 facing the harness", () => {
   // The rule: lines that are neither blank nor comments; a line faces the
   // harness when it names this package or one of its exports.

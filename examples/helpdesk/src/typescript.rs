@@ -30,7 +30,8 @@ pub enum TsDesk {
     /// The desk on the companion alone (`helpdesk.ts`): `ask_user` pauses.
     Plain,
     /// The desk on LangGraph.js (`langgraph/desk.ts`): the approval sits
-    /// on the gated call itself, an `interrupt()` in its node.
+    /// on the gated call itself, an `interrupt()` in its node; its
+    /// witnessed `weather_lookup` is the contributed extension tool.
     LangGraph,
     /// The desk on the OpenAI Agents SDK for JavaScript
     /// (`openai-agents/desk.ts`): the gated tool has `needsApproval`, the
@@ -60,12 +61,14 @@ impl TsDesk {
         }
     }
 
-    /// The packs the desk is meant for (the framework desks have no
-    /// extension tool).
+    /// The packs the desk is meant for (the Agents desk has no extension
+    /// tool).
     pub fn packs(self) -> &'static [Pack] {
         match self {
-            Self::Plain => &[Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce],
-            Self::LangGraph | Self::OpenAiAgents => &[Pack::ApprovalResume, Pack::ExactlyOnce],
+            Self::Plain | Self::LangGraph => {
+                &[Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce]
+            }
+            Self::OpenAiAgents => &[Pack::ApprovalResume, Pack::ExactlyOnce],
         }
     }
 

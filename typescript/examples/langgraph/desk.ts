@@ -1,14 +1,15 @@
 /**
- * A help desk on LangGraph.js, served through the adapter: a scripted agent
- * node (no model: the graph's shape is what is judged) calls
- * `escalate_ticket`, whose body asks a supervisor with `interrupt()` and
- * escalates through the harness's ledger once approved. The approval sits
- * on the gated call itself.
+ * A help desk on LangGraph.js, served through the adapter: the agent node's
+ * chat model (scripted, `model.ts`: the graph's shape is what is judged)
+ * calls `escalate_ticket`, whose body asks a supervisor with `interrupt()`
+ * and escalates through the harness's ledger once approved (the approval
+ * sits on the gated call itself), or the contributed extension tool
+ * `weather_lookup`, whose body witnesses itself.
  */
 
 import { pathToFileURL } from "node:url";
 
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { END, MessagesAnnotation, START, StateGraph, interrupt, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
@@ -16,6 +17,8 @@ import { z } from "zod";
 
 import { effects, serve, witnessed, type PromptRequest } from "symfonic-evals-protocol";
 import { LangGraphDeployment } from "symfonic-evals-protocol/langgraph";
+
+import { ScriptedChatModel } from "./model.js";
 
 export const escalateTicket = tool(
   witnessed("escalate_ticket", async ({ ticket }: { ticket: number }) => {
@@ -28,17 +31,18 @@ export const escalateTicket = tool(
   { name: "escalate_ticket", description: "Escalate a ticket once a supervisor approves.", schema: z.object({ ticket: z.number() }) },
 );
 
-/** The scripted agent: a tool call for an escalation, then the tool's answer. */
-export function agent(state: typeof MessagesAnnotation.State): { messages: BaseMessage[] } {
-  const last = state.messages.at(-1);
-  if (last?.getType() === "tool") return { messages: [new AIMessage(`Done: ${String(last.content)}`)] };
-  const ticket = /escalate ticket (\d+)/i.exec(String(last?.content ?? ""))?.[1];
-  if (ticket === undefined) return { messages: [new AIMessage("Hello! How can I help?")] };
-  const call = { id: `call_${ticket}`, name: "escalate_ticket", args: { ticket: Number(ticket) } };
-  return { messages: [new AIMessage({ content: "", tool_calls: [call] })] };
-}
+/** The contributed extension tool: a forecast per city, the same every time. */
+const FORECASTS: Record<string, string> = { Lisbon: "sunny, 21 C", Oslo: "snow, -3 C" };
+export const weatherLookup = tool(
+  witnessed("weather_lookup", async ({ city }: { city: string }) => JSON.stringify({ city, forecast: FORECASTS[city] ?? "cloudy, 15 C" })),
+  { name: "weather_lookup", description: "The forecast for a city.", schema: z.object({ city: z.string() }) },
+);
 
-export function build(tools = [escalateTicket]) {
+/** The agent: the (scripted) chat model on the conversation. */
+const model = new ScriptedChatModel();
+export const agent = async (state: typeof MessagesAnnotation.State) => ({ messages: [await model.invoke(state.messages)] });
+
+export function build(tools = [escalateTicket, weatherLookup]) {
   return (checkpointer: BaseCheckpointSaver) =>
     new StateGraph(MessagesAnnotation)
       .addNode("agent", agent)
@@ -53,6 +57,6 @@ export function build(tools = [escalateTicket]) {
 // every effect goes through the ledger under a key naming the request.
 const input = (request: PromptRequest) => ({ messages: [{ role: "user", content: request.prompt }] });
 export const desk = (graph = build()) => (dir: string) =>
-  new LangGraphDeployment(dir, { graph, input, capabilities: (c) => c.trait("idempotent-effects") });
+  new LangGraphDeployment(dir, { graph, input, capabilities: (c) => c.trait("idempotent-effects").contributes("extensions", "weather_lookup") });
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exit(await serve(desk()));

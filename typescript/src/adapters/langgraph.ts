@@ -20,6 +20,9 @@
  * - the pause: the interrupt the graph's state holds; its interaction is the
  *   pending tool call's name (approval on the call itself) or, for an
  *   interrupt in a plain node, {@link LangGraphOptions.interaction};
+ * - the model input: every prompt the graph's chat models received in the
+ *   turn, recorded by a callback handler, one message a line (the prompt's
+ *   text when no chat model ran);
  * - the resume: the pending call settled by its tool message (`resolved`),
  *   the checkpoint it continued from, and every later call.
  *
@@ -31,6 +34,7 @@
  * carries it on; tool bodies reach the ledger with {@link effects}.
  */
 
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { Command, GraphInterrupt, type BaseCheckpointSaver, type StateSnapshot } from "@langchain/langgraph";
 
 import { effects } from "../effects.js";
@@ -45,11 +49,17 @@ import { DurableSaver } from "./checkpointer.js";
 // tool's failure: witnessed bodies let it pass.
 effects.passThrough(GraphInterrupt);
 
+/** What the adapter hands the graph's runs: the thread, and its recorder of model input. */
+export interface RunConfig {
+  configurable: Record<string, unknown>;
+  callbacks?: BaseCallbackHandler[];
+}
+
 /** The graph's surface this adapter uses (a compiled `StateGraph`). */
 export interface Graph {
-  invoke(input: unknown, config: { configurable: Record<string, unknown> }): Promise<unknown>;
+  invoke(input: unknown, config: RunConfig): Promise<unknown>;
   /** Used instead of `invoke` when {@link LangGraphOptions.stream} is set. */
-  stream?(input: unknown, config: { configurable: Record<string, unknown>; streamMode?: "updates" }): Promise<AsyncIterable<unknown>>;
+  stream?(input: unknown, config: RunConfig & { streamMode?: "updates" }): Promise<AsyncIterable<unknown>>;
   getState(config: { configurable: Record<string, unknown> }, options?: { subgraphs?: boolean }): Promise<StateSnapshot>;
 }
 
@@ -93,6 +103,22 @@ interface Message {
   tool_call_id?: string;
   status?: string;
   _getType?: () => string;
+}
+
+/** Records every prompt the run's chat models receive. */
+class ModelInputs extends BaseCallbackHandler {
+  name = "symfonic-model-inputs";
+  readonly prompts: string[] = [];
+
+  override handleChatModelStart(_llm: unknown, messages: unknown[][]): void {
+    for (const prompt of messages) this.prompts.push((prompt as Message[]).map(render).join("\n"));
+  }
+}
+
+/** One message as a line of model input: its role, its text, the calls it asks for. */
+function render(message: Message): string {
+  const calls = (message.tool_calls ?? []).map((call) => ` call ${call.name} ${JSON.stringify(call.args)}`).join("");
+  return `${kind(message)}: ${text(message.content)}${calls}`;
 }
 
 function kind(message: Message): string {
@@ -149,7 +175,7 @@ export class LangGraphDeployment extends Deployment {
   }
 
   /** Runs the graph to its end or its interrupt, streamed when asked. */
-  private async execute(input: unknown, config: { configurable: Record<string, unknown> }): Promise<void> {
+  private async execute(input: unknown, config: RunConfig): Promise<void> {
     if (!this.options.stream) {
       await this.graph.invoke(input, config);
       return;
@@ -261,8 +287,9 @@ export class LangGraphDeployment extends Deployment {
   override async runTurn(request: PromptRequest, _turn: Turn): Promise<TurnRecord> {
     const config = this.config(request.conversation);
     const before = this.messages(await this.graph.getState(config)).length;
-    await this.execute(this.options.input(request), config);
-    return this.finish(request.conversation, before, request.prompt);
+    const inputs = new ModelInputs();
+    await this.execute(this.options.input(request), { ...config, callbacks: [inputs] });
+    return this.finish(request.conversation, before, inputs.prompts.length > 0 ? inputs.prompts.join("\n\n") : request.prompt);
   }
 
   override async resume(request: ResumeRequest, _turn: Turn): Promise<TurnRecord> {
@@ -274,7 +301,8 @@ export class LangGraphDeployment extends Deployment {
     const waiting = state.tasks.some((task) => task.interrupts.some((i) => (i.id ?? "") === handle?.interruptId));
     if (handle === null || !waiting) throw stale();
     return this.pauses.redeem(pause, this.run, async () => {
-      await this.execute(new Command({ resume: request.answer }), config);
+      const inputs = new ModelInputs();
+      await this.execute(new Command({ resume: request.answer }), { ...config, callbacks: [inputs] });
       const after = await this.graph.getState(config);
       const messages = this.messages(after);
       const answered = messages
@@ -288,7 +316,7 @@ export class LangGraphDeployment extends Deployment {
             : answered.status === "error"
               ? [ResolvedCall.failed(handle.pendingCall, text(answered.content))]
               : [ResolvedCall.succeeded(handle.pendingCall, result(answered.content))];
-      const record = await this.finish(request.conversation, handle.messages, "", {
+      const record = await this.finish(request.conversation, handle.messages, inputs.prompts.join("\n\n"), {
         resolved,
         attributes: {
           resume_outcome: "resumed",
