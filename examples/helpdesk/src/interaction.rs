@@ -456,6 +456,23 @@ impl Pauses {
             .map_err(store_error)
     }
 
+    /// Forgets the pauses `conversation` still has pending, durably, for a
+    /// reset: their tokens are refused from now on. The `ResetKeepsPause`
+    /// twin's reset clears the transcript only and leaves them redeemable.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the database refuses the write.
+    pub fn forget(&self, conversation: &str) -> Result<(), TurnError> {
+        if self.has(Flaw::ResetKeepsPause) {
+            return Ok(());
+        }
+        self.store
+            .forget_pending(conversation)
+            .map(drop)
+            .map_err(store_error)
+    }
+
     /// Redeems a token with a person's answer; see the module documentation
     /// for the order of the checks.
     ///
