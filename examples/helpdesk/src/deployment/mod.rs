@@ -240,6 +240,9 @@ impl Helpdesk {
         if variant == Some(Variant::TimeOrderedPauseTokens) {
             pauses = pauses.time_ordered();
         }
+        if variant == Some(Variant::ResetIsNewSession) {
+            pauses = pauses.per_session();
+        }
         Ok(Self {
             pauses,
             store,
