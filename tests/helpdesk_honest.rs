@@ -10,8 +10,8 @@ use helpdesk::honest::{complaints, run_python, run_rust};
 use helpdesk::{Helpdesk, Variant};
 use serde_json::{json, Value};
 use symfonic_evals::{
-    EditDecision, EditedAction, PromptRequest, ResumeRequest, Target, TargetContext, ToolCall,
-    ToolOutcome, TurnRecord,
+    EditDecision, EditedAction, PromptRequest, ResetRequest, ResumeRequest, Target, TargetContext,
+    ToolCall, ToolOutcome, TurnRecord,
 };
 use symfonic_evals_e2e::side_by_side;
 
@@ -160,6 +160,28 @@ fn shows_its_shape(
                 second[second.len() - 8..],
                 "{name}"
             );
+            assert!(!approve(desk, &paused).tool_calls().is_empty());
+        }
+        Variant::ResetIsNewSession => {
+            // A new session: the old one's pause stays in the store, out
+            // of reach of its token; the new session pauses and redeems.
+            let before = turn(desk, gated);
+            let pause = before.pause().expect("paused").clone();
+            desk.reset(&ResetRequest {
+                conversation: "shape".into(),
+            })
+            .expect("resets");
+            let store = helpdesk::store::Store::open_in(ctx.durable_dir()).expect("the store");
+            let kept = store.token(&pause.token).expect("the store reads");
+            assert!(kept.is_some(), "{name}: the old session's pause is kept");
+            let stale = desk.resume(&ResumeRequest {
+                conversation: "shape".into(),
+                question_id: pause.question_id.clone(),
+                token: pause.token.clone(),
+                answer: json!({ "approved": true }),
+            });
+            assert!(stale.is_err(), "{name}: the old token is refused");
+            let paused = turn(desk, gated);
             assert!(!approve(desk, &paused).tool_calls().is_empty());
         }
         Variant::RandomCallIds => {

@@ -196,6 +196,8 @@ twins! {
     token_spent_before_the_continuation: ResumeNotRetriable =>
         "approval/crash-inside-resume", "resume killed at its first effect", "UnexpectedError",
         "the turn succeeds";
+    a_reset_that_keeps_the_pause: ResetKeepsPause =>
+        "approval/reset-between", "pre-reset token", "ExpectedError", "an error (any kind)";
 
     // Caught by one procedural probe each.
     policy_cached_at_start_up: PolicyCachedAtStartup =>

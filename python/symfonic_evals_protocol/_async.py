@@ -14,7 +14,7 @@ import sys
 from typing import IO, Any, Callable, List, Optional
 
 from . import _wire
-from ._records import Capabilities, PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
+from ._records import Capabilities, PromptRequest, ProtocolError, ResetRequest, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
 
 __all__ = ["AsyncTurn", "AsyncDeployment", "serve_async"]
 
@@ -107,6 +107,13 @@ class AsyncDeployment:
         cannot. Declare the ``review`` operation to have the harness call it."""
         raise TurnFailure("ReviewUnsupported", "this deployment declares no review operation")
 
+    async def reset(self, request: ResetRequest, turn: AsyncTurn) -> TurnRecord:
+        """Reset (or cancel) a conversation: forget whatever it had pending,
+        its pauses included, so a token issued before the reset is refused
+        after it; return a record (it may be empty). Declare the ``reset``
+        operation to have the harness call it."""
+        raise TurnFailure("ResetUnsupported", "this deployment declares no reset operation")
+
     async def close(self) -> None:
         """Called once at orderly shutdown."""
 
@@ -129,6 +136,8 @@ async def serve_channel(deployment: AsyncDeployment, channel: _wire.Channel, exc
                 record = await deployment.run_turn(request, turn)
             elif isinstance(request, ReviewRequest):
                 record = await deployment.review_procedure(request, turn)
+            elif isinstance(request, ResetRequest):
+                record = await deployment.reset(request, turn)
             else:
                 record = await deployment.resume(request, turn)
             line = channel.encode(_wire.answer(request_id, record))

@@ -403,6 +403,16 @@ class ResumeRequest:
 
 
 @dataclass(frozen=True)
+class ResetRequest:
+    """A reset (or cancel) of one conversation (the ``reset`` operation):
+    the user starts over, so whatever the conversation had pending, its
+    pauses included, must not outlive it; a token issued before the reset
+    is refused after it."""
+
+    conversation: str
+
+
+@dataclass(frozen=True)
 class ReviewRequest:
     """An operator's decision through the structured review door (the
     ``review`` operation): the harness acts as the operator.

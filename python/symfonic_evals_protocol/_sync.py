@@ -7,7 +7,7 @@ from typing import IO, Any, Callable, List, Optional, Union
 
 from . import _wire
 from ._async import AsyncDeployment, serve_channel
-from ._records import Capabilities, ProtocolError, PromptRequest, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
+from ._records import Capabilities, ProtocolError, PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
 
 __all__ = ["Turn", "Deployment", "serve"]
 
@@ -92,6 +92,13 @@ class Deployment:
         cannot. Declare the ``review`` operation to have the harness call it."""
         raise TurnFailure("ReviewUnsupported", "this deployment declares no review operation")
 
+    def reset(self, request: ResetRequest, turn: Turn) -> TurnRecord:
+        """Reset (or cancel) a conversation: forget whatever it had pending,
+        its pauses included, so a token issued before the reset is refused
+        after it; return a record (it may be empty). Declare the ``reset``
+        operation to have the harness call it."""
+        raise TurnFailure("ResetUnsupported", "this deployment declares no reset operation")
+
     def close(self) -> None:
         """Called once at orderly shutdown."""
 
@@ -157,6 +164,8 @@ def serve(
                 record = deployment.run_turn(request, turn)
             elif isinstance(request, ReviewRequest):
                 record = deployment.review_procedure(request, turn)
+            elif isinstance(request, ResetRequest):
+                record = deployment.reset(request, turn)
             else:
                 record = deployment.resume(request, turn)
             line = channel.encode(_wire.answer(request_id, record))

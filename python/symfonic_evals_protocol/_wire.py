@@ -9,7 +9,17 @@ import os
 from typing import IO, Any, Dict, List, Optional, Tuple, Union
 
 from . import _clock, _exception
-from ._records import Feedback, PromptRequest, ProtocolError, ResumeRequest, ReviewRequest, Role, TurnFailure, TurnRecord
+from ._records import (
+    Feedback,
+    PromptRequest,
+    ProtocolError,
+    ResetRequest,
+    ResumeRequest,
+    ReviewRequest,
+    Role,
+    TurnFailure,
+    TurnRecord,
+)
 
 PROTOCOL_VERSION = 1
 """The protocol version this package speaks."""
@@ -18,7 +28,7 @@ DURABLE_DIR_ENV = "AGENT_DURABLE_DIR"
 """The environment variable holding the trial's durable directory."""
 
 Message = Dict[str, Any]
-Request = Union[PromptRequest, ResumeRequest, ReviewRequest]
+Request = Union[PromptRequest, ResumeRequest, ReviewRequest, ResetRequest]
 
 _UNSET: Any = object()
 
@@ -100,10 +110,16 @@ def ready(capabilities: Dict[str, Any]) -> Message:
 
 
 def parse_request(message: Message) -> Tuple[int, Request]:
-    """A prompt, resume or review message as its request id and request."""
+    """A prompt, resume, review or reset message as its request id and request."""
     kind, request_id = message.get("type"), message.get("id")
-    if kind not in ("prompt", "resume", "review") or isinstance(request_id, bool) or not isinstance(request_id, int):
-        raise ProtocolError("expected a prompt, resume, review or shutdown message")
+    if kind not in ("prompt", "resume", "review", "reset") or isinstance(request_id, bool) or not isinstance(request_id, int):
+        raise ProtocolError("expected a prompt, resume, review, reset or shutdown message")
+    if kind == "reset":
+        # Additive in version 1: the conversation sits beside the id.
+        conversation = message.get("conversation")
+        if not isinstance(conversation, str):
+            raise ProtocolError("a reset names its conversation as a string")
+        return request_id, ResetRequest(conversation)
     body = message.get("request")
     if not isinstance(body, dict):
         raise ProtocolError("a turn message carries its request as an object")

@@ -21,6 +21,7 @@ from symfonic_evals_protocol import (
     PromptRequest,
     ProtocolError,
     ResolvedCall,
+    ResetRequest,
     ResumeRequest,
     ReviewRequest,
     Role,
@@ -346,6 +347,40 @@ class ReviewDoor(unittest.TestCase):
 
     def test_an_unknown_action_is_a_protocol_breach(self) -> None:
         bad = {"type": "review", "id": 1, "request": {"conversation": "ops", "action": "promote", "procedure": "x"}}
+        lines = b"".join(json.dumps(m).encode() + b"\n" for m in (HELLO, bad))
+        with self.assertRaises(ProtocolError):
+            serve(Deployment, reader=io.BytesIO(lines), writer=io.BytesIO())
+
+
+class ResetDoor(unittest.TestCase):
+    """The reset operation: parsed into a ResetRequest, answered by
+    ``reset`` on both servers, refused by default, and a reset naming no
+    conversation ends the session."""
+
+    def test_a_reset_reaches_the_deployment_and_the_default_refuses(self) -> None:
+        seen: List[ResetRequest] = []
+
+        class Resets(Deployment):
+            def reset(self, request: ResetRequest, turn: Turn) -> TurnRecord:
+                seen.append(request)
+                return TurnRecord(answer="reset")
+
+        class AsyncResets(AsyncDeployment):
+            async def reset(self, request: ResetRequest, turn: AsyncTurn) -> TurnRecord:
+                seen.append(request)
+                return TurnRecord(answer="reset")
+
+        reset = {"type": "reset", "id": 1, "conversation": "c-1"}
+        for run, factory in ((session, Resets), (async_session, AsyncResets)):
+            out = run(factory, [HELLO, reset, SHUTDOWN])
+            self.assertEqual((out[1]["id"], out[1]["record"]["answer"]), (1, "reset"))
+        self.assertEqual(seen, [ResetRequest("c-1"), ResetRequest("c-1")])
+        for run, factory in ((session, Deployment), (async_session, AsyncDeployment)):
+            out = run(factory, [HELLO, reset, SHUTDOWN])
+            self.assertEqual(out[1]["error"]["kind"], "ResetUnsupported")
+
+    def test_a_reset_without_a_conversation_is_a_protocol_breach(self) -> None:
+        bad = {"type": "reset", "id": 1}
         lines = b"".join(json.dumps(m).encode() + b"\n" for m in (HELLO, bad))
         with self.assertRaises(ProtocolError):
             serve(Deployment, reader=io.BytesIO(lines), writer=io.BytesIO())

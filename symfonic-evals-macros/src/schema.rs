@@ -104,6 +104,7 @@ impl Kind {
                 "approval/amended-answer",
                 "approval/edited-call",
                 "approval/replicas",
+                "approval/reset-between",
             ],
             Self::ExtensionTool => &[
                 "extension/repeated-and-fresh-conversation",

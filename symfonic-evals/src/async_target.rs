@@ -7,7 +7,9 @@
 use std::future::Future;
 
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord};
+use crate::evidence::{
+    PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
+};
 #[cfg(feature = "tokio")]
 use crate::runner::WORKER_PREFIX;
 #[cfg(feature = "tokio")]
@@ -54,6 +56,16 @@ pub trait AsyncTarget {
     ) -> impl Future<Output = Result<TurnRecord, TurnError>> {
         let _ = request;
         async { Err(TurnError::review_unsupported()) }
+    }
+
+    /// Resets (or cancels) a conversation (see
+    /// [`Target::reset`](crate::Target::reset)).
+    fn reset(
+        &mut self,
+        request: &ResetRequest,
+    ) -> impl Future<Output = Result<TurnRecord, TurnError>> {
+        let _ = request;
+        async { Err(TurnError::reset_unsupported()) }
     }
 }
 
@@ -130,5 +142,9 @@ impl<T: AsyncTarget> Target for TokioTarget<T> {
 
     fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
         self.runtime.block_on(self.inner.review_procedure(request))
+    }
+
+    fn reset(&mut self, request: &ResetRequest) -> Result<TurnRecord, TurnError> {
+        self.runtime.block_on(self.inner.reset(request))
     }
 }

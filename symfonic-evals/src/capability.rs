@@ -25,6 +25,11 @@ pub const REPLICAS: &str = "replicas";
 /// `approval/edited-call` probe runs on it.
 pub const EDITABLE_CALLS: &str = "editable-calls";
 
+/// The operation a deployment declares when it can reset (or cancel) a
+/// conversation ([`Target::reset`](crate::Target::reset)): the
+/// `approval/reset-between` probe then runs.
+pub const RESET: &str = "reset";
+
 /// A deployment's declaration of capabilities, traits, operations and the
 /// tools each capability contributes.
 ///

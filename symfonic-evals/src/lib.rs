@@ -73,13 +73,13 @@ pub use async_target::AsyncTarget;
 pub use async_target::TokioTarget;
 pub use capability::{
     CapabilityEvidence, Missing, Requirements, EDITABLE_CALLS, PROCEDURAL_PRECONDITION,
-    PROCEDURAL_REVIEW, REPLICAS,
+    PROCEDURAL_REVIEW, REPLICAS, RESET,
 };
 pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
     is_plain_name, EditDecision, EditedAction, ExceptionFrame, ExceptionTrace, Feedback, Operation,
-    Pause, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role,
-    StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
+    Pause, PromptRequest, ResetRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest,
+    Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
     TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use crate::capability::CapabilityEvidence;
 use crate::clock::Clock;
-use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord};
+use crate::evidence::{
+    PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
+};
 use crate::ledger::SideEffectLedger;
 
 /// A deployment under evaluation.
@@ -70,6 +72,21 @@ pub trait Target {
         Err(TurnError::review_unsupported())
     }
 
+    /// Resets (or cancels) a conversation, as a user's "new chat" or a
+    /// cancel endpoint does: whatever the conversation had pending, its
+    /// pauses included, is forgotten, so a token issued before the reset
+    /// is refused after it. A deployment with such a door declares the
+    /// `reset` operation; the `approval/reset-between` probe then runs.
+    /// The record may be empty (nothing was said).
+    ///
+    /// # Errors
+    ///
+    /// By default `ResetUnsupported`; a deployment returns its own kinds.
+    fn reset(&mut self, request: &ResetRequest) -> Result<TurnRecord, TurnError> {
+        let _ = request;
+        Err(TurnError::reset_unsupported())
+    }
+
     /// Ends the deployment abruptly, as a crash would, when it can: a
     /// deployment in a child process is killed without warning, so nothing
     /// it meant to do on an orderly shutdown happens. Returns whether it
@@ -110,6 +127,9 @@ impl<T: Target + ?Sized> Target for Box<T> {
     }
     fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
         (**self).review_procedure(request)
+    }
+    fn reset(&mut self, request: &ResetRequest) -> Result<TurnRecord, TurnError> {
+        (**self).reset(request)
     }
     fn kill(&mut self) -> bool {
         (**self).kill()

@@ -15,9 +15,9 @@ use symfonic_evals::process::protocol::{decode, encode, ChildMessage, HarnessMes
 use symfonic_evals::process::{python_interpreter, ProcessSpec};
 use symfonic_evals::{
     run_pack, ApprovalResumePack, CapabilityEvidence, ExtensionToolPack, PackDefinition, Pause,
-    ProcessTarget, PromptRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest, Role,
-    RunOptions, StageOutcome, StageRecord, ToolCall, ToolOutcome, TurnError, TurnRecord,
-    WitnessOutcome,
+    ProcessTarget, PromptRequest, ResetRequest, ResolvedCall, ResumeRequest, ReviewAction,
+    ReviewRequest, Role, RunOptions, StageOutcome, StageRecord, ToolCall, ToolOutcome, TurnError,
+    TurnRecord, WitnessOutcome,
 };
 
 fn harness_messages() -> Vec<HarnessMessage> {
@@ -109,6 +109,12 @@ fn harness_messages() -> Vec<HarnessMessage> {
                 action: ReviewAction::Reject {
                     draft: "call track_shipment".into(),
                 },
+            },
+        },
+        HarnessMessage::Reset {
+            id: 13,
+            request: ResetRequest {
+                conversation: "c".into(),
             },
         },
         HarnessMessage::LedgerResult {

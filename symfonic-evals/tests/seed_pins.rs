@@ -22,6 +22,7 @@ fn prompt_of(step: &Step) -> &str {
         StepInput::Prompt(text) => text,
         StepInput::Resume { .. } => panic!("{} is a resume", step.label),
         StepInput::Review(_) => panic!("{} is a review", step.label),
+        StepInput::Reset => panic!("{} is a reset", step.label),
     }
 }
 

@@ -37,6 +37,7 @@ export {
   type Request,
   type ResumeRequest,
   type ReviewRequest,
+  type ResetRequest,
   type StageOutcome,
   type ToolOutcome,
   type TurnRecordInit,

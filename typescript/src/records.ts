@@ -415,5 +415,16 @@ export type ReviewRequest =
       readonly draft: string;
     };
 
+/**
+ * A reset (or cancel) of one conversation (the `reset` operation): the user
+ * starts over, so whatever the conversation had pending, its pauses
+ * included, must not outlive it; a token issued before the reset is
+ * refused after it.
+ */
+export interface ResetRequest {
+  readonly kind: "reset";
+  readonly conversation: string;
+}
+
 /** Any request the harness sends for a turn. */
-export type Request = PromptRequest | ResumeRequest | ReviewRequest;
+export type Request = PromptRequest | ResumeRequest | ReviewRequest | ResetRequest;

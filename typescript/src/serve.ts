@@ -11,7 +11,15 @@
 import type { Readable } from "node:stream";
 
 import { ProtocolError, TurnFailure } from "./errors.js";
-import type { Capabilities, Json, PromptRequest, ResumeRequest, ReviewRequest, TurnRecord } from "./records.js";
+import type {
+  Capabilities,
+  Json,
+  PromptRequest,
+  ResetRequest,
+  ResumeRequest,
+  ReviewRequest,
+  TurnRecord,
+} from "./records.js";
 import { Capabilities as CapabilitiesClass } from "./records.js";
 import * as wire from "./wire.js";
 import { bindTurn } from "./effects.js";
@@ -111,6 +119,16 @@ export abstract class Deployment {
     throw new TurnFailure("ReviewUnsupported", "this deployment declares no review operation");
   }
 
+  /**
+   * Resets (or cancels) a conversation: forget whatever it had pending, its
+   * pauses included, so a token issued before the reset is refused after
+   * it; return a record (it may be empty). Declare the `reset` operation to
+   * have the harness call it.
+   */
+  async reset(_request: ResetRequest, _turn: Turn): Promise<TurnRecord> {
+    throw new TurnFailure("ResetUnsupported", "this deployment declares no reset operation");
+  }
+
   /** Called once at orderly shutdown. */
   async close(): Promise<void> {}
 }
@@ -197,6 +215,8 @@ export async function serve(factory: Factory, options: ServeOptions = {}): Promi
               return deployment.resume(request, turn);
             case "review":
               return deployment.reviewProcedure(request, turn);
+            case "reset":
+              return deployment.reset(request, turn);
           }
         });
         line = wire.Channel.encode(wire.answer(id, record));

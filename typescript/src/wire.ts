@@ -200,6 +200,7 @@ const HARNESS_FIELDS: Record<string, readonly string[]> = {
   prompt: ["type", "id", "request"],
   resume: ["type", "id", "request"],
   review: ["type", "id", "request"],
+  reset: ["type", "id", "conversation"],
   ledger_result: ["type", "id", "key", "applied"],
   shutdown: ["type"],
 };
@@ -266,11 +267,19 @@ export function isShutdown(message: Message | null): boolean {
 
 /** A prompt, resume or review message as its request id and request. */
 export function parseRequest(message: Message): { id: number; request: Request } {
-  if (message.type !== "prompt" && message.type !== "resume" && message.type !== "review") {
-    throw new ProtocolError("expected a prompt, resume, review or shutdown message");
+  if (
+    message.type !== "prompt" &&
+    message.type !== "resume" &&
+    message.type !== "review" &&
+    message.type !== "reset"
+  ) {
+    throw new ProtocolError("expected a prompt, resume, review, reset or shutdown message");
   }
   const checked = checkHarnessMessage(message);
   const id = checked.id as number;
+  if (checked.type === "reset") {
+    return { id, request: { kind: "reset", conversation: checked.conversation as string } };
+  }
   const body = checked.request as Message;
   if (checked.type === "prompt") {
     return {

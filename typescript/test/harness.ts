@@ -109,6 +109,16 @@ export class Session {
     return ready!;
   }
 
+  /** Sends a reset of `conversation` (no request object: the conversation sits beside the id) and returns its answer. */
+  async reset(conversation: string): Promise<Line> {
+    const id = this.nextId++;
+    this.send({ type: "reset", id, conversation });
+    const line = await this.next();
+    assert.ok(line, "the deployment closed its output mid-request");
+    assert.equal(line.id, id, "the answer carries the request's id");
+    return line;
+  }
+
   /** Sends a request and answers its ledger asks (new keys applied) until its answer. */
   async request(type: "prompt" | "resume" | "review", request: Line): Promise<Line> {
     const id = this.nextId++;

@@ -12,6 +12,7 @@ import {
   nowMs,
   witnessed,
   type PromptRequest,
+  type ResetRequest,
   type ResumeRequest,
   type ReviewRequest,
   type Turn,
@@ -159,6 +160,29 @@ test("a session: handshake, turns of every kind, the ledger and witnesses, then 
   ]);
 
   assert.equal(await session.shutdown(), 0);
+});
+
+test("a reset reaches the deployment's reset, and the default refuses it", async () => {
+  const resets: ResetRequest[] = [];
+  class Resets extends Deployment {
+    override async reset(request: ResetRequest): Promise<TurnRecord> {
+      resets.push(request);
+      return new TurnRecord({ answer: "reset" });
+    }
+  }
+  const session = inProcess((dir) => new Resets(dir));
+  await session.hello();
+  const reset = await session.reset("c-1");
+  assert.equal((reset.record as { answer: string }).answer, "reset");
+  assert.deepEqual(resets, [{ kind: "reset", conversation: "c-1" }]);
+  assert.equal(await session.shutdown(), 0);
+
+  class Plain extends Deployment {}
+  const plain = inProcess((dir) => new Plain(dir));
+  await plain.hello();
+  const refused = await plain.reset("c-1");
+  assert.equal((refused.error as { kind: string }).kind, "ResetUnsupported");
+  assert.equal(await plain.shutdown(), 0);
 });
 
 test("the trial's clock runs ahead by the handshake's offset", async () => {

@@ -103,6 +103,9 @@ pub struct Pauses {
     signer: Option<Signer>,
     /// Issues UUIDv7 tokens, the `TimeOrderedPauseTokens` variant's.
     time_ordered: bool,
+    /// Keeps each conversation's pauses under a session a reset moves on,
+    /// the `ResetIsNewSession` variant's.
+    sessions: bool,
 }
 
 impl Drop for Pauses {
@@ -230,6 +233,7 @@ impl Pauses {
             run,
             signer: None,
             time_ordered: false,
+            sessions: false,
         }
     }
 
@@ -239,6 +243,27 @@ impl Pauses {
     pub fn time_ordered(mut self) -> Self {
         self.time_ordered = true;
         self
+    }
+
+    /// Keeps pauses per session: a reset opens a new one for the
+    /// conversation, and a token redeems only in its current session.
+    #[must_use]
+    pub fn per_session(mut self) -> Self {
+        self.sessions = true;
+        self
+    }
+
+    /// The key pauses of `conversation` are filed under: the conversation
+    /// itself, or with the sessions variant its current session.
+    fn filed_under(&self, conversation: &str) -> Result<String, TurnError> {
+        if !self.sessions {
+            return Ok(conversation.to_owned());
+        }
+        let session = self
+            .store
+            .counter(&format!("session:{conversation}"))
+            .map_err(store_error)?;
+        Ok(format!("{conversation}#session-{session}"))
     }
 
     /// Issues signed tokens (JWTs) and redeems only tokens `signer` signed.
@@ -325,7 +350,7 @@ impl Pauses {
             .transpose()?;
         let n = self.store.next("question").map_err(store_error)?;
         let row = TokenRow {
-            conversation: conversation.to_owned(),
+            conversation: self.filed_under(conversation)?,
             interaction: interaction.to_owned(),
             question: question.clone(),
             question_id: format!("q-{n}"),
@@ -378,8 +403,9 @@ impl Pauses {
         }
         .map_err(store_error)?;
         let any_conversation = self.has(Flaw::TokenRedeemsAnyConversation);
+        let filed = self.filed_under(&request.conversation)?;
         found
-            .filter(|(_, row)| any_conversation || row.conversation == request.conversation)
+            .filter(|(_, row)| any_conversation || row.conversation == filed)
             .ok_or_else(unknown)
     }
 
@@ -453,6 +479,31 @@ impl Pauses {
         }
         self.store
             .release_token(token, self.run.id())
+            .map_err(store_error)
+    }
+
+    /// Forgets the pauses `conversation` still has pending, durably, for a
+    /// reset: their tokens are refused from now on. The `ResetKeepsPause`
+    /// twin's reset clears the transcript only and leaves them redeemable.
+    ///
+    /// # Errors
+    ///
+    /// `StoreError` when the database refuses the write.
+    pub fn forget(&self, conversation: &str) -> Result<(), TurnError> {
+        if self.has(Flaw::ResetKeepsPause) {
+            return Ok(());
+        }
+        if self.sessions {
+            // A new session: the old one's pauses stay, out of reach.
+            return self
+                .store
+                .next(&format!("session:{conversation}"))
+                .map(drop)
+                .map_err(store_error);
+        }
+        self.store
+            .forget_pending(conversation)
+            .map(drop)
             .map_err(store_error)
     }
 

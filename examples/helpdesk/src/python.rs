@@ -564,8 +564,14 @@ pub const TWINS: [PythonTwin; 58] = [
             "EffectNotRepeated",
         ),
         // Every probe's resume is judged for a repeated effect; the
-        // seed's, as its contract fixes it, is not.
-        crate::twins::APPROVAL_RESUMING.split_at(2).1,
+        // seed's, as its contract fixes it, is not. The reset-between
+        // probe, last in the list, does not run: this desk declares no
+        // `reset`.
+        crate::twins::APPROVAL_RESUMING
+            .split_at(2)
+            .1
+            .split_at(crate::twins::APPROVAL_RESUMING.len() - 3)
+            .0,
     ),
     twin(
         "unfit-answer-accepted",

@@ -75,6 +75,14 @@ impl TurnError {
         )
     }
 
+    /// What a deployment without the `reset` operation answers a reset with.
+    pub fn reset_unsupported() -> Self {
+        Self::new(
+            "ResetUnsupported",
+            "this deployment declares no reset operation",
+        )
+    }
+
     /// What a deployment without the `review` operation answers a review with.
     pub fn review_unsupported() -> Self {
         Self::new(

@@ -20,6 +20,7 @@ pub use record::{
     PAUSE_RESUMABLE,
 };
 pub use request::{
-    Feedback, Operation, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role,
+    Feedback, Operation, PromptRequest, ResetRequest, ResumeRequest, ReviewAction, ReviewRequest,
+    Role,
 };
 pub use tool_call::{ResolvedCall, ToolCall, ToolOutcome};

@@ -13,6 +13,8 @@ pub enum Operation {
     Resume,
     /// An operator's decision through the structured review door.
     Review,
+    /// Resetting (or cancelling) a conversation.
+    Reset,
 }
 
 impl Operation {
@@ -22,6 +24,7 @@ impl Operation {
             Self::Prompt => "prompt",
             Self::Resume => "resume",
             Self::Review => "review",
+            Self::Reset => "reset",
         }
     }
 }
@@ -148,6 +151,19 @@ pub struct ResumeRequest {
     pub question_id: Option<String>,
     /// What the person answered.
     pub answer: Value,
+}
+
+/// A reset of one conversation (the `reset` operation): the user starts
+/// over or cancels what is in flight, so whatever the conversation had
+/// pending, a pause and its token included, must not outlive it. Declared
+/// apart from a prompt because a deployment's reset is its own door (a
+/// "new chat" button, a cancel endpoint), not a turn the model reads.
+///
+/// On the wire it is one object: `{"conversation"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResetRequest {
+    /// The conversation to reset.
+    pub conversation: String,
 }
 
 /// An operator's decision on a learned procedure, sent through the

@@ -45,6 +45,7 @@ fn request(step: &Step) -> String {
     };
     let what = match &step.input {
         StepInput::Prompt(prompt) => format!("prompt {}", sensitive(prompt)),
+        StepInput::Reset => "reset the conversation (the `reset` operation)".to_owned(),
         StepInput::Review(action) => {
             let rule = match action {
                 ReviewAction::Approve { precondition, .. }

@@ -10,7 +10,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capability::CapabilityEvidence;
-use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord};
+use crate::evidence::{
+    PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
+};
 use crate::ledger::WitnessOutcome;
 
 /// The protocol version this harness speaks. A child declaring any other is
@@ -63,6 +65,15 @@ pub enum HarnessMessage {
         id: u64,
         /// The decision to carry out.
         request: ReviewRequest,
+    },
+    /// Resets (or cancels) a conversation (additive in version 1: sent
+    /// only to a child that declared the `reset` operation).
+    Reset {
+        /// The request id the answer must carry.
+        id: u64,
+        /// The conversation to reset.
+        #[serde(flatten)]
+        request: ResetRequest,
     },
     /// Answers a [`ChildMessage::LedgerApply`] the child sent mid-turn.
     LedgerResult {

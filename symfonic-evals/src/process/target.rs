@@ -12,7 +12,7 @@ use super::spare;
 use super::spec::ProcessSpec;
 use crate::capability::CapabilityEvidence;
 use crate::evidence::{
-    is_plain_name, PromptRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
+    is_plain_name, PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
 };
 use crate::ledger::{Applied, SideEffectLedger};
 use crate::target::{Target, TargetContext};
@@ -386,6 +386,13 @@ impl Target for ProcessTarget {
 
     fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {
         self.exchange(|id| HarnessMessage::Review {
+            id,
+            request: request.clone(),
+        })
+    }
+
+    fn reset(&mut self, request: &ResetRequest) -> Result<TurnRecord, TurnError> {
+        self.exchange(|id| HarnessMessage::Reset {
             id,
             request: request.clone(),
         })

@@ -37,6 +37,7 @@ pub(crate) fn operation_of(input: &StepInput) -> Operation {
         StepInput::Prompt(_) => Operation::Prompt,
         StepInput::Resume { .. } => Operation::Resume,
         StepInput::Review(_) => Operation::Review,
+        StepInput::Reset => Operation::Reset,
     }
 }
 
@@ -48,6 +49,7 @@ pub(crate) fn input_digest(input: &StepInput) -> String {
         StepInput::Review(action) => {
             short_digest(serde_json::to_string(action).unwrap_or_default().as_bytes())
         }
+        StepInput::Reset => short_digest(b"reset"),
     }
 }
 

@@ -396,7 +396,7 @@ impl<'a> Session<'a> {
                 .entry(step.conversation.clone())
                 .or_default()
                 .extend(ledger_events),
-            crate::scenario::StepInput::Review(_) => {}
+            crate::scenario::StepInput::Review(_) | crate::scenario::StepInput::Reset => {}
         }
         run.ledger = self.context.ledger().counts();
         // A step whose model requests went unanswered fails with the

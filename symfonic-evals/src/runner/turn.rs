@@ -11,7 +11,7 @@ use super::judge::TurnResult;
 use super::outcome::{StepError, StepErrorKind};
 use super::trial::panic_text;
 use crate::assertion::RetainedPause;
-use crate::evidence::{PromptRequest, ResumeRequest, ReviewRequest, TurnError};
+use crate::evidence::{PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError};
 use crate::scenario::{Forgery, QuestionSource, Step, StepInput, TokenSource};
 use crate::target::Target;
 
@@ -20,6 +20,7 @@ pub(super) enum Request {
     Prompt(PromptRequest),
     Resume(ResumeRequest),
     Review(ReviewRequest),
+    Reset(ResetRequest),
 }
 
 /// The request `step` sends, and the retained pause it redeems genuinely
@@ -43,6 +44,12 @@ pub(super) fn request(
             Request::Review(ReviewRequest {
                 conversation: step.conversation.clone(),
                 action: action.clone(),
+            }),
+            None,
+        )),
+        StepInput::Reset => Ok((
+            Request::Reset(ResetRequest {
+                conversation: step.conversation.clone(),
             }),
             None,
         )),
@@ -105,6 +112,7 @@ pub(super) fn invoke(target: &mut dyn Target, request: &Request) -> TurnResult {
         Request::Prompt(request) => target.run_turn(request),
         Request::Resume(request) => target.resume(request),
         Request::Review(request) => target.review_procedure(request),
+        Request::Reset(request) => target.reset(request),
     }))
     .map_err(|payload| panic_text(&*payload));
     match result {

@@ -92,6 +92,8 @@ pub enum StepInput {
     },
     /// An operator's decision through the structured review door.
     Review(crate::evidence::ReviewAction),
+    /// Reset the conversation through the deployment's `reset` operation.
+    Reset,
 }
 
 /// The errors a step accepts, each matching a [`TurnError`]'s kind or its
@@ -254,6 +256,12 @@ impl Step {
         conversation: impl Into<String>,
     ) -> Self {
         Self::new(label, StepInput::Review(action), conversation).by(Role::Operator)
+    }
+
+    /// A reset step: the harness resets `conversation` through the
+    /// deployment's `reset` operation.
+    pub fn reset(label: impl Into<String>, conversation: impl Into<String>) -> Self {
+        Self::new(label, StepInput::Reset, conversation)
     }
 
     fn new(label: impl Into<String>, input: StepInput, conversation: impl Into<String>) -> Self {

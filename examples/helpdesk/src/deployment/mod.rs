@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use symfonic_evals::contracts::ProceduralExtractor;
 use symfonic_evals::{
-    CapabilityEvidence, PromptRequest, ResumeRequest, ReviewAction, ReviewRequest, Role,
-    SideEffectLedger, Target, TargetContext, TurnError, TurnRecord, TurnRecordBuilder,
+    CapabilityEvidence, PromptRequest, ResetRequest, ResumeRequest, ReviewAction, ReviewRequest,
+    Role, SideEffectLedger, Target, TargetContext, TurnError, TurnRecord, TurnRecordBuilder,
     CONTEXT_CLOCK, EDITABLE_CALLS, IDEMPOTENT_EFFECTS, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
-    REPLICAS,
+    REPLICAS, RESET,
 };
 
 use crate::extension::{Extension, ShippingExtension};
@@ -240,6 +240,9 @@ impl Helpdesk {
         if variant == Some(Variant::TimeOrderedPauseTokens) {
             pauses = pauses.time_ordered();
         }
+        if variant == Some(Variant::ResetIsNewSession) {
+            pauses = pauses.per_session();
+        }
         Ok(Self {
             pauses,
             store,
@@ -393,6 +396,7 @@ impl Target for Helpdesk {
             .with_trait(IDEMPOTENT_EFFECTS)
             .operation("resume")
             .operation("review")
+            .operation(RESET)
             .with_trait(REPLICAS)
             .with_trait(CONTEXT_CLOCK);
         // A person may edit the cancellation the desk holds for them.
@@ -433,6 +437,13 @@ impl Target for Helpdesk {
 
     fn resume(&mut self, request: &ResumeRequest) -> Result<TurnRecord, TurnError> {
         self.redeem(request)
+    }
+
+    /// A user starting the conversation over: the pauses it had pending
+    /// are forgotten in the store, so their tokens are refused after it.
+    fn reset(&mut self, request: &ResetRequest) -> Result<TurnRecord, TurnError> {
+        self.pauses.forget(&request.conversation)?;
+        Ok(TurnRecord::builder().answer("conversation reset").build())
     }
 
     fn review_procedure(&mut self, request: &ReviewRequest) -> Result<TurnRecord, TurnError> {

@@ -131,6 +131,11 @@ variants! {
          may also amend it (when the cancellation takes effect) or edit it (`editable-calls`), \
          and the call runs as amended or edited. The Python desk holds its escalation so.",
         for [ApprovalResume, ExactlyOnce], python [ApprovalResume];
+    ResetIsNewSession = "reset-is-new-session",
+        "A reset starts a new session for the conversation instead of deleting anything: \
+         pauses are kept, each under the session it was issued in, and a token redeems only \
+         in its conversation's current session.",
+        for [ApprovalResume], python [];
     EditRefused = "edit-refused",
         "The approval sits on the gated call and a person may edit it (`editable-calls`), but \
          an edit that changes which customer a cancellation names is refused: the held call is \

@@ -101,6 +101,26 @@ impl Store {
     ///
     /// On a database error.
     pub fn next(&self, name: &str) -> rusqlite::Result<u64> {
+        self.bump(name)
+    }
+
+    /// The value of the counter `name`: 0 until it is first moved on.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn counter(&self, name: &str) -> rusqlite::Result<u64> {
+        let conn = self.db();
+        conn.query_row(
+            "SELECT value FROM counters WHERE name = ?1",
+            params![name],
+            |row| row.get(0),
+        )
+        .optional()
+        .map(Option::unwrap_or_default)
+    }
+
+    fn bump(&self, name: &str) -> rusqlite::Result<u64> {
         let conn = self.db();
         conn.query_row(
             "INSERT INTO counters (name, value) VALUES (?1, 1)

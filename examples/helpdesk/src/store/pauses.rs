@@ -261,6 +261,22 @@ impl Store {
         Ok(taken == 1)
     }
 
+    /// Forgets every pause of `conversation` still waiting for an answer
+    /// (its token rows unspent and unclaimed), for a reset of the
+    /// conversation: their tokens are then unknown. A redemption already
+    /// under way keeps its claim and may finish. Returns how many it forgot.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn forget_pending(&self, conversation: &str) -> rusqlite::Result<usize> {
+        let conn = self.db();
+        conn.execute(
+            "DELETE FROM pause_tokens WHERE conversation = ?1 AND consumed = 0",
+            params![conversation],
+        )
+    }
+
     /// Marks a claimed token's continuation done: from now on every
     /// redemption of it is a replay.
     ///

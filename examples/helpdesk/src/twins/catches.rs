@@ -88,10 +88,12 @@ const APPROVAL_ALL: &[&str] = &[
     "approval/type-confused-answer",
     "approval/amended-answer",
     "approval/replicas",
+    "approval/reset-between",
 ];
 
 /// Every approval scenario that resumes (all but the look-alike answers'
-/// probe, which only pauses and is refused).
+/// probe, which only pauses and is refused). The reset-between probe stays
+/// last: the Python desk, which declares no `reset`, runs all but it.
 pub const APPROVAL_RESUMING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
@@ -111,6 +113,7 @@ pub const APPROVAL_RESUMING: &[&str] = &[
     "approval/unfit-answer",
     "approval/amended-answer",
     "approval/replicas",
+    "approval/reset-between",
 ];
 
 /// Every approval scenario that resumes with the approving answer (the
@@ -133,6 +136,7 @@ const APPROVAL_APPROVING: &[&str] = &[
     "approval/unfit-answer",
     "approval/amended-answer",
     "approval/replicas",
+    "approval/reset-between",
 ];
 
 /// Every approval scenario that replays a spent token (the pending-call
@@ -155,6 +159,7 @@ const APPROVAL_REPLAYING: &[&str] = &[
     "approval/unfit-answer",
     "approval/amended-answer",
     "approval/replicas",
+    "approval/reset-between",
 ];
 
 impl Flaw {
@@ -386,6 +391,12 @@ impl Flaw {
                 "replay on the first instance",
                 "ExpectedError",
                 "PauseTokenReplayedError",
+            ),
+            Self::ResetKeepsPause => at(
+                "approval/reset-between",
+                "pre-reset token",
+                "ExpectedError",
+                any_error,
             ),
             Self::UnfitAnswerAccepted => at(
                 "approval/unfit-answer",

@@ -183,6 +183,9 @@ flaws! {
     /// The token is spent for good before the continuation runs, so a
     /// crash inside the continuation leaves a turn nobody can finish.
     ResumeNotRetriable = "resume-not-retriable" in ApprovalResume,
+    /// A reset clears the conversation's transcript only: the pause it had
+    /// pending stays, and its token still redeems after the reset.
+    ResetKeepsPause = "reset-keeps-pause" in ApprovalResume,
     /// The gate reads approvals once, when the desk opens: an approval
     /// takes effect only after a restart.
     PolicyCachedAtStartup = "policy-cached-at-startup" in Procedural,

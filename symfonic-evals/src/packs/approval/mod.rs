@@ -1,9 +1,10 @@
 //! The approval and resume pack: pause for a person, resume once, refuse the
 //! replay; and its probes (restarts at every boundary, forged and foreign
 //! tokens, two conversations, the gated action, a denial, an unfit answer,
-//! an amended answer, an edited call).
+//! an amended answer, an edited call, a reset between pause and resume).
 
 mod edited;
+mod reset;
 mod scenarios;
 pub(crate) mod tokens;
 
@@ -126,6 +127,13 @@ pub const PROBES: &[Probe] = &[
         "a spent mark one instance keeps to itself (a cache of spent tokens loaded at start-up): \
          the pause on one instance, the resume on a second on the same durable directory, and \
          the replay refused on both",
+    ),
+    Probe::on_declaring(
+        "approval/reset-between",
+        crate::capability::RESET,
+        "a reset that clears the transcript only: after the conversation is reset (or the \
+         request cancelled) through the declared `reset` operation, the token issued before it \
+         still redeems, or a fresh prompt in the same conversation no longer pauses",
     ),
 ];
 

@@ -18,7 +18,7 @@ pub const SEED: &str = "approval-pause-resume-and-replay-refusal";
 
 impl ApprovalResumePack {
     /// The turn that must pause, read off its terminal event.
-    fn pause(&self, label: &str, conversation: &str) -> Step {
+    pub(super) fn pause(&self, label: &str, conversation: &str) -> Step {
         Step::prompt(label, &self.pause_prompt, conversation).asserting([
             Assertion::attribute_equals(PAUSED, Value::Bool(true)),
             Assertion::attribute_equals(PAUSE_NAME, Value::from(self.interaction_tool.as_str())),
@@ -29,7 +29,7 @@ impl ApprovalResumePack {
     /// The redemption through the deployment's own resume operation: the
     /// outcome came back, the token was bound to a checkpoint, the paused
     /// turn was rebuilt from it, and the interaction was not asked again.
-    fn resume(&self, label: &str, conversation: &str) -> Step {
+    pub(super) fn resume(&self, label: &str, conversation: &str) -> Step {
         let tool = self.interaction_tool.as_str();
         Step::resume(label, self.answer.clone(), conversation).asserting([
             Assertion::attribute_equals(
@@ -44,7 +44,7 @@ impl ApprovalResumePack {
     }
 
     /// The same retained token again, which must be refused by name.
-    fn replay(&self, label: &str, conversation: &str) -> Step {
+    pub(super) fn replay(&self, label: &str, conversation: &str) -> Step {
         Step::resume(label, self.answer.clone(), conversation)
             .expecting(ErrorMatch::one_of(self.replay_error.iter().cloned()))
     }
@@ -314,6 +314,7 @@ impl ApprovalResumePack {
                 self.replay("replay on the second instance", c)
                     .on_second_instance(),
             ]),
+            "approval/reset-between" => probe(super::reset::steps(self)),
             other => unreachable!("the approval pack has no probe {other}"),
         }
     }

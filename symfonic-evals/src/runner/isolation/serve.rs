@@ -272,6 +272,13 @@ fn serve_until_shutdown(factory: &Factory) -> std::io::Result<()> {
                     catch_unwind(AssertUnwindSafe(|| target.review_procedure(&request))),
                 )
             }
+            HarnessMessage::Reset { id, request } => {
+                peer.request.store(id, Ordering::SeqCst);
+                (
+                    id,
+                    catch_unwind(AssertUnwindSafe(|| target.reset(&request))),
+                )
+            }
             HarnessMessage::Shutdown => break,
             HarnessMessage::Hello { .. } | HarnessMessage::LedgerResult { .. } => continue,
         };
