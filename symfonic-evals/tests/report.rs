@@ -73,7 +73,7 @@ fn a_passing_run_reports_every_step_and_assertion() {
     );
     assert_eq!(steps[4]["restarted"], true);
     let blocked = steps[5]["assertions"].as_array().unwrap();
-    assert_eq!(blocked.len(), 5);
+    assert_eq!(blocked.len(), 6);
     assert!(blocked.iter().all(|a| a["passed"] == true));
     let kinds: Vec<&str> = blocked
         .iter()
@@ -86,7 +86,8 @@ fn a_passing_run_reports_every_step_and_assertion() {
             "StageObserved",
             "ToolCalled",
             "ToolSucceeded",
-            "SideEffectCount"
+            "SideEffectCount",
+            "GovernedEffectWithheld"
         ]
     );
     assert_eq!(blocked[4]["observed"], "attempts=2 effects=2 duplicates=0");
@@ -103,6 +104,8 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/enforcement-after-restart", "not_applicable"),
             ("procedural/decoy-stays-draft", "needs"),
             ("procedural/control-promotes-nothing", "needs"),
+            ("procedural/paraphrases", "needs"),
+            ("procedural/review-binding", "needs"),
             // The deployment declares neither the review door nor replicas.
             ("procedural/rule-fidelity", "undeclared"),
             ("procedural/amend", "undeclared"),
@@ -114,7 +117,7 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/multi-call", "needs"),
         ]
     );
-    assert_eq!(report["probes_not_run"][3]["operation"], "review");
+    assert_eq!(report["probes_not_run"][5]["operation"], "review");
     assert_eq!(
         report["probes_not_run"][1]["argument"],
         "decoy_demonstrations"
@@ -127,7 +130,9 @@ fn a_passing_run_reports_every_step_and_assertion() {
         "\n  not run: procedural/enforcement-after-restart (restart_before_enforcement = true: \
          the seed already enforces after a restart), procedural/decoy-stays-draft (add \
          `decoy_demonstrations` to run it), procedural/control-promotes-nothing (add \
-         `control_demonstrations` to run it), procedural/rule-fidelity (the deployment does not declare \
+         `control_demonstrations` to run it), procedural/paraphrases (add `paraphrases` to run it), \
+         procedural/review-binding (add `interleaved_prompt` to run it), \
+         procedural/rule-fidelity (the deployment does not declare \
          `review`), procedural/amend (the deployment does not declare `review`), \
          procedural/revoke (the deployment does not declare `review`), \
          procedural/two-procedures (the deployment does not declare `review`), \
