@@ -135,6 +135,11 @@ fn the_procedural_seed_is_the_documented_six_steps() {
             Assertion::tool_called("issue_refund", 1),
             Assertion::tool_succeeded("issue_refund", 0),
             Assertion::ledger(2, 2, 0),
+            // Every route to the governed effect, whichever tool takes it.
+            Assertion::GovernedEffectWithheld {
+                tool: "issue_refund".into(),
+                stage: "procedural_precondition".into(),
+            },
         ]
     );
 }
