@@ -129,9 +129,12 @@ fn a_passing_run_reports_every_step_and_assertion() {
     assert!(run.render().contains(
         "\n  not run: procedural/enforcement-after-restart (restart_before_enforcement = true: \
          the seed already enforces after a restart), procedural/decoy-stays-draft (add \
-         `decoy_demonstrations` to run it), procedural/control-promotes-nothing (add \
-         `control_demonstrations` to run it), procedural/paraphrases (add `paraphrases` to run it), \
-         procedural/review-binding (add `interleaved_prompt` to run it), \
+         `decoy_demonstrations` to catch a review that approves every draft), \
+         procedural/control-promotes-nothing (add `control_demonstrations` to catch a promotion \
+         count that is not the cycle's own), procedural/paraphrases (add `paraphrases` to catch \
+         a gate judged by tool name), procedural/review-binding (add `interleaved_prompt` to \
+         catch a review that binds the approved procedure to whatever tool was called last \
+         rather than the draft's), \
          procedural/rule-fidelity (the deployment does not declare \
          `review`), procedural/amend (the deployment does not declare `review`), \
          procedural/revoke (the deployment does not declare `review`), \
@@ -139,7 +142,8 @@ fn a_passing_run_reports_every_step_and_assertion() {
          procedural/relearn-after-approval (the deployment does not declare `review`), \
          procedural/reject-draft (the deployment does not declare `review`), \
          procedural/replicas (the deployment does not declare `replicas`), \
-         procedural/multi-call (add `multi_call_prompt` to run it)\n"
+         procedural/multi-call (add `multi_call_prompt` to catch a gate that judges only the \
+         first call of a model message)\n"
     ));
     // The gate sweep sends one prompt in many states: the state digest
     // tells its steps apart, where the prompt's cannot.
@@ -216,9 +220,10 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
     assert_eq!(report["verdict"], "failed");
     // A failing account names the probes that did not run, as a passing one does.
     assert!(run.render().contains(
-        "\n  not run: approval/foreign-answer (add `foreign_answer` to run it), \
-         approval/gated-action (add `gated_tool` to run it), approval/amended-answer (add \
-         `amended_answer` to run it), approval/edited-call (the deployment does not declare \
+        "\n  not run: approval/foreign-answer (add `foreign_answer` to catch an answer accepted \
+         from anyone), approval/gated-action (add `gated_tool` to catch a gated action run before \
+         the person answered), approval/amended-answer (add `amended_answer` to catch an amended \
+         answer read only for its decision), approval/edited-call (the deployment does not declare \
          `editable-calls`), approval/replicas (the deployment does not declare `replicas`), \
          approval/reset-between (the deployment does not declare `reset`)\n"
     ));

@@ -474,9 +474,9 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/foreign-answer (add `foreign_answer` to run it)",
-                "approval/gated-action (add `gated_tool` to run it)",
-                "approval/amended-answer (add `amended_answer` to run it)",
+                "approval/foreign-answer (add `foreign_answer` to catch an answer accepted from anyone)",
+                "approval/gated-action (add `gated_tool` to catch a gated action run before the person answered)",
+                "approval/amended-answer (add `amended_answer` to catch an amended answer read only for its decision)",
             ]
         );
         // Every probe either runs or is listed, never both.
@@ -491,13 +491,13 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/foreign-answer (add `foreign_answer` to run it)",
-                "approval/gated-action (add `gated_tool` to run it)",
+                "approval/foreign-answer (add `foreign_answer` to catch an answer accepted from anyone)",
+                "approval/gated-action (add `gated_tool` to catch a gated action run before the person answered)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
                  denial: give deny_answer)",
                 "approval/type-confused-answer (`answer` holds no single boolean deciding it, \
                  whose look-alikes could be coerced)",
-                "approval/amended-answer (add `amended_answer` to run it)",
+                "approval/amended-answer (add `amended_answer` to catch an amended answer read only for its decision)",
             ]
         );
         let all =
@@ -507,8 +507,10 @@ mod tests {
         assert_eq!(
             not_run(&unwitnessed),
             [
-                "extension/witnessed (add `witnessed` to run it)",
-                "extension/fresh-result (add `second_prompt` to run it)",
+                "extension/witnessed (add `witnessed` to catch a tool bridge that drops arguments or turns the \
+                 tool's error into a success)",
+                "extension/fresh-result (add `second_prompt` to catch an earlier call's result shown to the \
+                 model in place of this one)",
             ]
         );
         let once = PackDefinition::ExactlyOnce(crate::ExactlyOncePack::default());
@@ -531,10 +533,10 @@ mod tests {
             not_run(&pack),
             [
                 "approval/forged-token (skipped by skip_probes)",
-                "approval/foreign-answer (add `foreign_answer` to run it)",
+                "approval/foreign-answer (add `foreign_answer` to catch an answer accepted from anyone)",
                 "approval/gated-action (skipped by skip_probes)",
                 "approval/unfit-answer (skipped by skip_probes)",
-                "approval/amended-answer (add `amended_answer` to run it)",
+                "approval/amended-answer (add `amended_answer` to catch an amended answer read only for its decision)",
             ]
         );
     }
@@ -613,12 +615,12 @@ mod tests {
             [
                 "procedural/enforcement-after-restart (restart_before_enforcement = true: the \
                  seed already enforces after a restart)",
-                "procedural/decoy-stays-draft (add `decoy_demonstrations` to run it)",
-                "procedural/control-promotes-nothing (add `control_demonstrations` to run it)",
-                "procedural/paraphrases (add `paraphrases` to run it)",
-                "procedural/review-binding (add `interleaved_prompt` to run it)",
-                "procedural/two-procedures (add `decoy_demonstrations` to run it)",
-                "procedural/multi-call (add `multi_call_prompt` to run it)",
+                "procedural/decoy-stays-draft (add `decoy_demonstrations` to catch a review that approves every draft)",
+                "procedural/control-promotes-nothing (add `control_demonstrations` to catch a promotion count that is not the cycle's own)",
+                "procedural/paraphrases (add `paraphrases` to catch a gate judged by tool name)",
+                "procedural/review-binding (add `interleaved_prompt` to catch a review that binds the approved procedure to whatever tool was called last rather than the draft's)",
+                "procedural/two-procedures (add `decoy_demonstrations` to catch a gate that judges only one of two approved procedures on a tool)",
+                "procedural/multi-call (add `multi_call_prompt` to catch a gate that judges only the first call of a model message)",
             ]
         );
         let without = procedural(false).probes_not_run();
@@ -648,7 +650,8 @@ mod tests {
         assert_eq!(
             json[2],
             serde_json::json!({
-                "probe": "approval/gated-action", "reason": "needs", "argument": "gated_tool"
+                "probe": "approval/gated-action", "reason": "needs", "argument": "gated_tool",
+                "catches": "a gated action run before the person answered"
             })
         );
         assert!(!json.to_string().contains("hunter2"));

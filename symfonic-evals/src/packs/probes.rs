@@ -53,6 +53,21 @@ impl Probe {
         }
     }
 
+    /// The flaw it catches, in a clause: the first clause of
+    /// [`catches`](Self::catches), up to its colon or its first ", or" /
+    /// ", and". A coverage line names it beside the argument that would
+    /// run the probe, so a reader sees what is left unchecked, not only
+    /// which argument is missing.
+    pub fn flaw(&self) -> &'static str {
+        let text = self.catches;
+        let end = [":", ", or ", ", and "]
+            .iter()
+            .filter_map(|cut| text.find(cut))
+            .min()
+            .unwrap_or(text.len());
+        text[..end].trim_end_matches(['.', ','])
+    }
+
     /// The same probe, needing `argument` as well as its declaration.
     pub(crate) const fn and_needs(mut self, argument: &'static str) -> Self {
         self.needs = Some(argument);
@@ -93,6 +108,10 @@ pub enum NotRunReason {
     Needs {
         /// The argument's name.
         argument: String,
+        /// The flaw the probe would catch, in a clause (its
+        /// [`Probe::flaw`]); empty in reports written before it was kept.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        catches: String,
     },
     /// Switched off by `skip_probes`.
     Skipped,
@@ -123,7 +142,12 @@ pub(crate) const NOT_APPLICABLE: &str = "not applicable to these arguments";
 impl std::fmt::Display for NotRunReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Needs { argument } => write!(f, "add `{argument}` to run it"),
+            Self::Needs { argument, catches } if catches.is_empty() => {
+                write!(f, "add `{argument}` to run it")
+            }
+            Self::Needs { argument, catches } => {
+                write!(f, "add `{argument}` to catch {catches}")
+            }
             Self::Skipped => f.write_str("skipped by skip_probes"),
             Self::Undeclared { operation } => {
                 write!(f, "the deployment does not declare `{operation}`")
@@ -169,6 +193,7 @@ pub(crate) fn not_run(
                 },
                 (None, Some(argument)) if !would_run.contains(&probe.name) => NotRunReason::Needs {
                     argument: argument.to_owned(),
+                    catches: probe.flaw().to_owned(),
                 },
                 _ if is_skipped => NotRunReason::Skipped,
                 _ => NotRunReason::NotApplicable {
@@ -202,7 +227,32 @@ impl<'a> Selection<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::{NotRunReason, Probe};
     use crate::packs::PackKind;
+
+    #[test]
+    fn a_probe_left_for_want_of_an_argument_names_the_flaw_it_would_catch() {
+        let probe = Probe::enabled_by(
+            "procedural/decoy-stays-draft",
+            "decoy_demonstrations",
+            "a review that approves every draft, or a second draft that leaks into recall",
+        );
+        assert_eq!(probe.flaw(), "a review that approves every draft");
+        let colon = Probe::enabled_by("p/q", "x", "a gate judged by tool name: another wording");
+        assert_eq!(colon.flaw(), "a gate judged by tool name");
+        let reason = NotRunReason::Needs {
+            argument: "decoy_demonstrations".into(),
+            catches: probe.flaw().into(),
+        };
+        assert_eq!(
+            reason.to_string(),
+            "add `decoy_demonstrations` to catch a review that approves every draft"
+        );
+        // A report written before the flaw was kept still reads.
+        let old: NotRunReason =
+            serde_json::from_str(r#"{"reason": "needs", "argument": "gated_tool"}"#).unwrap();
+        assert_eq!(old.to_string(), "add `gated_tool` to run it");
+    }
 
     #[test]
     fn every_probe_is_named_for_its_pack_and_described_in_plain_prose() {
@@ -220,6 +270,14 @@ mod tests {
                 // line continuation shows up as a run of spaces.
                 assert!(!probe.catches.contains("  "), "{}", probe.name);
                 assert!(!probe.catches.trim().is_empty(), "{}", probe.name);
+                // The coverage line quotes the flaw of a probe left for
+                // want of its argument: a clause, not the whole sentence.
+                let flaw = probe.flaw();
+                assert!(
+                    probe.needs.is_none() || (12..=160).contains(&flaw.len()),
+                    "{}: {flaw:?}",
+                    probe.name
+                );
             }
         }
     }

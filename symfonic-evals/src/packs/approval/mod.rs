@@ -89,7 +89,7 @@ pub const PROBES: &[Probe] = &[
     Probe::enabled_by(
         "approval/gated-action",
         "gated_tool",
-        "the gated action runs before the person answered, or never runs after the approval",
+        "a gated action run before the person answered, or never run after the approval",
     ),
     Probe::default_on(
         "approval/deny-answer",
