@@ -26,6 +26,10 @@ enum Flaw {
     /// The token is spent durably before the continuation runs, so a crash
     /// inside the resume loses it.
     ResumeNotRetriable,
+    /// Effects are keyed by how many orders this process has paid: a retry
+    /// in a fresh process reuses the key, and so does the next order after
+    /// a restart, which the ledger then refuses as paid before.
+    KeyFromProcessCounter,
 }
 
 /// Pays two invoices per order: on the prompt, or on the resume when the
@@ -36,6 +40,7 @@ struct Payments {
     flaw: Option<Flaw>,
     attempt: u32,
     done: Vec<String>,
+    paid_orders: u32,
 }
 
 impl Payments {
@@ -46,13 +51,16 @@ impl Payments {
             flaw,
             attempt: 0,
             done: Vec::new(),
+            paid_orders: 0,
         }
     }
 
     fn pay(&mut self, order: &str) {
         self.attempt += 1;
+        self.paid_orders += 1;
         for invoice in 1..=2 {
             let key = match self.flaw {
+                Some(Flaw::KeyFromProcessCounter) => format!("pay:{}:{invoice}", self.paid_orders),
                 Some(Flaw::FreshKeyPerAttempt | Flaw::DoneOnlyInMemory) => {
                     format!(
                         "pay:{order}:{invoice}:{}:{}",
@@ -93,6 +101,9 @@ impl Target for Payments {
                 .build());
         }
         let order = request.prompt.trim_start_matches("pay ").to_owned();
+        if order == "order 8" && self.flaw.is_none() && self.dir.join("no-order-8").exists() {
+            return Err(TurnError::new("UnknownOrder", "no such order"));
+        }
         self.pay(&order);
         Ok(TurnRecord::builder().answer("paid").build())
     }
@@ -146,7 +157,22 @@ fn a_faithful_deployment_applies_every_effect_once_through_every_crash() {
         .iter()
         .map(|s| s.label.clone())
         .collect();
-    assert_eq!(labels, ["learn", "crash at effect 1", "crash at effect 2"]);
+    // `prompt` names an order: the second request is the next order.
+    assert_eq!(
+        labels,
+        [
+            "learn",
+            "crash at effect 1",
+            "crash at effect 2",
+            "second request alone",
+            "first request",
+            "second request after a restart"
+        ]
+    );
+    assert!(run.seed().unwrap().trials[0]
+        .notes
+        .iter()
+        .any(|n| n.starts_with("second request derived")));
     let paused = judged("exactly_once.faithful_pause", with_pause(), None);
     paused.assert_passed();
     let labels: Vec<String> = paused.seed().unwrap().trials[0]
@@ -164,7 +190,13 @@ fn a_faithful_deployment_applies_every_effect_once_through_every_crash() {
             "pause",
             "crash at resume effect 1",
             "pause",
-            "crash at resume effect 2"
+            "crash at resume effect 2",
+            "second request alone",
+            "second request alone resumed",
+            "first request",
+            "first request resumed",
+            "second request after a restart",
+            "second request after a restart resumed"
         ]
     );
 }
@@ -209,4 +241,50 @@ fn a_turn_with_no_effect_is_a_named_error_not_a_pass() {
     pack.prompt = "approve then pay order 9".into();
     let run = judged("exactly_once.no_effect", pack, None);
     common::assert_fails_at(&run, "learn", "MalformedEvidence");
+}
+
+#[test]
+fn keys_from_a_process_counter_lose_the_next_request_derived_from_the_prompt() {
+    // No `second_prompt`: the pack asks for the next order itself.
+    let run = judged(
+        "exactly_once.counter_key",
+        prompt_only(),
+        Some(Flaw::KeyFromProcessCounter),
+    );
+    common::assert_fails_at(&run, "second request after a restart", "EffectsApplied");
+}
+
+#[test]
+fn a_derived_request_the_deployment_cannot_serve_is_left_out_with_a_note() {
+    // The next order does not exist on this desk: run alone it fails, so
+    // it is not of the prompt's shape and judges nothing.
+    let run = run_pack(
+        "exactly_once.no_next_order",
+        &PackDefinition::ExactlyOnce(prompt_only()),
+        &RunOptions::default(),
+        |ctx| {
+            std::fs::write(ctx.durable_dir().join("no-order-8"), "").unwrap();
+            Payments::open(ctx, None)
+        },
+    );
+    run.assert_passed();
+    let trial = &run.seed().unwrap().trials[0];
+    assert!(
+        trial
+            .notes
+            .iter()
+            .any(|n| n.starts_with("no second request")),
+        "{:?}",
+        trial.notes
+    );
+    assert!(!trial.steps.iter().any(|s| s.label == "first request"));
+    // A prompt with no number derives nothing to ask.
+    let mut pack = prompt_only();
+    pack.prompt = "pay the open order".into();
+    let run = judged("exactly_once.no_number", pack, None);
+    run.assert_passed();
+    assert!(!run.seed().unwrap().trials[0]
+        .steps
+        .iter()
+        .any(|s| s.label.starts_with("first request")));
 }

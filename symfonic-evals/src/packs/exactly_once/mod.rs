@@ -14,6 +14,7 @@
 //! pack isolated (the default) or against a process target.
 
 mod scenario;
+mod second_request;
 
 use serde_json::Value;
 
@@ -64,7 +65,9 @@ pub struct ExactlyOncePack {
     /// restarts, and this request must apply every effect it applies
     /// alone: keys drawn from something that restarts with the process (a
     /// counter, a sequence in memory) collide with the first request's and
-    /// lose them.
+    /// lose them. Without it the pack derives one: `prompt` with every
+    /// number moved on by one, judged only when it completes alone as
+    /// `prompt` does.
     pub second_prompt: Option<String>,
     /// The conversation the steps run in.
     pub conversation: String,

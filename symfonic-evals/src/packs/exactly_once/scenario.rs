@@ -14,7 +14,7 @@ use crate::scenario::{Continuation, Restart, Scenario, Step};
 pub const SEED: &str = "exactly-once-effects";
 
 impl ExactlyOncePack {
-    fn prompt_step(&self, label: &str) -> Step {
+    pub(super) fn prompt_step(&self, label: &str) -> Step {
         self.request_step(label, &self.prompt)
     }
 
@@ -34,7 +34,7 @@ impl ExactlyOncePack {
 
     /// `prompt` (or the second request) with the pack's state, pausing when
     /// there is an answer to resume it with.
-    fn request_step(&self, label: &str, prompt: &str) -> Step {
+    pub(super) fn request_step(&self, label: &str, prompt: &str) -> Step {
         let step = Step::prompt(label, prompt, &self.conversation);
         let step = match &self.state {
             Some(state) => step.with_state(state.clone()),
@@ -47,7 +47,7 @@ impl ExactlyOncePack {
         }
     }
 
-    fn resume_step(&self, label: &str) -> Option<Step> {
+    pub(super) fn resume_step(&self, label: &str) -> Option<Step> {
         self.answer
             .as_ref()
             .map(|answer| Step::resume(label, answer.clone(), &self.conversation))
@@ -150,19 +150,19 @@ fn learned_effects(session: &mut Session<'_>) -> Option<(u64, u64)> {
 
 /// Repeats the learned run from fresh fixtures once per effect boundary,
 /// crashing there.
-struct CrashEverywhere {
-    pack: ExactlyOncePack,
+pub(super) struct CrashEverywhere {
+    pub(super) pack: ExactlyOncePack,
 }
 
 impl CrashEverywhere {
     /// The end state every experiment must reach: the uncrashed run's count
     /// of applied effects.
-    fn same_effects(total: u64) -> Assertion {
+    pub(super) fn same_effects(total: u64) -> Assertion {
         Assertion::EffectsApplied { effects: total }
     }
 
     /// Runs one experiment from fresh fixtures; `false` once the trial ended.
-    fn experiment(&self, session: &mut Session<'_>, steps: Vec<Step>) -> bool {
+    pub(super) fn experiment(&self, session: &mut Session<'_>, steps: Vec<Step>) -> bool {
         let label = steps
             .first()
             .map_or("experiment", |s| s.label.as_str())
@@ -219,39 +219,6 @@ impl CrashEverywhere {
         }
         true
     }
-
-    /// The second request alone (to learn its effects), then from fresh
-    /// fixtures the first request, a restart, and the second: it must apply
-    /// all of its own effects on top of the first's.
-    fn second_request_after_a_restart(&self, session: &mut Session<'_>, second: &str, first: u64) {
-        let pack = &self.pack;
-        let request = |label: &str, restart: bool| {
-            let mut steps = vec![pack.request_step(label, second).restarting(restart)];
-            steps.extend(pack.resume_step(&format!("{label} resumed")));
-            steps
-        };
-        if !self.experiment(session, request("second request alone", false)) {
-            return;
-        }
-        let alone = session.steps().last().map_or(0, |step| step.ledger.effects);
-        if alone == 0 {
-            session.fail(
-                "second request alone",
-                StepErrorKind::MalformedEvidence,
-                "`second_prompt` applies at least one effect through the ledger",
-                "it applied none, so there is nothing of its own to lose".into(),
-            );
-            return;
-        }
-        let mut steps = vec![pack.prompt_step("first request")];
-        steps.extend(pack.resume_step("first request resumed"));
-        let mut after = request("second request after a restart", true);
-        if let Some(last) = after.last_mut() {
-            last.assertions.push(Self::same_effects(first + alone));
-        }
-        steps.extend(after);
-        self.experiment(session, steps);
-    }
 }
 
 impl Continuation for CrashEverywhere {
@@ -260,8 +227,10 @@ impl Continuation for CrashEverywhere {
          deployment killed right after the harness grants that effect, a restart and a retry; \
          the retry completes, the interrupted effect retried under its key (CrashedEffectRetried), \
          and exactly the uncrashed run's effects applied (EffectsApplied); with a pause, also a \
-         crash between pause and resume and at each of the resume's effects; with \
-         `second_prompt`, the second request alone, then the first, a restart and the second, \
+         crash between pause and resume and at each of the resume's effects; then a second \
+         request (`second_prompt`, or `prompt` with its numbers moved on by one, judged only when \
+         it completes alone as `prompt` does): the second request alone, then the first, a \
+         restart and the second, \
          which must apply all of its own effects on top of the first's (EffectsApplied)"
             .into()
     }
@@ -275,8 +244,8 @@ impl Continuation for CrashEverywhere {
         if !self.crash_at_every_effect(session, prompt_effects, total) {
             return;
         }
-        if let Some(second) = &self.pack.second_prompt {
-            self.second_request_after_a_restart(session, second, total);
+        if let Some(second) = self.pack.second_request() {
+            self.second_request_after_a_restart(session, &second, total);
         }
     }
 }
