@@ -19,6 +19,8 @@ mod capability;
 mod clock;
 pub mod contracts;
 mod evidence;
+#[cfg(test)]
+mod import_cycles;
 mod ledger;
 pub mod mcp;
 mod packs;

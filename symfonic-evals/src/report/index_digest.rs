@@ -143,7 +143,7 @@ pub(crate) fn latest_lines(dir: &Path, index: &str) -> Vec<Latest> {
         digest.head = head_of(index);
         if let Ok(bytes) = serde_json::to_vec(&digest) {
             // A digest not written costs the next reader time, never a run.
-            let _ = super::write::write_atomic(&dir.join(DIGEST_FILE), &bytes, false);
+            let _ = super::atomic::write_atomic(&dir.join(DIGEST_FILE), &bytes, false);
         }
     }
     digest.remember(&unread[complete..]);

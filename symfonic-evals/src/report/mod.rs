@@ -9,6 +9,7 @@
 //! model and the digest.
 
 mod anchors;
+mod atomic;
 mod document;
 mod index_digest;
 mod model;

@@ -12,7 +12,7 @@
 //! base64 and base64url with or without padding, dot-separated base64url
 //! segments) and is never the same as the genuine one under any of them.
 
-use crate::scenario::Forgery;
+use crate::scenario::step::Forgery;
 
 const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

@@ -3,14 +3,11 @@
 use std::time::Duration;
 
 use super::outcome::{AssertionRun, StepError, StepErrorKind, StepRun};
+use super::turn::{harness_failure, TurnResult};
 use crate::assertion::{Assertion, Check, Evidence};
 use crate::evidence::{shown_as_is, ExceptionTrace, Operation, TurnError, TurnRecord};
 use crate::redact::sensitive;
-use crate::scenario::{ErrorMatch, Expect, Step, StepInput};
-
-/// What one step's turn produced. `Err(text)` from the call is a panic,
-/// already report-safe.
-pub(crate) type TurnResult = Result<Result<TurnRecord, TurnError>, String>;
+use crate::scenario::step::{ErrorMatch, Expect, Step, StepInput};
 
 /// A step's identity in reports, before anything is judged.
 pub(crate) fn step_run(index: usize, step: &Step, duration: Duration) -> StepRun {
@@ -138,9 +135,8 @@ pub(crate) fn judge_step(run: &mut StepRun, step: &Step, result: TurnResult, evi
         exception: None,
     };
     match (result, &step.expect) {
-        (Ok(Err(turn_error)), _) if super::turn::harness_failure(&turn_error).is_some() => {
-            let kind =
-                super::turn::harness_failure(&turn_error).unwrap_or(StepErrorKind::ProcessFailed);
+        (Ok(Err(turn_error)), _) if harness_failure(&turn_error).is_some() => {
+            let kind = harness_failure(&turn_error).unwrap_or(StepErrorKind::ProcessFailed);
             run.error = Some(turn_step_error(
                 kind,
                 "the deployment's process answers the turn with evidence the harness reads".into(),

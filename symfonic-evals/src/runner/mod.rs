@@ -8,9 +8,10 @@ mod judge;
 mod outcome;
 mod pack;
 mod quiet_panics;
-mod session;
+pub(crate) mod session;
 mod trial;
 mod turn;
+mod worker;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,10 +21,11 @@ use std::time::Duration;
 pub use isolation::Isolation;
 pub use outcome::{AssertionRun, FixtureCallSeen, StepError, StepErrorKind, StepRun, TrialRun};
 pub use pack::{run_pack, RunOptions};
+pub(crate) use quiet_panics::WORKER_PREFIX;
 pub use session::{EffectsProbe, Session};
+use trial::TrialSettings;
 pub use trial::PROGRESS_AFTER_ENV;
-pub(crate) use trial::WORKER_PREFIX;
-use trial::{Factory, TrialSettings, TRIAL_STACK};
+use worker::{Factory, TRIAL_STACK};
 
 use crate::capability::CapabilityEvidence;
 use crate::scenario::Scenario;
@@ -234,7 +236,7 @@ pub(crate) fn probe_capabilities(
     let replay = Arc::clone(replay);
     let fixture = fixture.cloned();
     let spawned = std::thread::Builder::new()
-        .name(format!("{}probe", trial::WORKER_PREFIX))
+        .name(format!("{}probe", WORKER_PREFIX))
         .stack_size(TRIAL_STACK)
         .spawn(move || {
             // The probe gets an endpoint of its own scope, so a deployment
@@ -268,10 +270,12 @@ pub(crate) fn probe_capabilities(
                     return;
                 }
             };
-            let built = trial::build(&factory, &context).and_then(|target| {
+            let built = worker::build(&factory, &context).and_then(|target| {
                 catch_unwind(AssertUnwindSafe(|| target.capabilities()))
                     .map(|evidence| (evidence, target))
-                    .map_err(|payload| trial::Unbuilt::Panicked(trial::panic_text(&*payload)))
+                    .map_err(|payload| {
+                        worker::Unbuilt::Panicked(quiet_panics::panic_text(&*payload))
+                    })
             });
             match built {
                 Ok((evidence, target)) => {

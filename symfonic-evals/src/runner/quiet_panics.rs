@@ -10,11 +10,17 @@
 //! assertion, still print in full. `SYMFONIC_EVALS_SHOW_VALUES` prints
 //! everything, for local debugging.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 
-use super::trial::WORKER_PREFIX;
+use crate::redact::sensitive;
+
+/// Thread names carry this prefix so the panic hook can keep them quiet.
+/// A deployment can read its thread's name, so the prefix names no project
+/// and no testing.
+pub(crate) const WORKER_PREFIX: &str = "step-worker-";
 
 thread_local! {
     /// This thread runs packs; its panics print as they always did.
@@ -82,5 +88,19 @@ impl Active {
 impl Drop for Active {
     fn drop(&mut self) {
         ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The panic's location (the deployment's own file and line, which helps
+/// and quotes nothing) and its message, digested (which may quote state).
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-text panic payload".to_owned());
+    match take_location() {
+        Some(at) => format!("panicked at {at} with message {}", sensitive(&message)),
+        None => format!("panicked with message {}", sensitive(&message)),
     }
 }

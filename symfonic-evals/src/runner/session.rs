@@ -2,6 +2,10 @@
 //! fixtures, and everything the harness retains between steps (pause tokens
 //! per conversation, the trial's call ids, the last record).
 //!
+//! It reads steps, never the scenario that holds them: a scenario's
+//! [`Continuation`](crate::Continuation) names this session, so the session
+//! sits below scenarios and the seam points one way.
+//!
 //! The fixed steps of a scenario run through [`Session::run`]; a scenario's
 //! continuation gets the same session and decides further steps from what
 //! the earlier ones showed.
@@ -13,15 +17,17 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use super::fixture::TrialFixture;
-use super::judge::{judge_step, step_run, Judged, TurnResult};
+use super::judge::{judge_step, step_run, Judged};
 use super::outcome::{StepError, StepErrorKind, StepRun};
-use super::trial::{build, lock, panic_text, Factory, Progress, Unbuilt};
-use super::turn::{invoke, request, Request};
+use super::quiet_panics::panic_text;
+use super::turn::{invoke, request, Request, TurnResult};
+use super::worker::{build, entry, lock, Factory, Progress, Unbuilt};
 use crate::assertion::{Assertion, CrashSeen, Evidence, FixtureEvidence, RetainedPause};
 use crate::evidence::TurnRecord;
 use crate::process::kinds::INJECTED_CRASH;
+use crate::redact::PublicValues;
 use crate::replay::ModelEndpoint;
-use crate::scenario::{Restart, Scenario, Step};
+use crate::scenario::step::{Restart, Step, StepInput};
 use crate::target::{Target, TargetContext};
 
 /// Reads the deployment's own store in the durable directory and counts the
@@ -31,9 +37,12 @@ use crate::target::{Target, TargetContext};
 pub type EffectsProbe = fn(&Path) -> Result<u64, String>;
 
 /// A trial in progress. Handed to a scenario's
-/// [`Continuation`](crate::scenario::Continuation).
+/// [`Continuation`](crate::Continuation).
 pub struct Session<'a> {
-    scenario: &'a Scenario,
+    /// The scenario's fixed steps.
+    steps: &'a [Step],
+    /// Everything the scenario's steps say, public already.
+    public: &'a PublicValues,
     factory: &'a Factory,
     context: TargetContext,
     target: Option<Box<dyn Target>>,
@@ -72,7 +81,8 @@ struct Turn {
 
 impl<'a> Session<'a> {
     pub(super) fn new(
-        scenario: &'a Scenario,
+        steps: &'a [Step],
+        public: &'a PublicValues,
         factory: &'a Factory,
         context: TargetContext,
         target: Box<dyn Target>,
@@ -80,7 +90,8 @@ impl<'a> Session<'a> {
         oracle: Option<EffectsProbe>,
     ) -> Self {
         Self {
-            scenario,
+            steps,
+            public,
             factory,
             context,
             target: Some(target),
@@ -200,7 +211,7 @@ impl<'a> Session<'a> {
     /// Builds the second instance when the scenario has steps on it.
     /// Returns whether the trial can go on.
     fn start_replica(&mut self, label: &str) -> bool {
-        if !self.scenario.steps.iter().any(|step| step.instance > 0) {
+        if !self.steps.iter().any(|step| step.instance > 0) {
             return true;
         }
         match build(self.factory, &self.context) {
@@ -269,8 +280,7 @@ impl<'a> Session<'a> {
         }
         let mut p = lock(self.progress);
         let index = p.steps.len();
-        p.steps
-            .push(super::trial::entry(index, label, kind, expected, &observed));
+        p.steps.push(entry(index, label, kind, expected, &observed));
         drop(p);
         self.ended = true;
     }
@@ -352,7 +362,7 @@ impl<'a> Session<'a> {
         let ledger_events = self.context.ledger().events_since(events_from);
         let trial_events = self.context.ledger().events_since(0);
         let since_pause = match &step.input {
-            crate::scenario::StepInput::Prompt(_) => Vec::new(),
+            StepInput::Prompt(_) => Vec::new(),
             _ => self
                 .since_pause
                 .get(&step.conversation)
@@ -376,7 +386,7 @@ impl<'a> Session<'a> {
                 redeemed: turn.redeemed.as_ref(),
                 crash: turn.crash.as_ref(),
                 oracle: oracle.as_ref(),
-                public: Some(&self.scenario.public),
+                public: Some(self.public),
                 fixture: fixture.as_ref(),
             },
             extra,
@@ -387,16 +397,16 @@ impl<'a> Session<'a> {
         };
         judge_step(&mut run, step, turn.result, judged);
         match &step.input {
-            crate::scenario::StepInput::Prompt(_) => {
+            StepInput::Prompt(_) => {
                 self.since_pause
                     .insert(step.conversation.clone(), ledger_events);
             }
-            crate::scenario::StepInput::Resume { .. } => self
+            StepInput::Resume { .. } => self
                 .since_pause
                 .entry(step.conversation.clone())
                 .or_default()
                 .extend(ledger_events),
-            crate::scenario::StepInput::Review(_) | crate::scenario::StepInput::Reset => {}
+            StepInput::Review(_) | StepInput::Reset => {}
         }
         run.ledger = self.context.ledger().counts();
         // A step whose model requests went unanswered fails with the
@@ -572,20 +582,19 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Runs the scenario's fixed steps, then its continuation.
-    pub(super) fn run_scenario(&mut self) {
-        let scenario = self.scenario;
+    /// Runs the scenario's fixed steps, then `tail` (its continuation,
+    /// which the trial hands in: the session knows steps, not scenarios).
+    pub(super) fn run_scenario(&mut self, tail: impl FnOnce(&mut Self)) {
+        let steps = self.steps;
         if !self.start_replica("second instance") {
             return;
         }
-        for step in &scenario.steps {
+        for step in steps {
             if self.run(step).is_none() || self.ended {
                 return;
             }
         }
-        if let Some(tail) = &scenario.tail {
-            tail.0.run(self);
-        }
+        tail(self);
         if !self.ended() {
             lock(self.progress).finished = true;
         }

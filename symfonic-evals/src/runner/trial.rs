@@ -6,55 +6,16 @@
 //! Per step the worker only takes an uncontended lock to say which step it
 //! is on; the watchdog reads that when its own wait runs out.
 
-use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::outcome::{StepError, StepErrorKind, StepRun, TrialRun};
+use super::outcome::{StepErrorKind, StepRun, TrialRun};
+use super::quiet_panics::WORKER_PREFIX;
 use super::session::{EffectsProbe, Session};
-use crate::evidence::{Operation, Role, TurnError};
-use crate::redact::sensitive;
+use super::worker::{build, entry, lock, Factory, Progress, TRIAL_STACK};
 use crate::replay::ReplayPlan;
 use crate::scenario::Scenario;
-use crate::target::{Target, TargetContext};
-
-/// Builds a boxed target from the trial's context; an error is the
-/// harness's account of why a deployment in a child could not start.
-pub(crate) type Factory =
-    Arc<dyn Fn(&TargetContext) -> Result<Box<dyn Target>, TurnError> + Send + Sync>;
-
-/// Thread names carry this prefix so the panic hook can keep them quiet.
-/// A deployment can read its thread's name, so the prefix names no project
-/// and no testing.
-pub(crate) const WORKER_PREFIX: &str = "step-worker-";
-
-/// The stack of every thread a deployment runs on: deep enough that the
-/// harness's own walk of evidence nested far past [`MAX_JSON_DEPTH`]
-/// (building it, measuring it, refusing it) cannot overflow. Reserved, not
-/// committed: pages are only used as deep as a turn goes.
-///
-/// [`MAX_JSON_DEPTH`]: crate::evidence::MAX_JSON_DEPTH
-pub(crate) const TRIAL_STACK: usize = 512 << 20;
-
-/// What the worker has done so far, shared with the watchdog so that a hung
-/// trial still reports every step it finished.
-pub(crate) struct Progress {
-    pub(crate) current_label: String,
-    pub(crate) started: Instant,
-    pub(crate) steps: Vec<StepRun>,
-    pub(crate) notes: Vec<String>,
-    pub(crate) finished: bool,
-    /// Every step is judged and the deployment is being dropped.
-    pub(crate) tearing_down: bool,
-    /// The watchdog gave up on this trial: the worker must not start
-    /// another step (it would act after the verdict, beside the next trial).
-    pub(crate) abandoned: bool,
-}
-
-pub(crate) fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
-    progress.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::target::TargetContext;
 
 /// How long a step runs before the watchdog says it is still running, in
 /// milliseconds (5 s when unset).
@@ -232,85 +193,6 @@ fn teardown_step(p: &Progress, kind: StepErrorKind, observed: &str) -> StepRun {
     )
 }
 
-pub(crate) fn entry(
-    index: usize,
-    label: &str,
-    kind: StepErrorKind,
-    expected: &str,
-    observed: &str,
-) -> StepRun {
-    StepRun {
-        index,
-        label: label.to_owned(),
-        operation: Operation::Prompt,
-        role: Role::User,
-        conversation: String::new(),
-        input_digest: String::new(),
-        state_digest: None,
-        restarted: false,
-        warm_start: None,
-        assertions: Vec::new(),
-        error: Some(StepError {
-            kind,
-            expected: expected.to_owned(),
-            observed: observed.to_owned(),
-            exception: None,
-        }),
-        ledger: crate::ledger::LedgerCounts::default(),
-        fixture_calls: Vec::new(),
-        duration: Duration::ZERO,
-    }
-}
-
-/// The panic's location (the deployment's own file and line, which helps
-/// and quotes nothing) and its message, digested (which may quote state).
-pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-text panic payload".to_owned());
-    match super::quiet_panics::take_location() {
-        Some(at) => format!("panicked at {at} with message {}", sensitive(&message)),
-        None => format!("panicked with message {}", sensitive(&message)),
-    }
-}
-
-/// Why a deployment could not be built, as report-safe text.
-pub(crate) enum Unbuilt {
-    /// The constructor panicked (or the served child's did).
-    Panicked(String),
-    /// The deployment's process could not start or answer its handshake.
-    Unstarted(String),
-}
-
-/// Builds the deployment, containing a panic.
-pub(crate) fn build(
-    factory: &Factory,
-    context: &TargetContext,
-) -> Result<Box<dyn Target>, Unbuilt> {
-    match catch_unwind(AssertUnwindSafe(|| factory(context))) {
-        Ok(Ok(target)) => Ok(target),
-        Ok(Err(error)) if super::served_panic(&error) => Err(Unbuilt::Panicked(error.message)),
-        Ok(Err(error)) => Err(Unbuilt::Unstarted(super::judge::error_text(&error, None))),
-        Err(payload) => Err(Unbuilt::Panicked(panic_text(&*payload))),
-    }
-}
-
-impl Unbuilt {
-    /// The step error of a deployment that did not build.
-    pub(crate) fn into_step(self, expected: &str) -> (StepErrorKind, String, String) {
-        match self {
-            Self::Panicked(why) => (
-                StepErrorKind::TargetPanicked,
-                expected.to_owned(),
-                format!("constructor {why}"),
-            ),
-            Self::Unstarted(why) => (StepErrorKind::ProcessFailed, expected.to_owned(), why),
-        }
-    }
-}
-
 fn drive(
     scenario: &Scenario,
     factory: &Factory,
@@ -368,7 +250,8 @@ fn drive(
         }
     };
     let mut session = Session::new(
-        scenario,
+        &scenario.steps,
+        &scenario.public,
         factory,
         context,
         target,
@@ -377,7 +260,11 @@ fn drive(
     )
     .with_endpoint(endpoint.as_ref())
     .with_fixture(fixture.as_ref());
-    session.run_scenario();
+    session.run_scenario(|session| {
+        if let Some(tail) = &scenario.tail {
+            tail.0.run(session);
+        }
+    });
     let (target, _context) = session.into_parts();
     // Marks the teardown before the deployment is dropped: the watchdog
     // then blames a slow or panicking drop on the teardown rather than on

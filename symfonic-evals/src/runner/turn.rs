@@ -7,13 +7,18 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::forge::forged;
-use super::judge::TurnResult;
 use super::outcome::{StepError, StepErrorKind};
-use super::trial::panic_text;
+use super::quiet_panics::panic_text;
 use crate::assertion::RetainedPause;
-use crate::evidence::{PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError};
-use crate::scenario::{Forgery, QuestionSource, Step, StepInput, TokenSource};
+use crate::evidence::{
+    PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnError, TurnRecord,
+};
+use crate::scenario::step::{Forgery, QuestionSource, Step, StepInput, TokenSource};
 use crate::target::Target;
+
+/// What one step's turn produced. `Err(text)` from the call is a panic,
+/// already report-safe.
+pub(crate) type TurnResult = Result<Result<TurnRecord, TurnError>, String>;
 
 /// What a step sends.
 pub(super) enum Request {

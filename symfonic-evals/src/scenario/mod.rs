@@ -5,9 +5,14 @@
 //! proves. A scenario is a list of fixed steps, optionally followed by a
 //! [`Continuation`] that decides further steps from what the trial showed
 //! (a sweep of states generated from the procedures a deployment published).
+//!
+//! The steps are plain data (`step.rs`, which the runner reads); a
+//! continuation is handed the runner's [`Session`], which knows steps and
+//! never scenarios, so the runner reads scenarios and the seam points one
+//! way.
 
 mod policy;
-mod step;
+pub(crate) mod step;
 
 use std::fmt;
 use std::sync::Arc;
@@ -18,7 +23,7 @@ pub use step::{
 };
 
 use crate::redact::PublicValues;
-use crate::runner::Session;
+use crate::runner::session::Session;
 
 /// Whether a scenario is a pack's seed scenario or one of its probes.
 #[derive(

@@ -16,11 +16,11 @@ mod stage;
 mod trace;
 
 pub use budget::BudgetCeiling;
-pub use pipeline::{GovernancePipeline, PipelineError};
+pub use pipeline::GovernancePipeline;
 pub use precondition::{ApprovedProcedure, ProceduralPrecondition};
 pub use rulebook::{
-    FailureMode, Phase, Rule, RuleBook, BUDGET_CEILING_STAGE, CREDENTIAL_SCRUB_STAGE,
-    PRECONDITION_STAGE, REFLECTION_STAGE,
+    FailureMode, Phase, PipelineError, Rule, RuleBook, BUDGET_CEILING_STAGE,
+    CREDENTIAL_SCRUB_STAGE, PRECONDITION_STAGE, REFLECTION_STAGE,
 };
 pub use scrub::{redact_text, redact_value, CredentialScrubber, REDACTED};
 pub use stage::{FnStage, GovernanceStage, Judgement, Payload, StageError, StageVerdict, Subject};

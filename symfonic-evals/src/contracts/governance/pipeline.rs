@@ -10,93 +10,9 @@ use std::sync::Arc;
 
 use crate::StageOutcome;
 
-use super::rulebook::{FailureMode, Phase, RuleBook};
+use super::rulebook::{FailureMode, Phase, PipelineError, RuleBook};
 use super::stage::{GovernanceStage, Judgement, Subject};
 use super::trace::{GovernanceTrace, TraceEntry};
-
-/// Why a pipeline (or rulebook) was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PipelineError {
-    /// A pipeline with no stage at all examines nothing.
-    Empty,
-    /// The rulebook has no rule for this stage.
-    UnknownStage {
-        /// The stage's name.
-        stage: String,
-    },
-    /// The stage appears twice.
-    DuplicateStage {
-        /// The stage's name.
-        stage: String,
-    },
-    /// The stage runs after one the rulebook ranks later.
-    OutOfOrder {
-        /// The stage placed too late.
-        stage: String,
-        /// The stage it was placed after.
-        after: String,
-    },
-    /// The stage declares another rung than its rule.
-    PhaseMismatch {
-        /// The stage's name.
-        stage: String,
-        /// What the stage declares.
-        declared: Phase,
-        /// What the rulebook says.
-        rule: Phase,
-    },
-    /// The stage declares another failure mode than its rule.
-    FailureModeMismatch {
-        /// The stage's name.
-        stage: String,
-        /// What the stage declares.
-        declared: FailureMode,
-        /// What the rulebook says.
-        rule: FailureMode,
-    },
-    /// Observe mode was asked for a stage this pipeline does not run.
-    NotInPipeline {
-        /// The stage's name.
-        stage: String,
-    },
-}
-
-impl fmt::Display for PipelineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Empty => write!(f, "a governance pipeline needs at least one stage"),
-            Self::UnknownStage { stage } => {
-                write!(f, "stage `{stage}` has no rule in the rulebook")
-            }
-            Self::DuplicateStage { stage } => write!(f, "stage `{stage}` appears twice"),
-            Self::OutOfOrder { stage, after } => write!(
-                f,
-                "stage `{stage}` is placed after `{after}`, which the rulebook ranks later"
-            ),
-            Self::PhaseMismatch {
-                stage,
-                declared,
-                rule,
-            } => write!(
-                f,
-                "stage `{stage}` declares phase {declared} but its rule says {rule}"
-            ),
-            Self::FailureModeMismatch {
-                stage,
-                declared,
-                rule,
-            } => write!(
-                f,
-                "stage `{stage}` declares {declared} but its rule says {rule}"
-            ),
-            Self::NotInPipeline { stage } => {
-                write!(f, "stage `{stage}` is not in this pipeline")
-            }
-        }
-    }
-}
-
-impl std::error::Error for PipelineError {}
 
 /// Governance stages run in rulebook order, with their answers traced.
 ///

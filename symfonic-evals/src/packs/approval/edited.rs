@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::scenarios::kept;
+use super::kept::kept;
 use super::ApprovalResumePack;
 use crate::assertion::Assertion;
 use crate::evidence::{EditDecision, EditedAction, ToolCall};

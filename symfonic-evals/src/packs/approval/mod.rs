@@ -4,6 +4,7 @@
 //! an amended answer, an edited call, a reset between pause and resume).
 
 mod edited;
+mod kept;
 mod reset;
 mod scenarios;
 pub(crate) mod tokens;

@@ -3,14 +3,14 @@
 
 use serde_json::Value;
 
+use super::kept::kept;
 use super::{ApprovalResumePack, PROBES};
 use crate::assertion::Assertion;
 use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
 use crate::packs::probes::Selection;
 use crate::runner::Session;
 use crate::scenario::{
-    Continuation, ErrorMatch, Expect, Forgery, QuestionSource, Scenario, Step, StepInput,
-    TokenSource,
+    Continuation, ErrorMatch, Forgery, QuestionSource, Scenario, Step, StepInput, TokenSource,
 };
 
 /// The name of the seed scenario, as the pack's contract gives it.
@@ -671,21 +671,6 @@ impl Continuation for OneOfTwo {
                 return;
             }
         }
-    }
-}
-
-/// `step`, which also keeps every genuine token from the model when it
-/// returns a record, and, when it answers a pause, repeats none of the
-/// pause's effects under a new key: every step of every probe checks
-/// both, the seed stays as its contract fixes it.
-pub(super) fn kept(step: Step) -> Step {
-    let resumes = matches!(step.input, StepInput::Resume { .. });
-    match step.expect {
-        Expect::Record if resumes => {
-            step.asserting([Assertion::TokenKeptFromModel, Assertion::EffectNotRepeated])
-        }
-        Expect::Record => step.asserting([Assertion::TokenKeptFromModel]),
-        Expect::Error(_) | Expect::RecordOrAnyError => step,
     }
 }
 

@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::anchors::page_name;
+use super::atomic::write_atomic;
 use super::index_digest::{latest_lines, Point};
 use super::model::{IndexLine, ReportDocument};
-use super::write::write_atomic;
 use overview::Entry;
 
 /// The viewer's entry page in a report directory: the overview.

@@ -32,7 +32,7 @@ pub(crate) use history::{record, Recorded};
 use serve::{requested_run, run_digest, serve_run_value};
 
 use super::boxed_factory;
-use super::trial::Factory;
+use super::worker::Factory;
 use crate::process::{ProcessSpec, ProcessTarget, SERVE_HISTORY_ENV, SERVE_RUN_ENV};
 use crate::target::{Target, TargetContext};
 

@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::super::trial::{panic_text, Factory, TRIAL_STACK, WORKER_PREFIX};
+use super::super::quiet_panics::{panic_text, WORKER_PREFIX};
+use super::super::worker::{Factory, TRIAL_STACK};
 use crate::evidence::{TurnError, TurnRecord};
 use crate::ledger::{Applied, EffectCall, LedgerPeer, SideEffectLedger, Witness};
 use crate::process::protocol::{ChildMessage, HarnessMessage, PROTOCOL_VERSION};
