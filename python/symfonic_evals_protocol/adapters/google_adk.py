@@ -249,6 +249,9 @@ class AdkDeployment(AsyncDeployment):
     The seams a subclass may override: :meth:`read_answer`,
     :meth:`check_spent`, :meth:`spend` and :meth:`finish` (the token's
     spent mark).
+
+    The adapter keeps its own objects in private names, so a subclass may
+    name its own ``store`` or ``journal``; :attr:`agent` is read-only.
     """
 
     def __init__(
@@ -267,7 +270,7 @@ class AdkDeployment(AsyncDeployment):
         token_codec: Optional[TokenCodec] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.agent = agent
+        self._agent = agent
         self._app_name = app_name
         self._user_id = user_id
         self._capabilities = capabilities
@@ -286,6 +289,12 @@ class AdkDeployment(AsyncDeployment):
         self._lease = RunLease(durable_dir)
         self._store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
         self._journal = RunJournal(durable_dir, JOURNAL_FILE)
+
+    @property
+    def agent(self) -> Any:
+        """The agent the deployment runs (read-only: the adapter's
+        bookkeeping is bound to it)."""
+        return self._agent
 
     def capabilities(self) -> Capabilities:
         if self._capabilities is not None:
@@ -425,7 +434,7 @@ class AdkDeployment(AsyncDeployment):
         plugin = _TurnPlugin(self._journal, attempt)
         runner = Runner(
             app_name=self._app_name,
-            agent=self.agent,
+            agent=self._agent,
             session_service=self._sessions,
             plugins=[plugin, *self._plugins],
         )

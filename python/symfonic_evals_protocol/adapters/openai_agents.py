@@ -173,6 +173,10 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     :meth:`read_decisions` (the answer for each held call),
     :meth:`load_state` (the saved ``RunState``), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
+
+    The adapter keeps its own objects in private names, so a subclass may
+    name its own ``store`` or ``journal``; :attr:`agent` and :attr:`run_config`
+    are read-only.
     """
 
     def __init__(
@@ -190,22 +194,34 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         streaming: bool = False,
     ) -> None:
         super().__init__(durable_dir)
-        self.agent = agent
-        self.streaming = streaming
+        self._agent = agent
+        self._streaming = streaming
         config = run_config if run_config is not None else RunConfig(tracing_disabled=True)
         self._adopter_formatter = config.tool_error_formatter
-        self.run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
+        self._run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
         self._hooks = _Hooks(hooks)
-        self.max_turns = max_turns
+        self._max_turns = max_turns
         self._capabilities = capabilities
         self._traits = tuple(traits)
         self._extension_tools = tuple(extension_tools)
-        self.lease = RunLease(durable_dir)
-        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
-        self.journal = RunJournal(durable_dir)
+        self._lease = RunLease(durable_dir)
+        self._store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
+        self._journal = RunJournal(durable_dir)
         watch_tool_guardrails(
             [tool for reached in reachable(agent) for tool in getattr(reached, "tools", []) or []], _note_guarded
         )
+
+    @property
+    def agent(self) -> Any:
+        """The agent the deployment runs (read-only: the adapter's
+        bookkeeping is bound to it)."""
+        return self._agent
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The ``RunConfig`` every run gets, with the adapter's
+        ``tool_error_formatter`` in front of the adopter's (read-only)."""
+        return self._run_config
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -213,7 +229,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         if self._capabilities is not None:
             return self._capabilities
         capabilities = Capabilities()
-        agents = list(reachable(self.agent))
+        agents = list(reachable(self._agent))
         tools = [tool for agent in agents for tool in getattr(agent, "tools", []) or []]
         servers = [server for agent in agents for server in getattr(agent, "mcp_servers", []) or []]
         if tools or servers:
@@ -234,7 +250,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     def _mcp_servers(self) -> List[Any]:
         """The MCP servers of every agent the run can reach, each once."""
         servers: Dict[int, Any] = {}
-        for agent in reachable(self.agent):
+        for agent in reachable(self._agent):
             for server in getattr(agent, "mcp_servers", []) or []:
                 servers.setdefault(id(server), server)
         return list(servers.values())
@@ -252,9 +268,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 await server.cleanup()
             except Exception:  # a server gone at shutdown is no error of the turn's
                 pass
-        self.journal.close()
-        self.store.close()
-        self.lease.close()
+        self._journal.close()
+        self._store.close()
+        self._lease.close()
 
     # -- seams -----------------------------------------------------------------
 
@@ -294,16 +310,16 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     def check_spent(self, pause: PauseRow) -> None:
         """Refuses a replay: the token's continuation finished, or a live
         run holds it (a dead run's claim is a client's retry)."""
-        self.store.pauses.refuse_replay(pause, self.lease)
+        self._store.pauses.refuse_replay(pause, self._lease)
 
     def spend(self, pause: PauseRow) -> bool:
         """Claims the token for this run's continuation (atomic across
         processes); ``False`` when another redemption won."""
-        return self.store.pauses.claim(pause.token, self.lease)
+        return self._store.pauses.claim(pause.token, self._lease)
 
     def finish(self, pause: PauseRow) -> None:
         """Spends the token for good, once its continuation finished."""
-        self.store.pauses.finish(pause.token)
+        self._store.pauses.finish(pause.token)
 
     # -- turns -----------------------------------------------------------------
 
@@ -311,28 +327,28 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         if request.is_operator:
             raise TurnFailure("OperatorTurnUnsupported", "this agent has no operator door", code="operator.unsupported")
         digest = request_digest(request)
-        begun = self.store.turns.begin(request.conversation, digest, self.lease, lambda: None)
+        begun = self._store.turns.begin(request.conversation, digest, self._lease, lambda: None)
         attempt = f"prompt:{request.conversation}:{digest}"
         if not begun.retry:
-            self.journal.forget(attempt)
-        serial = self.journal.next_serial("prompt")
-        self.journal.prompt_started(request.conversation, serial)
+            self._journal.forget(attempt)
+        serial = self._journal.next_serial("prompt")
+        self._journal.prompt_started(request.conversation, serial)
         try:
             agent, config = self._journaled(attempt)
             result, scope = await self._run(agent, config, self.input_for(request), turn, request, request.state)
             record = self._record(result, scope, request.conversation, f"prompt-{serial}", serial, seen=())
         except BaseException:
-            self.store.turns.release(request.conversation, self.lease)
+            self._store.turns.release(request.conversation, self._lease)
             raise
-        self.store.turns.finish(request.conversation, self.lease)
+        self._store.turns.finish(request.conversation, self._lease)
         return record
 
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
-        pause = self.store.pauses.lookup(request)
+        pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
         approvals = self.read_decisions(pause, request.answer)
         handle = pause.handle
-        if self.journal.latest_prompt(pause.conversation) > int(handle["serial"]):
+        if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
         attempt = f"resume:{pause.question_id}"
         agent, config = self._journaled(attempt)
@@ -362,7 +378,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 resume_continued=True,
             )
         except BaseException:
-            self.store.pauses.release(pause.token, self.lease)
+            self._store.pauses.release(pause.token, self._lease)
             raise
         self.finish(pause)
         return record
@@ -373,11 +389,11 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         """The agent and config of one attempt, every model the run can
         reach journaled under ``attempt``: the config's model, or else each
         agent's of the handoff graph (:class:`JournaledGraph`)."""
-        config = self.run_config
+        config = self._run_config
         if config.model is not None:
             inner = config.model if isinstance(config.model, Model) else config.model_provider.get_model(config.model)
-            return self.agent, dataclasses.replace(config, model=JournaledModel(inner, self.journal, attempt))
-        return JournaledGraph(self.agent, config, self.journal, attempt).start, config
+            return self._agent, dataclasses.replace(config, model=JournaledModel(inner, self._journal, attempt))
+        return JournaledGraph(self._agent, config, self._journal, attempt).start, config
 
     async def _run(
         self,
@@ -391,13 +407,13 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         scope = _Scope()
         token = _SCOPE.set(scope)
         options: Dict[str, Any] = {"run_config": config, "hooks": self._hooks}
-        if self.max_turns is not None:
-            options["max_turns"] = self.max_turns
+        if self._max_turns is not None:
+            options["max_turns"] = self._max_turns
         if not isinstance(start, RunState):
             options["context"] = context
         try:
             with bound_turn(turn, request, asyncio.get_running_loop()):
-                if self.streaming:
+                if self._streaming:
                     # As a streaming app runs it: the events drained, the
                     # streamed result read as a run's.
                     result = Runner.run_streamed(agent, start, **options)
@@ -469,7 +485,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         record = TurnRecord(model_input="\n\n".join(scope.model_inputs))
         parked: List[Dict[str, Any]] = []
         for call_id, call in calls.items():
-            reported = self.store.calls.report_id(conversation, call_scope, call_id)
+            reported = self._store.calls.report_id(conversation, call_scope, call_id)
             if call_id in pending:
                 record.tool_calls.append(ToolCall.pending(reported, call.name, call.arguments))
                 parked.append({"id": reported, "call_id": call_id, "name": call.name, "arguments": call.arguments})
@@ -502,7 +518,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         question_id = f"q-{secrets.token_hex(8)}"
         handle = {"state": result.to_state().to_string(), "serial": serial, "seen": sorted(set(seen))}
         interaction = str(parked[0]["name"])
-        token = self.store.pauses.mint(conversation, question_id, interaction, parked, handle)
+        token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
         return Pause(interaction, True, token, question=question, question_id=question_id)
 
     def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approvals: Dict[str, bool]) -> List[ResolvedCall]:

@@ -280,6 +280,9 @@ class PydanticAIDeployment(AsyncDeployment):
     each parked call's approval, edit or denial), :meth:`keep_messages` and
     :meth:`load_messages` (what a pause continues from), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
+
+    The adapter keeps its own objects in private names, so a subclass may
+    name its own ``store`` or ``journal``; :attr:`agent` is read-only.
     """
 
     def __init__(
@@ -295,7 +298,7 @@ class PydanticAIDeployment(AsyncDeployment):
         editable: bool = True,
     ) -> None:
         super().__init__(durable_dir)
-        self.agent = agent
+        self._agent = agent
         self._editable = editable
         self._capabilities = capabilities
         self._traits = tuple(traits)
@@ -304,6 +307,12 @@ class PydanticAIDeployment(AsyncDeployment):
         self._lease = RunLease(durable_dir)
         self._store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
         self._journal = RunJournal(durable_dir, JOURNAL_FILE)
+
+    @property
+    def agent(self) -> Any:
+        """The agent the deployment runs (read-only: the adapter's
+        bookkeeping is bound to it)."""
+        return self._agent
 
     def capabilities(self) -> Capabilities:
         if self._capabilities is not None:
@@ -447,7 +456,7 @@ class PydanticAIDeployment(AsyncDeployment):
 
     def _output_type(self) -> Any:
         """The agent's output types with ``DeferredToolRequests`` among them."""
-        declared = getattr(self.agent, "output_type", str)
+        declared = getattr(self._agent, "output_type", str)
         types = list(declared) if isinstance(declared, (list, tuple)) else [declared]
         return types if DeferredToolRequests in types else [*types, DeferredToolRequests]
 
@@ -461,9 +470,9 @@ class PydanticAIDeployment(AsyncDeployment):
         results: Optional[DeferredToolResults],
     ) -> Tuple[Any, List[str]]:
         inputs: List[str] = []
-        model = _JournaledModel(self.agent.model, self._journal, attempt, inputs)
+        model = _JournaledModel(self._agent.model, self._journal, attempt, inputs)
         with bound_turn(turn, request, asyncio.get_running_loop()):
-            result = await self.agent.run(
+            result = await self._agent.run(
                 prompt,
                 message_history=history,
                 deferred_tool_results=results,
