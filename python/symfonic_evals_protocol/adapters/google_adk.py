@@ -54,12 +54,6 @@ What the adapter reports and keeps:
 - **The model input**: every request to the model in the turn (the system
   instruction, then each content part as text), recorded, with the
   journal, by a runner plugin.
-
-What it cannot see: a tool that raises (ADK fails the invocation, which
-answers ``UnhandledException``); confirmations with a payload (the answer
-is approve or reject); live (bidirectional) runs; sub-agents' transfers
-are reported as the ``transfer_to_agent`` calls they are.
-
 - **Streaming**: ``streaming=True`` runs each turn in ADK's ``SSE``
   streaming mode, as an app that streams does; the partial responses are
   not kept, the final one of each model call is journaled, and a retry
@@ -70,6 +64,11 @@ are reported as the ``transfer_to_agent`` calls they are.
   refusal(tool_context.function_call_id, stage, read)}``: reported
   ``refused`` by the stage, with its governance entry, and the tool never
   runs) and records a call it admits with :func:`admitted`.
+
+What it cannot see: a tool that raises (ADK fails the invocation, which
+answers ``UnhandledException``); confirmations with a payload (the answer
+is approve or reject); live (bidirectional) runs; sub-agents' transfers
+are reported as the ``transfer_to_agent`` calls they are.
 """
 
 from __future__ import annotations

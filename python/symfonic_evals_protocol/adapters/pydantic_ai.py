@@ -58,16 +58,6 @@ What the adapter reports and keeps:
 - **The model input**: every request the agent made to its model in the
   turn (instructions, then each part as text), recorded by a wrapper around
   the agent's model.
-
-What it cannot see: deferred calls that wait for an external result or an
-answer (``CallDeferred``, ``DeferredToolRequests.calls``: a turn that ends
-on one fails with ``DeferredCallUnsupported``); a tool that catches its own
-errors and returns them as text (reported succeeded); a tool raising
-anything but ``ModelRetry`` (Pydantic AI fails the run, which answers
-``UnhandledException``); what a streaming app does with each event
-(``streaming=True`` drains them); a run the app streams itself
-(``run_stream``, or an ``event_stream_handler``) outside the adapter.
-
 - **Streaming**: ``streaming=True`` runs each turn with ``agent.iter``,
   every model request's and tool call's events drained, as an app that
   streams does; the streamed responses are journaled as the plain ones
@@ -77,6 +67,15 @@ anything but ``ModelRetry`` (Pydantic AI fails the run, which answers
   :func:`refusal` (``return refusal(ctx.tool_call_id, stage, read)`` in
   the tool, before it acts: reported ``refused`` by the stage, with its
   governance entry) and records a call it admits with :func:`admitted`.
+
+What it cannot see: deferred calls that wait for an external result or an
+answer (``CallDeferred``, ``DeferredToolRequests.calls``: a turn that ends
+on one fails with ``DeferredCallUnsupported``); a tool that catches its own
+errors and returns them as text (reported succeeded); a tool raising
+anything but ``ModelRetry`` (Pydantic AI fails the run, which answers
+``UnhandledException``); what a streaming app does with each event
+(``streaming=True`` drains them); a run the app streams itself
+(``run_stream``, or an ``event_stream_handler``) outside the adapter.
 """
 
 from __future__ import annotations
