@@ -43,6 +43,9 @@ if HAVE_ADK:
     from symfonic_evals_protocol.adapters import effects
     from symfonic_evals_protocol.adapters.google_adk import AdkDeployment, render_request
 
+    STREAMED: List[int] = []
+    """One entry per streamed model request this process made."""
+
     def _reply(*parts: Any) -> LlmResponse:
         return LlmResponse(content=types.Content(role="model", parts=list(parts)))
 
@@ -55,6 +58,19 @@ if HAVE_ADK:
         log_dir: Any = None
 
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> Any:
+            async for response in self._plan(llm_request):
+                if stream:
+                    # As a streaming model sends it: the text a word at a
+                    # time (partial), then the whole response.
+                    STREAMED.append(1)
+                    for part in response.content.parts if response.content else []:
+                        for word in re.findall(r"\S+\s*", part.text or ""):
+                            chunk = _reply(types.Part(text=word))
+                            chunk.partial = True
+                            yield chunk
+                yield response
+
+        async def _plan(self, llm_request: LlmRequest) -> Any:
             if self.log_dir is not None:
                 with open(os.path.join(self.log_dir, MODEL_LOG), "a") as log:
                     log.write(render_request(llm_request).replace("\n", " | ") + "\n")
@@ -308,7 +324,45 @@ class Crashes(unittest.TestCase):
         self.assertEqual(child.read()["error"]["code"], "pause.replayed")
 
 
+@needs_adk
+class StreamingCrashes(Crashes):
+    """The crash cases again with ``streaming=True`` (ADK's ``SSE`` mode):
+    the final response of each streamed model call is journaled, and the
+    retry replays it."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.command.append("--streaming")
+
+
+@needs_adk
+class Streaming(unittest.TestCase):
+    def test_a_streamed_run_pauses_resumes_and_reports_as_a_plain_one(self) -> None:
+        from harness import async_session
+
+        def records(streaming: bool) -> List[Dict[str, Any]]:
+            durable = tempfile.mkdtemp(prefix="adk-stream-")
+            factory = lambda d: scripted_desk(d, streaming=streaming)  # noqa: E731
+            out = async_session(factory, [hello(durable), prompt(1, "refund order 3 and escalate ticket 7"),
+                                          ledger(1, "refund:3")])
+            paused = answered(out, 1)["record"]
+            terminal = paused.pop("terminal")  # its token and question id are random
+            self.assertEqual(terminal["kind"], "paused")
+            out = async_session(factory, [hello(durable), resume(2, terminal["token"], {"approved": True},
+                                                                 terminal["question_id"]), ledger(2, "escalate:7")])
+            return [paused, answered(out, 2)["record"]]
+
+        before = len(STREAMED)
+        plain = records(False)
+        self.assertEqual(len(STREAMED), before, "a plain run streamed")
+        streamed = records(True)
+        self.assertGreaterEqual(len(STREAMED) - before, 2, "the model calls were not streamed")
+        self.assertEqual(streamed, plain)
+        self.assertIn("done:", streamed[1]["answer"])
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "--child":
-        sys.exit(serve(lambda d: scripted_desk(d, log=True), argv=["--durable-dir", sys.argv[2]]))
+        streaming = "--streaming" in sys.argv[3:]
+        sys.exit(serve(lambda d: scripted_desk(d, log=True, streaming=streaming), argv=["--durable-dir", sys.argv[2]]))
     unittest.main()

@@ -34,7 +34,10 @@ MODEL_LOG = "scripted-model-calls.jsonl"
 if HAVE_PYDANTIC_AI:
     from pydantic_ai import Agent, ModelRetry
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    STREAMED: List[int] = []
+    """One entry per streamed model request this process made."""
 
     from symfonic_evals_protocol import serve
     from symfonic_evals_protocol.adapters import effects
@@ -66,7 +69,19 @@ if HAVE_PYDANTIC_AI:
                     calls.append(ToolCallPart(name, {key: kind(match)}, tool_call_id=f"call_{len(calls) + 1}"))
             return ModelResponse(parts=calls or [TextPart("how can I help?")])
 
-        return FunctionModel(plan)
+        async def stream(messages: List[Any], info: AgentInfo) -> Any:
+            """The same plan, streamed: text a word at a time, each call
+            as one delta (what a streaming app's model sends)."""
+            STREAMED.append(1)
+            for part in plan(messages, info).parts:
+                if isinstance(part, TextPart):
+                    for word in re.findall(r"\S+\s*", part.content):
+                        yield word
+                else:
+                    delta = DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)
+                    yield {len(STREAMED) * 100 + int(part.tool_call_id.split("_")[1]): delta}
+
+        return FunctionModel(plan, stream_function=stream)
 
     def scripted_agent(log_dir: Any = None) -> Agent[None, str]:
         agent = Agent(scripted(log_dir), instructions="You are the help desk.")
@@ -314,7 +329,44 @@ class Crashes(unittest.TestCase):
         self.assertEqual(child.read()["error"]["code"], "pause.replayed")
 
 
+@needs_pydantic_ai
+class StreamingCrashes(Crashes):
+    """The crash cases again with ``streaming=True``: the streamed model
+    calls are journaled, and the retry replays them."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.command.append("--streaming")
+
+
+@needs_pydantic_ai
+class Streaming(unittest.TestCase):
+    def test_a_streamed_run_pauses_resumes_and_reports_as_a_plain_one(self) -> None:
+        def records(streaming: bool) -> List[Dict[str, Any]]:
+            from harness import async_session
+
+            durable = tempfile.mkdtemp(prefix="pydantic-stream-")
+            factory = lambda d: scripted_desk(d, streaming=streaming)  # noqa: E731
+            out = async_session(factory, [hello(durable), prompt(1, "refund order 3 and escalate ticket 7"),
+                                          ledger(1, "refund:3")])
+            paused = answered(out, 1)["record"]
+            terminal = paused["terminal"]
+            out = async_session(factory, [hello(durable), resume(2, terminal["token"], {"approved": True},
+                                                                 terminal["question_id"]), ledger(2, "escalate:7")])
+            self.assertEqual(terminal["kind"], "paused")
+            paused.pop("terminal")  # its token and question id are random
+            return [paused, answered(out, 2)["record"]]
+
+        before = len(STREAMED)
+        plain = records(False)
+        self.assertEqual(len(STREAMED), before, "a plain run streamed")
+        streamed = records(True)
+        self.assertEqual(len(STREAMED) - before, 2, "the plan, and the reply after the resume ran the calls")
+        self.assertEqual(streamed, plain)
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "--child":
-        sys.exit(serve(lambda d: scripted_desk(d, log=True), argv=["--durable-dir", sys.argv[2]]))
+        streaming = "--streaming" in sys.argv[3:]
+        sys.exit(serve(lambda d: scripted_desk(d, log=True, streaming=streaming), argv=["--durable-dir", sys.argv[2]]))
     unittest.main()

@@ -13,12 +13,16 @@ Importing this package needs no framework; each adapter module imports its
 own. :data:`effects` is how a tool body reaches the harness's ledger and
 witness while an adapter runs its turn; :func:`require_approval` is the
 strict answer check for an approve/deny question; :class:`TokenCodec`
-(:mod:`.tokens`) shapes the pause tokens a desk hands out. The shared machinery
+(:mod:`.tokens`) shapes the pause tokens a desk hands out. A governance
+gate in the app reports what it decided with :func:`refusal` and
+:func:`admitted` (:mod:`._gate`; the LangGraph adapter's own
+:func:`~.langgraph.refusal` answers with a ``ToolMessage`` instead). The shared machinery
 (durable pause tokens, retry detection, call ids) is in
 :mod:`symfonic_evals_protocol.adapters._common`.
 """
 
 from ._common import Effects, effects, require_approval
+from ._gate import admitted, refusal
 from .tokens import SignedTokenCodec, TokenCodec
 
-__all__ = ["Effects", "SignedTokenCodec", "TokenCodec", "effects", "require_approval"]
+__all__ = ["Effects", "SignedTokenCodec", "TokenCodec", "admitted", "effects", "refusal", "require_approval"]

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from agents import RunHooks
 
+from ._gate import Trace
 from ._openai_agents_items import arguments_of, render_model_input, result_of, text_of
 
 __all__ = ["Call", "Hooks", "SCOPE", "Scope", "note_guarded", "watch_mcp_server"]
@@ -42,6 +43,8 @@ class Scope:
     """Call ids a tool input guardrail rejected, with its name."""
     guarded_calls: Dict[str, "Call"] = field(default_factory=dict)
     """The calls those are (a run the guardrail halted has no item of them)."""
+    trace: Trace = field(default_factory=Trace)
+    """What the adopter's gates decided (:mod:`._gate`)."""
 
 
 SCOPE: "contextvars.ContextVar[Optional[Scope]]" = contextvars.ContextVar("symfonic_evals_openai_agents", default=None)

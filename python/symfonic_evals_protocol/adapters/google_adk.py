@@ -35,8 +35,10 @@ What the adapter reports and keeps:
   adapter mints into its durable table, bound to the conversation and a
   question id; the confirmation requests' ids are kept beside it.
 - **The resume** checks the token (unknown, foreign, question id, spent or
-  claimed by a live run), the answer (strictly ``{"approved": true|false}``)
-  and staleness (a newer prompt in the session), claims the token, and
+  claimed by a live run), the answer (strictly ``{"approved": true|false}``
+  for every parked call, or ``{"decisions": [...]}``, ``approve`` or
+  ``reject`` for each in pending order; an ``edit`` is refused, ADK's
+  confirmation carries no arguments) and staleness (a newer prompt in the session), claims the token, and
   sends ADK the ``adk_request_confirmation`` function responses
   (``{"confirmed": ...}``) for every parked call; they come back in
   ``resolved`` (a call that ran with the arguments it was held with). ADK
@@ -52,12 +54,21 @@ What the adapter reports and keeps:
 - **The model input**: every request to the model in the turn (the system
   instruction, then each content part as text), recorded, with the
   journal, by a runner plugin.
+- **Streaming**: ``streaming=True`` runs each turn in ADK's ``SSE``
+  streaming mode, as an app that streams does; the partial responses are
+  not kept, the final one of each model call is journaled, and a retry
+  replays it.
+- **Procedures**: ``operator=``, ``review=`` and ``attributes_of=`` as the
+  LangGraph adapter takes them; a gate (a ``before_tool_callback``)
+  refuses a call with :func:`refusal` (``return {"refused":
+  refusal(tool_context.function_call_id, stage, read)}``: reported
+  ``refused`` by the stage, with its governance entry, and the tool never
+  runs) and records a call it admits with :func:`admitted`.
 
 What it cannot see: a tool that raises (ADK fails the invocation, which
 answers ``UnhandledException``); confirmations with a payload (the answer
-is approve or reject); live and streaming runs; sub-agents' transfers are
-reported as the ``transfer_to_agent`` calls they are; operator turns
-(refused with ``operator.unsupported``).
+is approve or reject); live (bidirectional) runs; sub-agents' transfers
+are reported as the ``transfer_to_agent`` calls they are.
 """
 
 from __future__ import annotations
@@ -65,13 +76,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 try:
     from google.adk.agents import BaseAgent, RunConfig
-    from google.adk.agents.run_config import ToolThreadPoolConfig
+    from google.adk.agents.run_config import StreamingMode, ToolThreadPoolConfig
     from google.adk.events import Event
     from google.adk.models.llm_request import LlmRequest
     from google.adk.models.llm_response import LlmResponse
@@ -85,32 +95,15 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
         "the Google ADK adapter needs the ADK: pip install 'symfonic-evals-protocol[google-adk]'"
     ) from missing
 
-from .._async import AsyncDeployment, AsyncTurn
-from .._records import (
-    Capabilities,
-    Pause,
-    PromptRequest,
-    ResolvedCall,
-    ResumeRequest,
-    ToolCall,
-    TurnFailure,
-    TurnRecord,
-)
-from ._common import (
-    AdapterStore,
-    PauseRow,
-    RunLease,
-    bound_turn,
-    json_safe,
-    replayed,
-    request_digest,
-    require_approval,
-    stale,
-)
+from .._async import AsyncTurn
+from .._records import Capabilities, PromptRequest, ResolvedCall, ResumeRequest, ReviewRequest, ToolCall, TurnRecord
+from ._common import PauseRow, bound_turn, json_safe, request_digest, stale
+from ._gate import Trace, admitted, refusal, traced
 from ._journal import RunJournal
+from ._pausing import AsyncPausingDeployment
 from .tokens import TokenCodec
 
-__all__ = ["APPROVAL_STAGE", "AdkDeployment", "deployment", "render_request"]
+__all__ = ["APPROVAL_STAGE", "AdkDeployment", "admitted", "deployment", "refusal", "render_request"]
 
 APPROVAL_STAGE = "human-approval"
 """The stage a call is reported refused by when a person rejected it."""
@@ -229,7 +222,7 @@ class _Seen:
 # -- the deployment -----------------------------------------------------------------------
 
 
-class AdkDeployment(AsyncDeployment):
+class AdkDeployment(AsyncPausingDeployment):
     """An ADK agent served over the protocol.
 
     ``capabilities`` replaces the declared evidence; otherwise it is
@@ -246,9 +239,21 @@ class AdkDeployment(AsyncDeployment):
     adapter's own. ``token_codec`` turns the pauses' keys into the tokens
     handed out (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`).
 
+    ``streaming`` runs every turn in ADK's ``SSE`` streaming mode.
+    ``operator(request)`` answers an operator's turn (the agent never sees
+    it; without it the turn is refused ``operator.unsupported``),
+    ``review(request)`` carries out the structured review door on the
+    adopter's store (and declares the ``review`` operation),
+    ``attributes_of(request)`` is what every record carries besides; with
+    ``operator`` or ``review``, each prompt and resume turn publishes the
+    procedures its gates read under ``procedural_enforcement_ids``.
+
     The seams a subclass may override: :meth:`read_answer`,
     :meth:`check_spent`, :meth:`spend` and :meth:`finish` (the token's
     spent mark).
+
+    The adapter keeps its own objects in private names, so a subclass may
+    name its own ``store`` or ``journal``; :attr:`agent` is read-only.
     """
 
     def __init__(
@@ -265,14 +270,26 @@ class AdkDeployment(AsyncDeployment):
         session_service: Optional[BaseSessionService] = None,
         run_config: Optional[RunConfig] = None,
         token_codec: Optional[TokenCodec] = None,
+        streaming: bool = False,
+        operator: Optional[Callable[[PromptRequest], str]] = None,
+        review: Optional[Callable[[ReviewRequest], None]] = None,
+        attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.agent = agent
+        self._agent = agent
         self._app_name = app_name
         self._user_id = user_id
-        self._capabilities = capabilities
-        self._traits = tuple(traits)
-        self._extension_tools = tuple(extension_tools)
+        self._pausing(
+            durable_dir,
+            store_file=ADAPTER_STORE_FILE,
+            token_codec=token_codec,
+            capabilities=capabilities,
+            traits=traits,
+            extension_tools=extension_tools,
+            operator=operator,
+            review=review,
+            attributes_of=attributes_of,
+        )
         self._plugins = list(plugins)
         if session_service is None:
             session_service = SqliteSessionService(os.path.join(durable_dir, SESSIONS_FILE))
@@ -282,20 +299,22 @@ class AdkDeployment(AsyncDeployment):
                 file=sys.stderr,
             )
         self._sessions = session_service
-        self._run_config = run_config or RunConfig(tool_thread_pool_config=ToolThreadPoolConfig())
-        self._lease = RunLease(durable_dir)
-        self._store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
+        config = run_config or RunConfig(tool_thread_pool_config=ToolThreadPoolConfig())
+        if streaming:
+            config = config.model_copy(update={"streaming_mode": StreamingMode.SSE})
+        self._run_config = config
         self._journal = RunJournal(durable_dir, JOURNAL_FILE)
+
+    @property
+    def agent(self) -> Any:
+        """The agent the deployment runs (read-only: the adapter's
+        bookkeeping is bound to it)."""
+        return self._agent
 
     def capabilities(self) -> Capabilities:
         if self._capabilities is not None:
             return self._capabilities
-        capabilities = Capabilities().capability("tools").capability("human").operation("resume")
-        for name in self._extension_tools:
-            capabilities.contributes("extensions", name)
-        for trait in self._traits:
-            capabilities.with_trait(trait)
-        return capabilities
+        return self._declared(Capabilities().capability("tools").capability("human").operation("resume"))
 
     async def close(self) -> None:
         closing = getattr(self._sessions, "close", None)
@@ -304,30 +323,7 @@ class AdkDeployment(AsyncDeployment):
             if asyncio.iscoroutine(result):
                 await result
         self._journal.close()
-        self._store.close()
-        self._lease.close()
-
-    # -- seams -----------------------------------------------------------------
-
-    def read_answer(self, answer: Any) -> bool:
-        """Whether the person approved: exactly ``{"approved": true|false}``,
-        else ``InvalidAnswer`` (the token stays redeemable)."""
-        require_approval(answer)
-        return bool(answer["approved"])
-
-    def check_spent(self, pause: PauseRow) -> None:
-        """Refuses a replay: the token's continuation finished, or a live
-        run holds it (a dead run's claim is a client's retry)."""
-        self._store.pauses.refuse_replay(pause, self._lease)
-
-    def spend(self, pause: PauseRow) -> bool:
-        """Claims the token for this run's continuation; ``False`` when
-        another redemption won."""
-        return self._store.pauses.claim(pause.token, self._lease)
-
-    def finish(self, pause: PauseRow) -> None:
-        """Spends the token for good, once its continuation finished."""
-        self._store.pauses.finish(pause.token)
+        self._close_pausing()
 
     # -- turns -----------------------------------------------------------------
 
@@ -351,7 +347,7 @@ class AdkDeployment(AsyncDeployment):
 
     async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
         if request.is_operator:
-            raise TurnFailure("OperatorTurnUnsupported", "this agent has no operator door", code="operator.unsupported")
+            return self._operator_record(request)
         conversation = request.conversation
         digest = request_digest(request)
         before = len(await self._events(conversation))
@@ -363,8 +359,11 @@ class AdkDeployment(AsyncDeployment):
         self._journal.prompt_started(conversation, serial)
         message = types.Content(role="user", parts=[types.Part(text=request.prompt)])
         try:
-            events, plugin = await self._run(attempt, turn, request, message, int(begun.baseline) if begun.retry else None)
-            record = self._record(events, plugin, conversation, f"prompt-{serial}", serial)
+            events, plugin, trace = await self._run(
+                attempt, turn, request, message, int(begun.baseline) if begun.retry else None
+            )
+            record = self._record(events, plugin, conversation, f"prompt-{serial}", serial, trace)
+            self._annotated(request, record, trace)
         except BaseException:
             self._store.turns.release(conversation, self._lease)
             raise
@@ -374,19 +373,19 @@ class AdkDeployment(AsyncDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
-        approved = self.read_answer(request.answer)
+        decisions = self._decisions(pause, request.answer, edits=False)
+        approved = {call["call_id"]: d["type"] == "approve" for call, d in zip(pause.calls, decisions)}
         handle = pause.handle
         if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
-        if not self.spend(pause):
-            raise replayed()
+        self._claim(pause)
         try:
             message = types.Content(
                 role="user",
                 parts=[
                     types.Part(
                         function_response=types.FunctionResponse(
-                            id=call["confirmation"], name=CONFIRMATION, response={"confirmed": approved}
+                            id=call["confirmation"], name=CONFIRMATION, response={"confirmed": approved[call["call_id"]]}
                         )
                     )
                     for call in pause.calls
@@ -396,15 +395,11 @@ class AdkDeployment(AsyncDeployment):
             # A retry after a crash sends the same confirmations again: ADK
             # continues the paused invocation with them (rewinding would
             # drop the pause itself, which the invocation began).
-            events, plugin = await self._run(attempt, turn, request, message, None)
-            record = self._record(events, plugin, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"]))
-            record.resolved = self._resolved(pause, _Seen(events), approved)
-            record.attributes.update(
-                resume_outcome="resumed",
-                resume_name=pause.interaction,
-                resume_checkpoint=True,
-                resume_continued=True,
-            )
+            events, plugin, trace = await self._run(attempt, turn, request, message, None)
+            scope = f"resume-{pause.question_id}"
+            record = self._record(events, plugin, pause.conversation, scope, int(handle["serial"]), trace)
+            record.resolved = self._resolved(pause, _Seen(events), approved, trace)
+            self._annotated(request, self._resumed(record, pause), trace)
         except BaseException:
             self._store.pauses.release(pause.token, self._lease)
             raise
@@ -418,14 +413,14 @@ class AdkDeployment(AsyncDeployment):
         request: Union[PromptRequest, ResumeRequest],
         message: types.Content,
         rewind_to: Optional[int],
-    ) -> Tuple[List[Event], _TurnPlugin]:
+    ) -> Tuple[List[Event], _TurnPlugin, Trace]:
         """Runs one invocation on ``message``: the events the session
         gained (after a rewind, on a retry) and the plugin that watched the
         model."""
         plugin = _TurnPlugin(self._journal, attempt)
         runner = Runner(
             app_name=self._app_name,
-            agent=self.agent,
+            agent=self._agent,
             session_service=self._sessions,
             plugins=[plugin, *self._plugins],
         )
@@ -433,16 +428,18 @@ class AdkDeployment(AsyncDeployment):
         if rewind_to is not None:
             await self._rewind_past(runner, conversation, rewind_to)
         before = len(await self._events(conversation))
-        with bound_turn(turn, request, asyncio.get_running_loop()):
+        with bound_turn(turn, request, asyncio.get_running_loop()), traced(Trace()) as trace:
             async for _ in runner.run_async(
                 user_id=self._user_id, session_id=conversation, new_message=message, run_config=self._run_config
             ):
                 pass
-        return (await self._events(conversation))[before:], plugin
+        return (await self._events(conversation))[before:], plugin, trace
 
     # -- evidence ----------------------------------------------------------------
 
-    def _record(self, events: List[Event], plugin: _TurnPlugin, conversation: str, scope: str, serial: int) -> TurnRecord:
+    def _record(
+        self, events: List[Event], plugin: _TurnPlugin, conversation: str, scope: str, serial: int, trace: Trace
+    ) -> TurnRecord:
         """The turn's evidence from its events; pauses (minting a token)
         when they left calls waiting on a confirmation."""
         seen = _Seen(events)
@@ -463,6 +460,8 @@ class AdkDeployment(AsyncDeployment):
                         "arguments": arguments,
                     }
                 )
+            elif call.id in trace.refused:
+                record.tool_calls.append(ToolCall.refused(reported, call.name or "", arguments, trace.refused[call.id]))
             elif call.id in seen.responses:
                 response = json_safe(seen.responses[call.id])
                 if _is_failure(response):
@@ -471,27 +470,20 @@ class AdkDeployment(AsyncDeployment):
                     record.tool_calls.append(ToolCall.succeeded(reported, call.name or "", arguments, response))
             else:
                 record.tool_calls.append(ToolCall.failed(reported, call.name or "", arguments, "the agent never ran this call"))
+        record.governance.extend(trace.governance())
         if parked:
-            record.pause = self._pause(conversation, serial, parked, seen)
+            record.pause = self._mint(conversation, parked, {"serial": serial})
         else:
             record.answer = _answer(events)
         return record
 
-    def _pause(self, conversation: str, serial: int, parked: List[Dict[str, Any]], seen: _Seen) -> Pause:
-        arguments = {call.id: json_safe(call.args or {}) for call in seen.calls}
-        asked = [{"tool": call["name"], "arguments": arguments[call["call_id"]]} for call in parked]
-        question: Any = asked[0] if len(asked) == 1 else {"calls": asked}
-        question_id = f"q-{secrets.token_hex(8)}"
-        handle = {"serial": serial}
-        interaction = str(parked[0]["name"])
-        token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
-        return Pause(interaction, True, token, question=question, question_id=question_id)
-
-    def _resolved(self, pause: PauseRow, seen: _Seen, approved: bool) -> List[ResolvedCall]:
+    def _resolved(self, pause: PauseRow, seen: _Seen, approved: Dict[str, bool], trace: Trace) -> List[ResolvedCall]:
         resolved = []
         for call in pause.calls:
-            if not approved:
+            if not approved[call["call_id"]]:
                 resolved.append(ResolvedCall.refused(call["id"], APPROVAL_STAGE))
+            elif call["call_id"] in trace.refused:
+                resolved.append(ResolvedCall.refused(call["id"], trace.refused[call["call_id"]]))
             elif call["call_id"] not in seen.responses:
                 resolved.append(ResolvedCall.failed(call["id"], "the approved call did not run"))
             else:

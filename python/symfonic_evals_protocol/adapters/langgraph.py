@@ -105,59 +105,32 @@ import asyncio
 import os
 import sqlite3
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
 try:
-    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.messages import BaseMessage, HumanMessage
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.errors import GraphBubbleUp
     from langgraph.graph import StateGraph
-    from langgraph.types import Command, StateSnapshot
+    from langgraph.types import Command
 except ImportError as missing:  # pragma: no cover - depends on the environment
     raise ImportError(
         "the LangGraph adapter needs LangGraph: pip install 'symfonic-evals-protocol[langgraph]'"
     ) from missing
 
-from .._records import (
-    EDITABLE_CALLS,
-    Capabilities,
-    Pause,
-    PromptRequest,
-    ResolvedCall,
-    ResumeRequest,
-    ReviewRequest,
-    ToolCall,
-    TurnFailure,
-    TurnRecord,
-)
+from .._records import EDITABLE_CALLS, Capabilities, PromptRequest, ResumeRequest, ReviewRequest, TurnRecord
 from .._sync import Deployment, Turn
-from ._common import (
-    AdapterStore,
-    PauseRow,
-    RunLease,
-    bound_turn,
-    effects,
-    json_safe,
-    replayed,
-    request_digest,
-    stale,
-)
-from ._langgraph_thread import (
-    BREAKPOINT_REJECTED,
-    NOT_RUN_STAGE,
-    ModelInputRecorder,
-    render_messages,
-)
+from ._common import bound_turn, effects, request_digest
+from ._langgraph_evidence import GraphEvidence
+from ._langgraph_gate import Trace, admitted, refusal, traced
+from ._langgraph_pauses import GraphPauses
+from ._langgraph_review import HITL_NODE, executed_edits
+from ._langgraph_thread import ModelInputRecorder, render_messages
 from ._langgraph_thread import baseline as _baseline
 from ._langgraph_thread import checkpoint_id as _checkpoint_id
-from ._langgraph_thread import messages_of as _messages
-from ._langgraph_thread import outcome as _outcome
-from ._langgraph_thread import text_of as _text
-from ._langgraph_thread import unanswered as _unanswered
-from ._langgraph_gate import Trace, admitted, refusal, refused_stage, traced
-from ._langgraph_review import HITL_EDITS, HITL_NODE, describe, editable, executed_edits, rejects, resume_map
+from ._pausing import ENFORCEMENT_ATTRIBUTE, PausingDeployment
 from .tokens import TokenCodec
 
 __all__ = [
@@ -176,11 +149,6 @@ __all__ = [
 CHECKPOINT_FILE = "langgraph-checkpoints.sqlite3"
 """The SQLite checkpointer's file in the durable directory."""
 
-ENFORCEMENT_ATTRIBUTE = "procedural_enforcement_ids"
-"""Where a deployment with a review door or an operator hook publishes the
-identities of the procedures its gates read in a turn (the procedural
-pack's default name)."""
-
 effects.pass_through(GraphBubbleUp)
 
 
@@ -198,7 +166,7 @@ def default_capabilities() -> Capabilities:
     )
 
 
-class LangGraphDeployment(Deployment):
+class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deployment):
     """A compiled LangGraph graph (or a ``StateGraph`` to compile) as a
     deployment.
 
@@ -235,7 +203,10 @@ class LangGraphDeployment(Deployment):
     :data:`ENFORCEMENT_ATTRIBUTE`.
 
     The adapter keeps its own objects in private names; :attr:`graph` is
-    the compiled graph it runs, read-only.
+    the compiled graph it runs, read-only. The pause bookkeeping on the
+    thread's checkpoints is :mod:`._langgraph_pauses` (``admit``,
+    ``resume_answers``), the turn's evidence :mod:`._langgraph_evidence`
+    (``answer_of``), what every adapter shares :mod:`._pausing`.
     """
 
     def __init__(
@@ -256,15 +227,17 @@ class LangGraphDeployment(Deployment):
         attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self._operator = operator
-        self._review = review
-        self._attributes_of = attributes_of
-        self._store = AdapterStore(durable_dir, codec=token_codec)
-        self._run = RunLease(durable_dir)
+        self._pausing(
+            durable_dir,
+            token_codec=token_codec,
+            capabilities=capabilities,
+            extension_tools=extension_tools,
+            operator=operator,
+            review=review,
+            attributes_of=attributes_of,
+        )
         self._connection: Optional[sqlite3.Connection] = None
         self._graph = self._attach(graph)
-        self._capabilities = capabilities
-        self._extension_tools = tuple(extension_tools)
         self._validate_answer = validate_answer
         self._make_input = make_input
         self._config = dict(config or {})
@@ -307,18 +280,13 @@ class LangGraphDeployment(Deployment):
         if self._capabilities is not None:
             return self._capabilities
         capabilities = default_capabilities()
-        for name in self._extension_tools:
-            capabilities = capabilities.contributes("extensions", name)
         if HITL_NODE in getattr(self._graph, "nodes", {}):
             # A reviewer may edit the calls the middleware holds.
             capabilities = capabilities.with_trait(EDITABLE_CALLS)
-        if self._review is not None:
-            capabilities = capabilities.operation("review")
-        return capabilities
+        return self._declared(capabilities)
 
     def close(self) -> None:
-        self._store.close()
-        self._run.close()
+        self._close_pausing()
         if self._connection is not None:
             self._connection.close()
 
@@ -356,15 +324,11 @@ class LangGraphDeployment(Deployment):
 
     def run_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
         if request.is_operator:
-            if self._operator is None:
-                raise TurnFailure(
-                    "OperatorTurnUnsupported", "this graph has no operator door", code="operator.unsupported"
-                )
-            return self._annotated(request, TurnRecord(answer=self._operator(request)))
+            return self._operator_record(request)
         conversation = request.conversation
         config = self.thread_config(conversation)
         begun = self._store.turns.begin(
-            conversation, request_digest(request), self._run, lambda: _baseline(self._graph.get_state(config))
+            conversation, request_digest(request), self._lease, lambda: _baseline(self._graph.get_state(config))
         )
         recorder = ModelInputRecorder()
         try:
@@ -379,60 +343,16 @@ class LangGraphDeployment(Deployment):
                 record = self._record(conversation, begun.baseline, recorder, trace=trace)
                 self._annotated(request, record, trace)
         except BaseException:
-            self._store.turns.release(conversation, self._run)
+            self._store.turns.release(conversation, self._lease)
             raise
-        self._store.turns.finish(conversation, self._run)
+        self._store.turns.finish(conversation, self._lease)
         return record
 
     def review_procedure(self, request: ReviewRequest, turn: Turn) -> TurnRecord:
         """The structured review door: the adopter's ``review`` hook
         carries the decision out; the record carries ``attributes_of``."""
-        if self._review is None:
-            return super().review_procedure(request, turn)
-        self._review(request)
-        return self._annotated(request, TurnRecord(answer=f"{request.action} done"))
-
-    def _annotated(self, request: Any, record: TurnRecord, trace: Optional[Trace] = None) -> TurnRecord:
-        """``record`` with the adopter's attributes and, on a turn that ran
-        the graph (``trace``) of a deployment with procedures, the
-        identities its gates read."""
-        if trace is not None and (self._operator is not None or self._review is not None):
-            record.attributes[ENFORCEMENT_ATTRIBUTE] = sorted(trace.read)
-        if self._attributes_of is not None:
-            record.attributes.update(self._attributes_of(request))
-        return record
-
-    def admit(self, pause: PauseRow, snapshot: StateSnapshot) -> None:
-        """Refuses a redemption that is a replay or stale, then claims the
-        pause for this run (raising :func:`replayed` if another got it).
-
-        A pause is stale when the thread no longer waits on it (on its
-        interrupts, or at its breakpoint) and no earlier redemption of it
-        died mid-continuation (then the thread went past the pause, and the
-        retry carries on from the checkpoint). LangGraph itself accepts a
-        second ``Command(resume=...)`` for an answered interrupt without
-        complaint: this is the check."""
-        self._store.pauses.refuse_replay(pause, self._run)
-        if not self._waits_on(pause, snapshot) and pause.claimed_by is None:
-            raise stale()
-        if not self._store.pauses.claim(pause.token, self._run):
-            raise replayed()
-
-    def _waits_on(self, pause: PauseRow, snapshot: StateSnapshot) -> bool:
-        """Whether the thread still waits on ``pause``."""
-        if pause.handle.get("breakpoint"):
-            return _checkpoint_id(snapshot) == pause.handle.get("checkpoint_id") and not snapshot.interrupts
-        return pause.handle.get("interrupt_id") in {interrupt.id for interrupt in snapshot.interrupts}
-
-    def _at_breakpoint(self, snapshot: StateSnapshot) -> bool:
-        """Whether a finished run stopped at a static breakpoint
-        (``interrupt_before`` / ``interrupt_after``): nodes are left to run,
-        no interrupt waits and none of the next tasks failed."""
-        if not snapshot.next or snapshot.interrupts or any(t.error for t in snapshot.tasks):
-            return False
-        before = getattr(self._graph, "interrupt_before_nodes", None) or ()
-        after = getattr(self._graph, "interrupt_after_nodes", None) or ()
-        return before == "*" or after == "*" or bool(set(snapshot.next) & set(before)) or bool(after)
+        record = self._review_record(request)
+        return super().review_procedure(request, turn) if record is None else record
 
     def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
@@ -477,231 +397,10 @@ class LangGraphDeployment(Deployment):
                     ),
                 )
         except BaseException:
-            self._store.pauses.release(pause.token, self._run)
+            self._store.pauses.release(pause.token, self._lease)
             raise
-        self._store.pauses.finish(pause.token)
+        self.finish(pause)
         return record
-
-    def resume_answers(self, pause: PauseRow, answer: Any) -> Dict[str, Any]:
-        """The ``Command(resume=...)`` map: every interrupt the pause waits
-        on, by id, with its share of ``answer``. An edit answer (one
-        decision per held call) gives a human-in-the-loop middleware's
-        batched request the decisions of the calls it reviews, in its
-        order, a per-call request its call's decision, and as many plain
-        interrupts as held calls each the decision at its place; an
-        approval reaches the middleware as approve or reject decisions;
-        anything else answers each interrupt as it is."""
-        return resume_map(pause.handle.get("interrupts") or [], len(pause.calls), answer)
-
-    def _pass_breakpoint(self, pause: PauseRow, snapshot: StateSnapshot, answer: Any, run: Dict[str, Any]) -> None:
-        """Answers a static breakpoint: an approval (or an answer that is
-        neither an approval nor decisions) runs on from it; a rejection
-        answers every held call with a rejected ``ToolMessage`` in the
-        place of the node that would have run them, and runs on from
-        there, so the model hears of the rejection and nothing runs."""
-        if not rejects(answer):
-            self._invoke(None, run)
-            return
-        if not pause.calls or not snapshot.next:
-            return
-        answers = [
-            ToolMessage(
-                content="a person rejected this call at a breakpoint",
-                tool_call_id=call["framework_id"],
-                name=call["name"],
-                status="error",
-                additional_kwargs={BREAKPOINT_REJECTED: True},
-            )
-            for call in pause.calls
-        ]
-        config = self.thread_config(pause.conversation)
-        self._graph.update_state(config, {"messages": answers}, as_node=snapshot.next[0])
-        self._invoke(None, run)
-
-    def _edited(self, conversation: str, since: Optional[str]) -> Dict[str, Any]:
-        """The arguments a reviewer's edit gave each call, by the
-        framework's call id, as the middleware recorded them in the
-        checkpoints written since the checkpoint ``since``."""
-        edited: Dict[str, Any] = {}
-        for snapshot in self._graph.get_state_history(self.thread_config(conversation)):
-            if _checkpoint_id(snapshot) == since:
-                break
-            values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
-            for call_id, action in (values.get(HITL_EDITS) or {}).items():
-                if isinstance(action, Mapping):
-                    edited.setdefault(call_id, json_safe(action.get("args")))
-        return edited
-
-    def _has_checkpoint(self, conversation: str, checkpoint_id: Optional[str]) -> bool:
-        """Whether the checkpointer holds the thread's checkpoint ``checkpoint_id``.
-
-        The thread is the one :meth:`thread_config` names, as every other
-        look-up of the adapter's: a desk that maps conversations to thread
-        ids of its own (a tenant prefix) must find its checkpoints here too,
-        or every pause would be reported unresumable."""
-        if not checkpoint_id or self._graph.checkpointer is None:
-            return False
-        configurable = dict(self.thread_config(conversation).get("configurable", {}))
-        configurable.update(checkpoint_ns="", checkpoint_id=checkpoint_id)
-        return self._graph.checkpointer.get_tuple({"configurable": configurable}) is not None
-
-    # -- the evidence ------------------------------------------------------------
-
-    def answer_of(self, values: Any, new: List[BaseMessage]) -> str:
-        """The turn's answer: the text of its last model message with text."""
-        if self._answer_of is not None:
-            return self._answer_of(values, new)
-        for message in reversed(new):
-            if isinstance(message, AIMessage) and _text(message.content):
-                return _text(message.content)
-        return ""
-
-    def _record(
-        self,
-        conversation: str,
-        baseline: Dict[str, Any],
-        recorder: ModelInputRecorder,
-        parked: Sequence[Dict[str, Any]] = (),
-        edited: Optional[Mapping[str, Any]] = None,
-        trace: Optional[Trace] = None,
-    ) -> TurnRecord:
-        snapshot = self._graph.get_state(self.thread_config(conversation))
-        messages = _messages(snapshot)
-        before: Set[str] = set(baseline.get("messages") or [])
-        new = [m for m in messages if m.id not in before]
-        results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
-        parked_ids = {call["framework_id"] for call in parked}
-        waiting = list(snapshot.interrupts)
-        halted = not waiting and self._at_breakpoint(snapshot)
-        pending = self._pending(conversation, messages) if waiting else _unanswered(messages) if halted else []
-        pending_ids = {entry["call"].get("id") for entry in pending}
-
-        record = TurnRecord(model_input=recorder.text(), answer=self.answer_of(snapshot.values, new))
-        reported: Set[str] = set()
-
-        def report(message_id: str, call: Dict[str, Any]) -> None:
-            framework_id = call.get("id") or ""
-            call_id = self._store.calls.report_id(conversation, message_id, framework_id)
-            if call_id in reported:
-                return
-            reported.add(call_id)
-            name, arguments = call["name"], json_safe(call.get("args", {}))
-            if framework_id in results:
-                status, detail = _outcome(results[framework_id])
-                made = {"succeeded": ToolCall.succeeded, "failed": ToolCall.failed, "refused": ToolCall.refused}[status]
-                record.tool_calls.append(made(call_id, name, arguments, detail))
-            elif framework_id in pending_ids:
-                record.tool_calls.append(ToolCall.pending(call_id, name, arguments))
-            else:
-                record.tool_calls.append(ToolCall.failed(call_id, name, arguments, "the graph never ran this call"))
-
-        for message in new:
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    if call.get("id") not in parked_ids:
-                        report(message.id or "", call)
-        for entry in pending:
-            if entry["call"].get("id") not in parked_ids:
-                report(entry["message"], entry["call"])
-
-        for call in parked:
-            answer = results.get(call["framework_id"])
-            if answer is not None:
-                status, detail = _outcome(answer)
-                if status == "refused":
-                    record.resolved.append(ResolvedCall.refused(call["id"], detail))
-                    continue
-                # The arguments it ran with: a reviewer's edit, or as asked.
-                ran_with = (edited or {}).get(call["framework_id"], call.get("arguments"))
-                made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
-                record.resolved.append(made(call["id"], detail, ran_with))
-            elif call["framework_id"] not in pending_ids:
-                record.resolved.append(ResolvedCall.refused(call["id"], NOT_RUN_STAGE))
-
-        if waiting or halted:
-            record.pause = self._pause(conversation, snapshot, pending)
-            # A parked call the resume left waiting is pending again.
-            for entry in pending:
-                if entry["call"].get("id") in parked_ids:
-                    report(entry["message"], entry["call"])
-        if trace is not None:
-            # The gates' entries: recorded as they ran, and each refusal's.
-            gated = [m for m in new if isinstance(m, ToolMessage) and refused_stage(m) is not None]
-            record.governance.extend(trace.governance(gated))
-        record.attributes["langgraph_checkpoint_id"] = _checkpoint_id(snapshot)
-        return record
-
-    def _pending(self, conversation: str, messages: List[BaseMessage]) -> List[Dict[str, Any]]:
-        """The calls the waiting interrupts hold: the unanswered calls of
-        the messages of the innermost graph each interrupt waits in.
-
-        An ``interrupt()`` inside a subgraph (a compiled graph added as a
-        node) waits in the subgraph's state, whose messages the parent
-        sees only once the subgraph finishes: the parked call is there."""
-        found: List[Dict[str, Any]] = []
-        seen: Set[str] = set()
-        snapshot = self._graph.get_state(self.thread_config(conversation), subgraphs=True)
-        for interrupt in snapshot.interrupts:
-            inner, held = snapshot, messages
-            while True:
-                task = next(
-                    (
-                        t
-                        for t in inner.tasks
-                        if isinstance(t.state, StateSnapshot) and any(i.id == interrupt.id for i in t.interrupts)
-                    ),
-                    None,
-                )
-                if task is None:
-                    break
-                inner = task.state
-                held = _messages(inner) or held
-            for entry in _unanswered(held):
-                key = entry["call"].get("id") or ""
-                if key not in seen:
-                    seen.add(key)
-                    found.append(entry)
-        return found
-
-    def _pause(self, conversation: str, snapshot: StateSnapshot, pending: List[Dict[str, Any]]) -> Pause:
-        """Mints (or, for an attempt that died after pausing, finds) the
-        token of what the thread waits on: every waiting interrupt, or the
-        static breakpoint it stopped at."""
-        calls = [
-            {
-                "id": self._store.calls.report_id(conversation, entry["message"], entry["call"].get("id") or ""),
-                "name": entry["call"]["name"],
-                "framework_id": entry["call"].get("id") or "",
-                "arguments": json_safe(entry["call"].get("args", {})),
-            }
-            for entry in pending
-        ]
-        checkpoint_id = _checkpoint_id(snapshot)
-        interrupts = list(snapshot.interrupts)
-        if interrupts:
-            first = interrupts[0]
-            if pending:
-                interaction = pending[0]["call"]["name"]
-            else:
-                tasks = [t.name for t in snapshot.tasks if any(i.id == first.id for i in t.interrupts)]
-                interaction = tasks[0] if tasks else "interrupt"
-            described = describe(interrupts, calls)
-            if len(interrupts) == 1:
-                question: Any = json_safe(first.value)
-            else:
-                question = {"interrupts": [json_safe(i.value) for i in interrupts]}
-            question_id = f"q-{first.id}"
-            handle: Dict[str, Any] = {"interrupt_id": first.id, "interrupts": described, "checkpoint_id": checkpoint_id}
-            may_edit = editable(interrupts, calls)
-        else:
-            interaction = pending[0]["call"]["name"] if pending else str(snapshot.next[0])
-            question = {"breakpoint": list(snapshot.next)}
-            question_id = f"q-{checkpoint_id}"
-            handle = {"breakpoint": True, "checkpoint_id": checkpoint_id}
-            may_edit = []
-        token = self._store.pauses.mint(conversation, question_id, interaction, calls, handle, _baseline(snapshot))
-        resumable = self._has_checkpoint(conversation, checkpoint_id)
-        return Pause(interaction, resumable, token, question=question, question_id=question_id, editable=may_edit)
 
 
 def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str], LangGraphDeployment]:

@@ -73,8 +73,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
-import secrets
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 try:
     from agents import Agent, RunConfig, RunHooks, Runner, RunState
@@ -85,7 +84,7 @@ except ImportError as missing:  # pragma: no cover - exercised without the SDK
         "the OpenAI Agents SDK adapter needs the SDK: pip install 'symfonic-evals-protocol[openai-agents]'"
     ) from missing
 
-from .._async import AsyncDeployment, AsyncTurn
+from .._async import AsyncTurn
 from .._mcp import MCP_FIXTURE, mcp_url
 from .._records import (
     Capabilities,
@@ -93,25 +92,13 @@ from .._records import (
     PromptRequest,
     ResolvedCall,
     ResumeRequest,
-    ToolCall,
+    ReviewRequest,
     Stage,
-    TurnFailure,
+    ToolCall,
     TurnRecord,
-    edit_decisions,
 )
-from ._common import (
-    AdapterStore,
-    PauseRow,
-    RunLease,
-    bound_turn,
-    effects,
-    invalid_answer,
-    json_safe,
-    replayed,
-    request_digest,
-    require_approval,
-    stale,
-)
+from ._common import PauseRow, bound_turn, effects, json_safe, replayed, request_digest, stale
+from ._gate import admitted, refusal, traced
 from ._journal import RunJournal
 from ._openai_agents_items import arguments_of as _arguments
 from ._openai_agents_items import failure_of as _failure
@@ -125,13 +112,16 @@ from ._openai_agents_scope import note_guarded as _note_guarded
 from ._openai_agents_scope import watch_mcp_server as _watch_mcp_server
 from ._openai_agents_guardrails import TRIPWIRES, Tripped, tripped, watch_tool_guardrails
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
+from ._pausing import AsyncPausingDeployment
 from .tokens import TokenCodec
 
 __all__ = [
     "APPROVAL_STAGE",
     "OpenAIAgentsDeployment",
+    "admitted",
     "deployment",
     "effects",
+    "refusal",
     "render_model_input",
 ]
 
@@ -148,7 +138,7 @@ directory (the tables of :mod:`._common`)."""
 # -- the deployment ----------------------------------------------------------------
 
 
-class OpenAIAgentsDeployment(AsyncDeployment):
+class OpenAIAgentsDeployment(AsyncPausingDeployment):
     """An ``agents.Agent`` served over the protocol.
 
     ``run_config`` (default: tracing off), ``hooks`` and ``max_turns`` are
@@ -168,11 +158,28 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     as an app that streams does: the models' streamed calls are journaled
     as their plain calls are.
 
+    The procedural seams, as the LangGraph adapter has them:
+    ``operator(request)`` answers an operator's turn (the agent never sees
+    it; without it the turn is refused ``operator.unsupported``);
+    ``review(request)`` carries out the structured review door on the
+    adopter's procedure store and declares the ``review`` operation;
+    ``attributes_of(request)`` is what every record carries besides. A gate
+    (a tool body, before it acts) refuses a call with :func:`refusal`
+    (``return refusal(ctx.tool_call_id, stage, read)``: the call is
+    reported refused by the stage, with its governance entry) and records
+    a call it lets through with :func:`admitted`. With ``operator`` or
+    ``review``, each prompt and resume turn publishes the procedures its
+    gates read under ``procedural_enforcement_ids``.
+
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),
     :meth:`read_decisions` (the answer for each held call),
     :meth:`load_state` (the saved ``RunState``), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
+
+    The adapter keeps its own objects in private names, so a subclass may
+    name its own ``store`` or ``journal``; :attr:`agent` and :attr:`run_config`
+    are read-only.
     """
 
     def __init__(
@@ -188,24 +195,45 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         extension_tools: Iterable[str] = (),
         token_codec: Optional[TokenCodec] = None,
         streaming: bool = False,
+        operator: Optional[Callable[[PromptRequest], str]] = None,
+        review: Optional[Callable[[ReviewRequest], None]] = None,
+        attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.agent = agent
-        self.streaming = streaming
+        self._agent = agent
+        self._streaming = streaming
         config = run_config if run_config is not None else RunConfig(tracing_disabled=True)
         self._adopter_formatter = config.tool_error_formatter
-        self.run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
+        self._run_config = dataclasses.replace(config, tool_error_formatter=self._format_tool_error)
         self._hooks = _Hooks(hooks)
-        self.max_turns = max_turns
-        self._capabilities = capabilities
-        self._traits = tuple(traits)
-        self._extension_tools = tuple(extension_tools)
-        self.lease = RunLease(durable_dir)
-        self.store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
-        self.journal = RunJournal(durable_dir)
+        self._max_turns = max_turns
+        self._pausing(
+            durable_dir,
+            store_file=ADAPTER_STORE_FILE,
+            token_codec=token_codec,
+            capabilities=capabilities,
+            traits=traits,
+            extension_tools=extension_tools,
+            operator=operator,
+            review=review,
+            attributes_of=attributes_of,
+        )
+        self._journal = RunJournal(durable_dir)
         watch_tool_guardrails(
             [tool for reached in reachable(agent) for tool in getattr(reached, "tools", []) or []], _note_guarded
         )
+
+    @property
+    def agent(self) -> Any:
+        """The agent the deployment runs (read-only: the adapter's
+        bookkeeping is bound to it)."""
+        return self._agent
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The ``RunConfig`` every run gets, with the adapter's
+        ``tool_error_formatter`` in front of the adopter's (read-only)."""
+        return self._run_config
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -213,28 +241,24 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         if self._capabilities is not None:
             return self._capabilities
         capabilities = Capabilities()
-        agents = list(reachable(self.agent))
+        agents = list(reachable(self._agent))
         tools = [tool for agent in agents for tool in getattr(agent, "tools", []) or []]
         servers = [server for agent in agents for server in getattr(agent, "mcp_servers", []) or []]
         if tools or servers:
             capabilities.capability("tools")
         if any(getattr(tool, "needs_approval", False) is not False for tool in tools):
             capabilities.capability("human").operation("resume")
-        for name in self._extension_tools:
-            capabilities.contributes("extensions", name)
         url = mcp_url()
         if url is not None and any(
             isinstance(getattr(server, "params", None), dict) and server.params.get("url") == url for server in servers
         ):
             capabilities.with_trait(MCP_FIXTURE)
-        for trait in self._traits:
-            capabilities.with_trait(trait)
-        return capabilities
+        return self._declared(capabilities)
 
     def _mcp_servers(self) -> List[Any]:
         """The MCP servers of every agent the run can reach, each once."""
         servers: Dict[int, Any] = {}
-        for agent in reachable(self.agent):
+        for agent in reachable(self._agent):
             for server in getattr(agent, "mcp_servers", []) or []:
                 servers.setdefault(id(server), server)
         return list(servers.values())
@@ -252,9 +276,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 await server.cleanup()
             except Exception:  # a server gone at shutdown is no error of the turn's
                 pass
-        self.journal.close()
-        self.store.close()
-        self.lease.close()
+        self._journal.close()
+        self._close_pausing()
 
     # -- seams -----------------------------------------------------------------
 
@@ -262,12 +285,6 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         """What the agent runs on for a prompt (the prompt's ``state`` is
         the run's context, which tools read as ``ctx.context``)."""
         return request.prompt
-
-    def read_answer(self, answer: Any) -> bool:
-        """Whether the person approved: exactly ``{"approved": true|false}``,
-        else ``InvalidAnswer`` (the token stays redeemable)."""
-        require_approval(answer)
-        return bool(answer["approved"])
 
     def read_decisions(self, pause: PauseRow, answer: Any) -> Dict[str, bool]:
         """Whether the person approved each held call, by the SDK's call id.
@@ -277,62 +294,42 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         order the pause reported them) answers each: ``approve`` or
         ``reject``. An ``edit`` is refused (``InvalidAnswer``): the SDK's
         approval carries no arguments."""
-        decisions = edit_decisions(answer)
-        if decisions is None:
-            approved = self.read_answer(answer)
-            return {call["call_id"]: approved for call in pause.calls}
-        if len(decisions) != len(pause.calls):
-            raise invalid_answer("the answer carries one decision per held call")
-        if any(d["type"] == "edit" for d in decisions):
-            raise invalid_answer("an approval here carries no arguments: approve or reject")
+        decisions = self._decisions(pause, answer, edits=False)
         return {call["call_id"]: d["type"] == "approve" for call, d in zip(pause.calls, decisions)}
 
     async def load_state(self, pause: PauseRow, agent: Agent[Any]) -> Any:
         """The ``RunState`` the pause saved, read from the durable store."""
         return await RunState.from_string(agent, pause.handle["state"])
 
-    def check_spent(self, pause: PauseRow) -> None:
-        """Refuses a replay: the token's continuation finished, or a live
-        run holds it (a dead run's claim is a client's retry)."""
-        self.store.pauses.refuse_replay(pause, self.lease)
-
-    def spend(self, pause: PauseRow) -> bool:
-        """Claims the token for this run's continuation (atomic across
-        processes); ``False`` when another redemption won."""
-        return self.store.pauses.claim(pause.token, self.lease)
-
-    def finish(self, pause: PauseRow) -> None:
-        """Spends the token for good, once its continuation finished."""
-        self.store.pauses.finish(pause.token)
-
     # -- turns -----------------------------------------------------------------
 
     async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
         if request.is_operator:
-            raise TurnFailure("OperatorTurnUnsupported", "this agent has no operator door", code="operator.unsupported")
+            return self._operator_record(request)
         digest = request_digest(request)
-        begun = self.store.turns.begin(request.conversation, digest, self.lease, lambda: None)
+        begun = self._store.turns.begin(request.conversation, digest, self._lease, lambda: None)
         attempt = f"prompt:{request.conversation}:{digest}"
         if not begun.retry:
-            self.journal.forget(attempt)
-        serial = self.journal.next_serial("prompt")
-        self.journal.prompt_started(request.conversation, serial)
+            self._journal.forget(attempt)
+        serial = self._journal.next_serial("prompt")
+        self._journal.prompt_started(request.conversation, serial)
         try:
             agent, config = self._journaled(attempt)
             result, scope = await self._run(agent, config, self.input_for(request), turn, request, request.state)
             record = self._record(result, scope, request.conversation, f"prompt-{serial}", serial, seen=())
+            self._annotated(request, record, scope.trace)
         except BaseException:
-            self.store.turns.release(request.conversation, self.lease)
+            self._store.turns.release(request.conversation, self._lease)
             raise
-        self.store.turns.finish(request.conversation, self.lease)
+        self._store.turns.finish(request.conversation, self._lease)
         return record
 
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
-        pause = self.store.pauses.lookup(request)
+        pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
         approvals = self.read_decisions(pause, request.answer)
         handle = pause.handle
-        if self.journal.latest_prompt(pause.conversation) > int(handle["serial"]):
+        if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
         attempt = f"resume:{pause.question_id}"
         agent, config = self._journaled(attempt)
@@ -341,8 +338,7 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         if not interruptions:
             # The state holds no pending approval: it was run already.
             raise replayed()
-        if not self.spend(pause):
-            raise replayed()
+        self._claim(pause)
         try:
             for item in interruptions:
                 if approvals.get(str(item.call_id), False):
@@ -355,14 +351,9 @@ class OpenAIAgentsDeployment(AsyncDeployment):
                 seen=handle.get("seen", ()),
             )
             record.resolved = self._resolved(pause, result, scope, approvals)
-            record.attributes.update(
-                resume_outcome="resumed",
-                resume_name=pause.interaction,
-                resume_checkpoint=True,
-                resume_continued=True,
-            )
+            self._annotated(request, self._resumed(record, pause), scope.trace)
         except BaseException:
-            self.store.pauses.release(pause.token, self.lease)
+            self._store.pauses.release(pause.token, self._lease)
             raise
         self.finish(pause)
         return record
@@ -373,11 +364,11 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         """The agent and config of one attempt, every model the run can
         reach journaled under ``attempt``: the config's model, or else each
         agent's of the handoff graph (:class:`JournaledGraph`)."""
-        config = self.run_config
+        config = self._run_config
         if config.model is not None:
             inner = config.model if isinstance(config.model, Model) else config.model_provider.get_model(config.model)
-            return self.agent, dataclasses.replace(config, model=JournaledModel(inner, self.journal, attempt))
-        return JournaledGraph(self.agent, config, self.journal, attempt).start, config
+            return self._agent, dataclasses.replace(config, model=JournaledModel(inner, self._journal, attempt))
+        return JournaledGraph(self._agent, config, self._journal, attempt).start, config
 
     async def _run(
         self,
@@ -391,13 +382,13 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         scope = _Scope()
         token = _SCOPE.set(scope)
         options: Dict[str, Any] = {"run_config": config, "hooks": self._hooks}
-        if self.max_turns is not None:
-            options["max_turns"] = self.max_turns
+        if self._max_turns is not None:
+            options["max_turns"] = self._max_turns
         if not isinstance(start, RunState):
             options["context"] = context
         try:
-            with bound_turn(turn, request, asyncio.get_running_loop()):
-                if self.streaming:
+            with bound_turn(turn, request, asyncio.get_running_loop()), traced(scope.trace):
+                if self._streaming:
                     # As a streaming app runs it: the events drained, the
                     # streamed result read as a run's.
                     result = Runner.run_streamed(agent, start, **options)
@@ -469,10 +460,12 @@ class OpenAIAgentsDeployment(AsyncDeployment):
         record = TurnRecord(model_input="\n\n".join(scope.model_inputs))
         parked: List[Dict[str, Any]] = []
         for call_id, call in calls.items():
-            reported = self.store.calls.report_id(conversation, call_scope, call_id)
+            reported = self._store.calls.report_id(conversation, call_scope, call_id)
             if call_id in pending:
                 record.tool_calls.append(ToolCall.pending(reported, call.name, call.arguments))
                 parked.append({"id": reported, "call_id": call_id, "name": call.name, "arguments": call.arguments})
+            elif call_id in scope.trace.refused:
+                record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, scope.trace.refused[call_id]))
             elif call_id in scope.guarded:
                 record.tool_calls.append(ToolCall.refused(reported, call.name, call.arguments, scope.guarded[call_id]))
             elif call_id in scope.rejected:
@@ -495,15 +488,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
     ) -> Pause:
         """Mints the pause of an interrupted run: the token, its question
         and the saved ``RunState``, in the durable store."""
-        if len(parked) == 1:
-            question: Any = {"tool": parked[0]["name"], "arguments": parked[0]["arguments"]}
-        else:
-            question = {"calls": [{"tool": call["name"], "arguments": call["arguments"]} for call in parked]}
-        question_id = f"q-{secrets.token_hex(8)}"
         handle = {"state": result.to_state().to_string(), "serial": serial, "seen": sorted(set(seen))}
-        interaction = str(parked[0]["name"])
-        token = self.store.pauses.mint(conversation, question_id, interaction, parked, handle)
-        return Pause(interaction, True, token, question=question, question_id=question_id)
+        return self._mint(conversation, parked, handle)
 
     def _resolved(self, pause: PauseRow, result: Any, scope: _Scope, approvals: Dict[str, bool]) -> List[ResolvedCall]:
         """How the resumed run settled the calls the pause parked; a call
@@ -516,6 +502,8 @@ class OpenAIAgentsDeployment(AsyncDeployment):
             call_id, reported = call["call_id"], call["id"]
             if not approvals.get(call_id, False) or call_id in scope.rejected:
                 resolved.append(ResolvedCall.refused(reported, APPROVAL_STAGE))
+            elif call_id in scope.trace.refused:
+                resolved.append(ResolvedCall.refused(reported, scope.trace.refused[call_id]))
             elif call_id in scope.guarded:
                 resolved.append(ResolvedCall.refused(reported, scope.guarded[call_id]))
             elif call_id in scope.errors:
@@ -530,13 +518,13 @@ class OpenAIAgentsDeployment(AsyncDeployment):
 
 
 def _guardrail_stages(result: Any, scope: _Scope) -> List[Stage]:
-    """The guardrails that refused in the run, each a ``rejected`` stage:
-    the tool guardrails that rejected a call, and the one whose tripwire
-    halted the run."""
+    """The guardrails that refused in the run, each a ``rejected`` stage
+    (the tool guardrails that rejected a call, and the one whose tripwire
+    halted the run), then the entries of the adopter's gates."""
     names = list(dict.fromkeys(scope.guarded.values()))
     if isinstance(result, Tripped) and result.stage not in names:
         names.append(result.stage)
-    return [Stage(name, "rejected") for name in names]
+    return [*(Stage(name, "rejected") for name in names), *scope.trace.governance()]
 
 
 def deployment(

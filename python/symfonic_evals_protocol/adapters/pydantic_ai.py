@@ -58,24 +58,32 @@ What the adapter reports and keeps:
 - **The model input**: every request the agent made to its model in the
   turn (instructions, then each part as text), recorded by a wrapper around
   the agent's model.
+- **Streaming**: ``streaming=True`` runs each turn with ``agent.iter``,
+  every model request's and tool call's events drained, as an app that
+  streams does; the streamed responses are journaled as the plain ones
+  are, and a retry replays them as streams of their complete parts.
+- **Procedures**: ``operator=``, ``review=`` and ``attributes_of=`` as the
+  LangGraph adapter takes them; a gate refuses a call with
+  :func:`refusal` (``return refusal(ctx.tool_call_id, stage, read)`` in
+  the tool, before it acts: reported ``refused`` by the stage, with its
+  governance entry) and records a call it admits with :func:`admitted`.
 
 What it cannot see: deferred calls that wait for an external result or an
 answer (``CallDeferred``, ``DeferredToolRequests.calls``: a turn that ends
 on one fails with ``DeferredCallUnsupported``); a tool that catches its own
 errors and returns them as text (reported succeeded); a tool raising
 anything but ``ModelRetry`` (Pydantic AI fails the run, which answers
-``UnhandledException``); streamed runs
-(``run_stream``, or an ``event_stream_handler``: the model's streamed
-responses are not journaled); operator turns (refused with
-``operator.unsupported``).
+``UnhandledException``); what a streaming app does with each event
+(``streaming=True`` drains them); a run the app streams itself
+(``run_stream``, or an ``event_stream_handler``) outside the adapter.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import secrets
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 try:
     from pydantic_ai import Agent
@@ -92,6 +100,7 @@ try:
         UserPromptPart,
         repair_messages,
     )
+    from pydantic_ai.models import CompletedStreamedResponse
     from pydantic_ai.models.wrapper import WrapperModel
     from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 except ImportError as missing:  # pragma: no cover - depends on the environment
@@ -99,7 +108,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
         "the Pydantic AI adapter needs Pydantic AI: pip install 'symfonic-evals-protocol[pydantic-ai]'"
     ) from missing
 
-from .._async import AsyncDeployment, AsyncTurn
+from .._async import AsyncTurn
 from .._records import (
     EDITABLE_CALLS,
     Capabilities,
@@ -107,30 +116,23 @@ from .._records import (
     PromptRequest,
     ResolvedCall,
     ResumeRequest,
+    ReviewRequest,
     ToolCall,
     TurnFailure,
     TurnRecord,
-    edit_decisions,
 )
-from ._common import (
-    AdapterStore,
-    PauseRow,
-    RunLease,
-    bound_turn,
-    invalid_answer,
-    json_safe,
-    replayed,
-    request_digest,
-    require_approval,
-    stale,
-)
+from ._common import PauseRow, bound_turn, json_safe, request_digest, stale
+from ._gate import Trace, admitted, refusal, traced
 from ._journal import RunJournal
+from ._pausing import AsyncPausingDeployment
 from .tokens import TokenCodec
 
 __all__ = [
     "APPROVAL_STAGE",
     "PydanticAIDeployment",
+    "admitted",
     "deployment",
+    "refusal",
     "render_messages",
 ]
 
@@ -209,6 +211,47 @@ class _JournaledModel(WrapperModel):
         self._journal.keep(self._attempt, seq, ModelMessagesTypeAdapter.dump_json([response]).decode())
         return response
 
+    @contextlib.asynccontextmanager
+    async def request_stream(
+        self,
+        messages: List[ModelMessage],
+        model_settings: Any,
+        model_request_parameters: Any,
+        run_context: Any = None,
+    ) -> AsyncIterator[Any]:
+        """A streamed request, journaled as a plain one: a retry replays
+        the kept response as a stream of its complete parts; a live
+        stream's response is kept once the run drained it."""
+        self._inputs.append(render_messages(messages))
+        seq, self._seq = self._seq, self._seq + 1
+        kept = self._journal.response(self._attempt, seq)
+        if kept is not None:
+            (response,) = ModelMessagesTypeAdapter.validate_json(kept)
+            yield CompletedStreamedResponse(
+                response, model_request_parameters=model_request_parameters, replay_events=True
+            )
+            return
+        async with self.wrapped.request_stream(
+            messages, model_settings, model_request_parameters, run_context
+        ) as stream:
+            yield stream
+        response = stream.get()
+        if response.state == "complete":
+            self._journal.keep(self._attempt, seq, ModelMessagesTypeAdapter.dump_json([response]).decode())
+
+
+async def _streamed(agent: Agent[Any, Any], prompt: Optional[str], options: Dict[str, Any]) -> Any:
+    """Runs ``agent`` as an app that streams does (``agent.iter``, each
+    model request's and tool call's events drained) and returns the run's
+    result."""
+    async with agent.iter(prompt, **options) as run:
+        async for node in run:
+            if Agent.is_model_request_node(node) or Agent.is_call_tools_node(node):
+                async with node.stream(run.ctx) as events:
+                    async for _ in events:
+                        pass
+    return run.result
+
 
 # -- reading a run ---------------------------------------------------------------------
 
@@ -264,7 +307,7 @@ def _calls(messages: Sequence[ModelMessage]) -> List[ToolCallPart]:
 # -- the deployment ------------------------------------------------------------------------
 
 
-class PydanticAIDeployment(AsyncDeployment):
+class PydanticAIDeployment(AsyncPausingDeployment):
     """A ``pydantic_ai.Agent`` served over the protocol.
 
     ``capabilities`` replaces the declared evidence; otherwise it is
@@ -274,12 +317,24 @@ class PydanticAIDeployment(AsyncDeployment):
     ``deps(request)`` is the run's ``deps`` (default: ``None``);
     ``token_codec`` turns the pauses' keys into the tokens handed out
     (:class:`~symfonic_evals_protocol.adapters.tokens.TokenCodec`).
+    ``streaming`` runs every turn with ``agent.iter``, its events drained,
+    instead of ``agent.run``. ``operator(request)`` answers an operator's
+    turn (the agent never sees it; without it the turn is refused
+    ``operator.unsupported``), ``review(request)`` carries out the
+    structured review door on the adopter's store (and declares the
+    ``review`` operation), ``attributes_of(request)`` is what every record
+    carries besides; with ``operator`` or ``review``, each prompt and
+    resume turn publishes the procedures its gates read under
+    ``procedural_enforcement_ids``.
 
     The seams a subclass may override: :meth:`deps`, :meth:`read_answer`
     (the person's answer as approve/deny), :meth:`approvals` (the answer as
     each parked call's approval, edit or denial), :meth:`keep_messages` and
     :meth:`load_messages` (what a pause continues from), :meth:`check_spent`,
     :meth:`spend` and :meth:`finish` (the token's spent mark).
+
+    The adapter keeps its own objects in private names, so a subclass may
+    name its own ``store`` or ``journal``; :attr:`agent` is read-only.
     """
 
     def __init__(
@@ -293,46 +348,52 @@ class PydanticAIDeployment(AsyncDeployment):
         deps: Optional[Callable[[Union[PromptRequest, ResumeRequest]], Any]] = None,
         token_codec: Optional[TokenCodec] = None,
         editable: bool = True,
+        streaming: bool = False,
+        operator: Optional[Callable[[PromptRequest], str]] = None,
+        review: Optional[Callable[[ReviewRequest], None]] = None,
+        attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
     ) -> None:
         super().__init__(durable_dir)
-        self.agent = agent
+        self._agent = agent
         self._editable = editable
-        self._capabilities = capabilities
-        self._traits = tuple(traits)
-        self._extension_tools = tuple(extension_tools)
+        self._streaming = streaming
         self._deps = deps
-        self._lease = RunLease(durable_dir)
-        self._store = AdapterStore(durable_dir, ADAPTER_STORE_FILE, codec=token_codec)
+        self._pausing(
+            durable_dir,
+            store_file=ADAPTER_STORE_FILE,
+            token_codec=token_codec,
+            capabilities=capabilities,
+            traits=traits,
+            extension_tools=extension_tools,
+            operator=operator,
+            review=review,
+            attributes_of=attributes_of,
+        )
         self._journal = RunJournal(durable_dir, JOURNAL_FILE)
+
+    @property
+    def agent(self) -> Any:
+        """The agent the deployment runs (read-only: the adapter's
+        bookkeeping is bound to it)."""
+        return self._agent
 
     def capabilities(self) -> Capabilities:
         if self._capabilities is not None:
             return self._capabilities
         capabilities = Capabilities().capability("tools").capability("human").operation("resume")
-        for name in self._extension_tools:
-            capabilities.contributes("extensions", name)
-        for trait in self._traits:
-            capabilities.with_trait(trait)
         if self._editable:
             capabilities.with_trait(EDITABLE_CALLS)
-        return capabilities
+        return self._declared(capabilities)
 
     async def close(self) -> None:
         self._journal.close()
-        self._store.close()
-        self._lease.close()
+        self._close_pausing()
 
     # -- seams -----------------------------------------------------------------
 
     def deps(self, request: Union[PromptRequest, ResumeRequest]) -> Any:
         """The run's ``deps`` (tools read them as ``ctx.deps``)."""
         return self._deps(request) if self._deps is not None else None
-
-    def read_answer(self, answer: Any) -> bool:
-        """Whether the person approved: exactly ``{"approved": true|false}``,
-        else ``InvalidAnswer`` (the token stays redeemable)."""
-        require_approval(answer)
-        return bool(answer["approved"])
 
     def approvals(self, pause: PauseRow, answer: Any) -> Dict[str, Any]:
         """Each parked call's result for ``DeferredToolResults``, by the
@@ -342,19 +403,13 @@ class PydanticAIDeployment(AsyncDeployment):
         (``True``), ``edit`` (``ToolApproved(override_args=...)``; the tool
         may not change) or ``reject`` (``ToolDenied`` with the person's
         message). Raises ``InvalidAnswer`` before the token is spent."""
-        decisions = edit_decisions(answer) if self._editable else None
-        if decisions is None:
+        if not self._editable:
             approved = self.read_answer(answer)
             return {call["call_id"]: True if approved else ToolDenied(_DENIED) for call in pause.calls}
-        if len(decisions) != len(pause.calls):
-            raise invalid_answer("the answer gives one decision per call the pause holds")
         results: Dict[str, Any] = {}
-        for call, decision in zip(pause.calls, decisions):
+        for call, decision in zip(pause.calls, self._decisions(pause, answer, edits=True)):
             if decision["type"] == "edit":
-                action = decision["edited_action"]
-                if action["name"] != call["name"] or not isinstance(action["args"], dict):
-                    raise invalid_answer("an edit changes a call's arguments, never its tool")
-                results[call["call_id"]] = ToolApproved(override_args=action["args"])
+                results[call["call_id"]] = ToolApproved(override_args=decision["edited_action"]["args"])
             elif decision["type"] == "reject":
                 results[call["call_id"]] = ToolDenied(decision.get("message") or _DENIED)
             else:
@@ -372,25 +427,11 @@ class PydanticAIDeployment(AsyncDeployment):
         kept)."""
         return ModelMessagesTypeAdapter.validate_json(pause.handle["messages"])
 
-    def check_spent(self, pause: PauseRow) -> None:
-        """Refuses a replay: the token's continuation finished, or a live
-        run holds it (a dead run's claim is a client's retry)."""
-        self._store.pauses.refuse_replay(pause, self._lease)
-
-    def spend(self, pause: PauseRow) -> bool:
-        """Claims the token for this run's continuation; ``False`` when
-        another redemption won."""
-        return self._store.pauses.claim(pause.token, self._lease)
-
-    def finish(self, pause: PauseRow) -> None:
-        """Spends the token for good, once its continuation finished."""
-        self._store.pauses.finish(pause.token)
-
     # -- turns -----------------------------------------------------------------
 
     async def run_turn(self, request: PromptRequest, turn: AsyncTurn) -> TurnRecord:
         if request.is_operator:
-            raise TurnFailure("OperatorTurnUnsupported", "this agent has no operator door", code="operator.unsupported")
+            return self._operator_record(request)
         conversation = request.conversation
         digest = request_digest(request)
         begun = self._store.turns.begin(conversation, digest, self._lease, lambda: None)
@@ -405,8 +446,9 @@ class PydanticAIDeployment(AsyncDeployment):
         # is stale from now on).
         history = repair_messages(ModelMessagesTypeAdapter.validate_json(kept)) if kept else None
         try:
-            result, inputs = await self._run(attempt, turn, request, request.prompt, history, None)
-            record = self._record(result, inputs, conversation, f"prompt-{serial}", serial)
+            result, inputs, trace = await self._run(attempt, turn, request, request.prompt, history, None)
+            record = self._record(result, inputs, conversation, f"prompt-{serial}", serial, trace)
+            self._annotated(request, record, trace)
         except BaseException:
             self._store.turns.release(conversation, self._lease)
             raise
@@ -420,23 +462,17 @@ class PydanticAIDeployment(AsyncDeployment):
         handle = pause.handle
         if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()
-        if not self.spend(pause):
-            raise replayed()
+        self._claim(pause)
         try:
             history = self.load_messages(pause)
             results = DeferredToolResults(approvals=approvals)
             attempt = f"resume:{pause.question_id}"
-            result, inputs = await self._run(attempt, turn, request, None, history, results)
+            result, inputs, trace = await self._run(attempt, turn, request, None, history, results)
             record = self._record(
-                result, inputs, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"])
+                result, inputs, pause.conversation, f"resume-{pause.question_id}", int(handle["serial"]), trace
             )
-            record.resolved = self._resolved(pause, result, approvals)
-            record.attributes.update(
-                resume_outcome="resumed",
-                resume_name=pause.interaction,
-                resume_checkpoint=True,
-                resume_continued=True,
-            )
+            record.resolved = self._resolved(pause, result, approvals, trace)
+            self._annotated(request, self._resumed(record, pause), trace)
         except BaseException:
             self._store.pauses.release(pause.token, self._lease)
             raise
@@ -447,7 +483,7 @@ class PydanticAIDeployment(AsyncDeployment):
 
     def _output_type(self) -> Any:
         """The agent's output types with ``DeferredToolRequests`` among them."""
-        declared = getattr(self.agent, "output_type", str)
+        declared = getattr(self._agent, "output_type", str)
         types = list(declared) if isinstance(declared, (list, tuple)) else [declared]
         return types if DeferredToolRequests in types else [*types, DeferredToolRequests]
 
@@ -459,23 +495,28 @@ class PydanticAIDeployment(AsyncDeployment):
         prompt: Optional[str],
         history: Optional[List[ModelMessage]],
         results: Optional[DeferredToolResults],
-    ) -> Tuple[Any, List[str]]:
+    ) -> Tuple[Any, List[str], Trace]:
         inputs: List[str] = []
-        model = _JournaledModel(self.agent.model, self._journal, attempt, inputs)
-        with bound_turn(turn, request, asyncio.get_running_loop()):
-            result = await self.agent.run(
-                prompt,
-                message_history=history,
-                deferred_tool_results=results,
-                output_type=self._output_type(),
-                model=model,
-                deps=self.deps(request),
-            )
-        return result, inputs
+        model = _JournaledModel(self._agent.model, self._journal, attempt, inputs)
+        options: Dict[str, Any] = {
+            "message_history": history,
+            "deferred_tool_results": results,
+            "output_type": self._output_type(),
+            "model": model,
+            "deps": self.deps(request),
+        }
+        with bound_turn(turn, request, asyncio.get_running_loop()), traced(Trace()) as trace:
+            if self._streaming:
+                result = await _streamed(self._agent, prompt, options)
+            else:
+                result = await self._agent.run(prompt, **options)
+        return result, inputs, trace
 
     # -- evidence ----------------------------------------------------------------
 
-    def _record(self, result: Any, inputs: List[str], conversation: str, scope: str, serial: int) -> TurnRecord:
+    def _record(
+        self, result: Any, inputs: List[str], conversation: str, scope: str, serial: int, trace: Trace
+    ) -> TurnRecord:
         """The turn's evidence from the run's new messages; pauses (minting
         a token) when the run stopped on calls awaiting approval."""
         messages = result.all_messages()
@@ -502,6 +543,9 @@ class PydanticAIDeployment(AsyncDeployment):
                     {"id": reported, "call_id": call.tool_call_id, "name": call.tool_name, "arguments": arguments}
                 )
                 continue
+            if call.tool_call_id in trace.refused:
+                record.tool_calls.append(ToolCall.refused(reported, call.tool_name, arguments, trace.refused[call.tool_call_id]))
+                continue
             answer = answers.get(call.tool_call_id)
             if answer is None:
                 record.tool_calls.append(ToolCall.failed(reported, call.tool_name, arguments, "the agent never ran this call"))
@@ -509,6 +553,7 @@ class PydanticAIDeployment(AsyncDeployment):
             status, detail = _settled(answer)
             made = {"succeeded": ToolCall.succeeded, "refused": ToolCall.refused, "failed": ToolCall.failed}[status]
             record.tool_calls.append(made(reported, call.tool_name, arguments, detail))
+        record.governance.extend(trace.governance())
         if parked:
             record.pause = self._pause(waiting, conversation, serial, parked, messages)
         else:
@@ -523,17 +568,10 @@ class PydanticAIDeployment(AsyncDeployment):
         parked: List[Dict[str, Any]],
         messages: List[ModelMessage],
     ) -> Pause:
-        by_id = {call.tool_call_id: call for call in waiting.approvals}
-        asked = [{"tool": call["name"], "arguments": json_safe(by_id[call["call_id"]].args_as_dict())} for call in parked]
-        question: Any = asked[0] if len(asked) == 1 else {"calls": asked}
-        question_id = f"q-{secrets.token_hex(8)}"
         handle = {"serial": serial, "messages": self.keep_messages(messages)}
-        interaction = str(parked[0]["name"])
-        token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
-        editable = [str(call["id"]) for call in parked] if self._editable else []
-        return Pause(interaction, True, token, question=question, question_id=question_id, editable=editable)
+        return self._mint(conversation, parked, handle, editable=self._editable)
 
-    def _resolved(self, pause: PauseRow, result: Any, approvals: Dict[str, Any]) -> List[ResolvedCall]:
+    def _resolved(self, pause: PauseRow, result: Any, approvals: Dict[str, Any], trace: Trace) -> List[ResolvedCall]:
         """How the resumed run settled the calls the pause parked; a call
         that ran says the arguments it ran with (a person's edit, when they
         gave one)."""
@@ -541,6 +579,9 @@ class PydanticAIDeployment(AsyncDeployment):
         resolved = []
         for call in pause.calls:
             answer = answers.get(call["call_id"])
+            if call["call_id"] in trace.refused:
+                resolved.append(ResolvedCall.refused(call["id"], trace.refused[call["call_id"]]))
+                continue
             if answer is None:
                 resolved.append(ResolvedCall.failed(call["id"], "the approved call did not run"))
                 continue
