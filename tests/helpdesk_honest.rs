@@ -114,6 +114,20 @@ struct Desk<'a> {
     default: (&'a str, Value),
     /// A demonstration of the procedural pack's lesson.
     demonstration: &'a str,
+    /// Whether the desk's store still holds the pause a token was issued for.
+    pause_on_file: fn(&std::path::Path, &str) -> bool,
+}
+
+/// Whether the Rust desk's store holds the pause of `token`.
+fn rust_pause_on_file(durable_dir: &std::path::Path, token: &str) -> bool {
+    let store = helpdesk::store::Store::open_in(durable_dir).expect("the store");
+    store.token(token).expect("the store reads").is_some()
+}
+
+/// Whether the Python desk's store holds the pause of `token`.
+#[cfg(unix)]
+fn python_pause_on_file(durable_dir: &std::path::Path, token: &str) -> bool {
+    helpdesk::python::pause_on_file(durable_dir, token).expect("the store reads")
 }
 
 /// What every variant must visibly do, given a desk in that configuration:
@@ -133,6 +147,7 @@ fn shows_its_shape(
         lookup_tool,
         ref default,
         demonstration,
+        pause_on_file,
     } = *shape;
     let name = variant.name();
     match variant {
@@ -171,9 +186,10 @@ fn shows_its_shape(
                 conversation: "shape".into(),
             })
             .expect("resets");
-            let store = helpdesk::store::Store::open_in(ctx.durable_dir()).expect("the store");
-            let kept = store.token(&pause.token).expect("the store reads");
-            assert!(kept.is_some(), "{name}: the old session's pause is kept");
+            assert!(
+                pause_on_file(ctx.durable_dir(), &pause.token),
+                "{name}: the old session's pause is kept"
+            );
             let stale = desk.resume(&ResumeRequest {
                 conversation: "shape".into(),
                 question_id: pause.question_id.clone(),
@@ -365,6 +381,7 @@ fn every_rust_variant_is_switched_on() {
                 lookup_tool: "track_shipment",
                 default: ("detail", json!("summary")),
                 demonstration: "refund order 1",
+                pause_on_file: rust_pause_on_file,
             },
             helpdesk::store::effects_in_store,
         );
@@ -392,6 +409,7 @@ fn every_python_variant_is_switched_on() {
                 lookup_tool: "weather_lookup",
                 default: ("units", json!("metric")),
                 demonstration: "walk me through refunding order 1: verify the account region, then issue the refund",
+                pause_on_file: python_pause_on_file,
             },
             helpdesk::python::effects,
         );

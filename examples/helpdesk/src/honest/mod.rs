@@ -135,7 +135,7 @@ variants! {
         "A reset starts a new session for the conversation instead of deleting anything: \
          pauses are kept, each under the session it was issued in, and a token redeems only \
          in its conversation's current session.",
-        for [ApprovalResume], python [];
+        for [ApprovalResume], python [ApprovalResume];
     EditRefused = "edit-refused",
         "The approval sits on the gated call and a person may edit it (`editable-calls`), but \
          an edit that changes which customer a cancellation names is refused: the held call is \

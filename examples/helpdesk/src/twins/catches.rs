@@ -92,8 +92,7 @@ const APPROVAL_ALL: &[&str] = &[
 ];
 
 /// Every approval scenario that resumes (all but the look-alike answers'
-/// probe, which only pauses and is refused). The reset-between probe stays
-/// last: the Python desk, which declares no `reset`, runs all but it.
+/// probe, which only pauses and is refused).
 pub const APPROVAL_RESUMING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
