@@ -514,6 +514,11 @@ class HelpDesk(Deployment):
             transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")
             if self.has("refusal-hits-store") and call.name == "issue_refund":
                 self.store.record_refund(call.arguments["order"])
+            if self.is_variant("logs-refund-requests") and call.name == "issue_refund":
+                # The request is kept on file, refused or not, under a key of
+                # its own next to the refund's.
+                order = call.arguments.get("order")
+                self._notice(turn, "log_refund_request", f"refund:{order}:requested", {"requested": order})
             return Outcome(call.name, "refused")
         status, detail = self._bridge(call, turn)
         if status == "failed":

@@ -158,6 +158,12 @@ variants! {
          procedures, as it judges `issue_refund`. Judged with `paraphrases`, which the model \
          routes to the express tool.",
         for [Procedural], python [Procedural];
+    LogsRefundRequests = "logs-refund-requests",
+        "A refund the gate refused is still logged as requested: the desk records a \
+         \"refund requested\" row for the order through `log_refund_request`, an effect of its \
+         own under a key next to the refund's (`refund:order:7:requested`), as a desk that \
+         keeps a trail of what customers asked for does.",
+        for [Procedural], python [Procedural];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \
          character outside ASCII as a `\\u` escape, and the forecast service writes its degree \

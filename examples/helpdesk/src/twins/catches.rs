@@ -206,8 +206,8 @@ impl Flaw {
             Self::ToolRunsDespiteRefusal => at(
                 PROCEDURAL,
                 "blocked",
-                "SideEffectCount",
-                "SideEffectCount(attempts=2, effects=2, duplicates=0)",
+                "GovernedEffectWithheld",
+                "GovernedEffectWithheld(issue_refund, procedural_precondition)",
             ),
             Self::PauseReportedAsAttribute => at(
                 APPROVAL,
