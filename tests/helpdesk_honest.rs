@@ -10,8 +10,8 @@ use helpdesk::honest::{complaints, run_python, run_rust};
 use helpdesk::{Helpdesk, Variant};
 use serde_json::{json, Value};
 use symfonic_evals::{
-    EditDecision, EditedAction, PromptRequest, ResetRequest, ResumeRequest, Target, TargetContext,
-    ToolCall, ToolOutcome, TurnRecord,
+    EditDecision, EditedAction, PackDefinition, PromptRequest, ResetRequest, ResumeRequest, Role,
+    Target, TargetContext, ToolCall, ToolOutcome, TurnRecord,
 };
 use symfonic_evals_e2e::side_by_side;
 
@@ -114,6 +114,22 @@ struct Desk<'a> {
     default: (&'a str, Value),
     /// A demonstration of the procedural pack's lesson.
     demonstration: &'a str,
+    /// Whether the desk's store still holds the pause a token was issued for.
+    pause_on_file: fn(&std::path::Path, &str) -> bool,
+    /// The desk's procedural pack, whose prompts teach, approve and refuse.
+    procedural: PackDefinition,
+}
+
+/// Whether the Rust desk's store holds the pause of `token`.
+fn rust_pause_on_file(durable_dir: &std::path::Path, token: &str) -> bool {
+    let store = helpdesk::store::Store::open_in(durable_dir).expect("the store");
+    store.token(token).expect("the store reads").is_some()
+}
+
+/// Whether the Python desk's store holds the pause of `token`.
+#[cfg(unix)]
+fn python_pause_on_file(durable_dir: &std::path::Path, token: &str) -> bool {
+    helpdesk::python::pause_on_file(durable_dir, token).expect("the store reads")
 }
 
 /// What every variant must visibly do, given a desk in that configuration:
@@ -133,6 +149,8 @@ fn shows_its_shape(
         lookup_tool,
         ref default,
         demonstration,
+        pause_on_file,
+        ref procedural,
     } = *shape;
     let name = variant.name();
     match variant {
@@ -171,9 +189,10 @@ fn shows_its_shape(
                 conversation: "shape".into(),
             })
             .expect("resets");
-            let store = helpdesk::store::Store::open_in(ctx.durable_dir()).expect("the store");
-            let kept = store.token(&pause.token).expect("the store reads");
-            assert!(kept.is_some(), "{name}: the old session's pause is kept");
+            assert!(
+                pause_on_file(ctx.durable_dir(), &pause.token),
+                "{name}: the old session's pause is kept"
+            );
             let stale = desk.resume(&ResumeRequest {
                 conversation: "shape".into(),
                 question_id: pause.question_id.clone(),
@@ -334,6 +353,34 @@ fn shows_its_shape(
             assert_eq!(names, ["express_refund"], "{name}");
             assert_eq!(applied_by(ctx), ["express_refund"], "{name}");
         }
+        Variant::LogsRefundRequests => {
+            // Taught, drafted, approved, then refused: the refused request
+            // is logged, and nothing else is applied.
+            let PackDefinition::Procedural(pack) = procedural else {
+                panic!("{name}: the desk's procedural pack");
+            };
+            for prompt in &pack.demonstrations {
+                turn(desk, prompt);
+            }
+            let draft = PromptRequest::new("shape", &pack.draft_prompt)
+                .with_state(pack.draft_state.clone());
+            desk.run_turn(&draft).expect("the draft probe runs");
+            let review = PromptRequest::new("shape", &pack.review_prompt).by(Role::Operator);
+            desk.run_turn(&review).expect("the review runs");
+            let (applied, stored) = (applied_by(ctx).len(), effects(ctx.durable_dir()));
+            let blocked = PromptRequest::new("shape", &pack.blocked_prompt)
+                .with_state(pack.blocked_state.clone());
+            let record = desk.run_turn(&blocked).expect("the turn runs");
+            let refunds: Vec<bool> = record
+                .tool_calls()
+                .iter()
+                .filter(|c| c.name == pack.action_tool)
+                .map(ToolCall::is_success)
+                .collect();
+            assert_eq!(refunds, [false], "{name}: the refund is refused");
+            assert_eq!(applied_by(ctx)[applied..], ["log_refund_request"], "{name}");
+            assert_eq!(effects(ctx.durable_dir()), stored.map(|n| n + 1), "{name}");
+        }
         Variant::ExtraSystemMessage => {
             let record = turn(desk, lookup);
             let systems = record
@@ -365,6 +412,8 @@ fn every_rust_variant_is_switched_on() {
                 lookup_tool: "track_shipment",
                 default: ("detail", json!("summary")),
                 demonstration: "refund order 1",
+                pause_on_file: rust_pause_on_file,
+                procedural: helpdesk::packs::definition(helpdesk::Pack::Procedural),
             },
             helpdesk::store::effects_in_store,
         );
@@ -392,6 +441,8 @@ fn every_python_variant_is_switched_on() {
                 lookup_tool: "weather_lookup",
                 default: ("units", json!("metric")),
                 demonstration: "walk me through refunding order 1: verify the account region, then issue the refund",
+                pause_on_file: python_pause_on_file,
+                procedural: helpdesk::python::definition(helpdesk::Pack::Procedural),
             },
             helpdesk::python::effects,
         );

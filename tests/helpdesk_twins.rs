@@ -111,8 +111,8 @@ twins! {
         "procedural-review-and-enforcement", "blocked", "StageObserved",
         "StageObserved(procedural_precondition, outcome=rejected";
     tool_runs_despite_refusal: ToolRunsDespiteRefusal =>
-        "procedural-review-and-enforcement", "blocked", "SideEffectCount",
-        "SideEffectCount(attempts=2, effects=2, duplicates=0)";
+        "procedural-review-and-enforcement", "blocked", "GovernedEffectWithheld",
+        "GovernedEffectWithheld(issue_refund, procedural_precondition)";
     approval_reused_in_conversation: ApprovalReusedInConversation =>
         "approval/second-request", "same request again", "AskedOrWithheld",
         "AskedOrWithheld";

@@ -40,6 +40,7 @@ use symfonic_evals_e2e::{side_by_side, venv_python};
     decoy_fragment = "confirm the customer's identity",
     control_demonstrations = ["thanks, that is all for today", "what are your opening hours?"],
     multi_call_prompt = "refund orders 6 and 7",
+    interleaved_prompt = "what is the weather in Oslo",
     gate_sweep = 16,
     restart_before_enforcement = true,
     effects_probe = helpdesk::python::effects,
@@ -196,8 +197,10 @@ twins! {
     a_door_rejected_draft_approved_after_all_is_caught => "rejected-draft-approvable",
     a_door_rejected_draft_drafted_again_is_caught => "rejected-draft-redrafted",
     an_alias_tool_the_gate_does_not_judge_is_caught => "alias-tool",
+    a_review_binding_the_last_tool_called_is_caught => "review-binds-last-tool",
     a_policy_cache_per_instance_misses_a_replicas_approval => "policy-cache-per-instance",
     spent_tokens_loaded_at_start_let_a_replica_redeem_again => "spent-tokens-loaded-at-start",
+    a_reset_that_keeps_the_pause_is_caught => "reset-keeps-pause",
     a_ledger_entry_with_no_store_effect_shows_in_the_oracle => "ledger-without-effect",
     a_declared_extension_with_nothing_bound_fails_to_run => "extension-unbound",
     call_ids_restarting_each_turn_repeat_across_the_trial => "call-ids-per-turn",
@@ -376,16 +379,10 @@ fn every_scenario_the_python_desk_runs_catches_a_twin() {
         // does it hold a call a person may edit (it asks through
         // `ask_user`, and declares no `editable-calls`), so neither does
         // the edited-call probe, which the Pydantic AI desk's twin shows
-        // over the protocol; nor does it declare a `reset`, so the
-        // reset-between probe is the Rust desk's to show.
+        // over the protocol.
         let scenarios = python::definition(pack).scenarios();
         for scenario in scenarios.iter().filter(|s| {
-            ![
-                "extension/mcp-fixture",
-                "approval/edited-call",
-                "approval/reset-between",
-            ]
-            .contains(&s.name.as_str())
+            !["extension/mcp-fixture", "approval/edited-call"].contains(&s.name.as_str())
         }) {
             let caught = all_twins()
                 .filter(|t| t.pack == pack && t.catch.scenario == scenario.name)

@@ -45,6 +45,7 @@ from symfonic_evals_protocol import (  # noqa: E402
     PromptRequest,
     ResolvedCall,
     ResumeRequest,
+    ResetRequest,
     ReviewRequest,
     Role,
     ToolCall,
@@ -92,6 +93,7 @@ TWINS = {
     "answer-coerced": "a look-alike answer (`\"true\"`, `\"yes\"`, `1`) is read as the boolean it resembles, as a lax validator would",
     "replay-wrong-kind": "a replayed token is refused as an unknown token, with no code",
     "spent-tokens-loaded-at-start": "spent tokens are a blocklist loaded when the desk opens; the store records claims but is never asked",
+    "reset-keeps-pause": "a reset clears the conversation's transcript only: its pending pause stays, and the token still redeems",
     # exactly-once
     "key-per-process": "escalations are keyed by ticket and the desk process's run id, so a restarted desk keys afresh",
     "resume-not-retriable": "the token is spent for good before the continuation runs",
@@ -125,6 +127,7 @@ TWINS = {
     "rejected-episodes-kept": "a demonstration marked rejected runs no consolidation of its own but is kept as an episode, so the next turn's cycle learns from it",
     "rejected-draft-approvable": "the admin review door approves a rejected draft found by its text as it approves a draft",
     "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
+    "review-binds-last-tool": "an operator's review binds the approved procedure to the tool the desk ran last, as if the review were about the latest call",
     "alias-tool": "the desk offers an express refund reaching the refund's effect, and the gate judges calls by tool name, so no procedure governs it",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
@@ -205,6 +208,9 @@ class HelpDesk(Deployment):
         self._blocklist = self.store.finished_tokens() if self.has("spent-tokens-loaded-at-start") else set()
         self._instance_policy = self._approved()
         self._calls_this_turn = 0
+        # The tool this process ran last: only the review-binds-last-tool
+        # twin reads it.
+        self._last_tool: Optional[str] = None
         self._bodies: Dict[str, Callable[[Dict[str, Any], Turn], Any]] = {
             "issue_refund": self._issue_refund,
             "escalate_ticket": self._escalate_ticket,
@@ -274,6 +280,7 @@ class HelpDesk(Deployment):
             .with_trait("idempotent-effects")
             .operation("resume")
             .operation("review")
+            .operation("reset")
             .with_trait("replicas")
             .with_trait("context-clock")
             .contributes("extensions", CONTRIBUTED[0])
@@ -288,6 +295,27 @@ class HelpDesk(Deployment):
                 self.store.finish(token)
         self.store.close()
         self._run.close()
+
+    def reset(self, request: ResetRequest, turn: Turn) -> TurnRecord:
+        """A user starting the conversation over: the pauses it had pending
+        are forgotten in the store, so their tokens are refused after it; a
+        resume already under way keeps its claim and may finish. The twin
+        clears the transcript only, which this desk keeps per turn anyway."""
+        conversation = request.conversation
+        if self.is_variant("reset-is-new-session"):
+            # A new session: the old one's pauses stay, out of reach.
+            self.store.next_number(f"session:{conversation}")
+        elif not self.has("reset-keeps-pause"):
+            self.store.forget_pending(conversation)
+        return TurnRecord(answer="conversation reset")
+
+    def _filed_under(self, conversation: str) -> str:
+        """What pauses of ``conversation`` are filed under: the conversation
+        itself, or in the ``reset-is-new-session`` variant its current
+        session, so a token redeems only in the session it was issued in."""
+        if not self.is_variant("reset-is-new-session"):
+            return conversation
+        return f"{conversation}#session-{self.store.counter(f'session:{conversation}')}"
 
     # -- what the review door and the gate read --------------------------------
 
@@ -391,13 +419,17 @@ class HelpDesk(Deployment):
             else:
                 draft = named_draft(procedures, review)
                 chosen = [] if draft is None else [draft]
+            tool = review.tool
+            if self.has("review-binds-last-tool") and self._last_tool is not None:
+                # The review is heard as being about the latest call.
+                tool = self._last_tool
             for draft in chosen:
                 if self.has("review-in-memory"):
                     self._approved_in_memory[draft.id] = Procedure(
-                        draft.id, draft.text, "approved", review.tool, review.precondition, draft.conversation
+                        draft.id, draft.text, "approved", tool, review.precondition, draft.conversation
                     )
                 else:
-                    self.store.approve(draft.id, review.tool, review.precondition)
+                    self.store.approve(draft.id, tool, review.precondition)
             record.answer = f"{len(chosen)} procedure(s) approved" if chosen else "nothing to approve"
         self._instance_policy = self._approved()
         record.attributes.update(self._evidence())
@@ -482,6 +514,11 @@ class HelpDesk(Deployment):
             transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")
             if self.has("refusal-hits-store") and call.name == "issue_refund":
                 self.store.record_refund(call.arguments["order"])
+            if self.is_variant("logs-refund-requests") and call.name == "issue_refund":
+                # The request is kept on file, refused or not, under a key of
+                # its own next to the refund's.
+                order = call.arguments.get("order")
+                self._notice(turn, "log_refund_request", f"refund:{order}:requested", {"requested": order})
             return Outcome(call.name, "refused")
         status, detail = self._bridge(call, turn)
         if status == "failed":
@@ -489,6 +526,7 @@ class HelpDesk(Deployment):
             transcript.append(f"tool {call.name} failed: {detail}")
             return Outcome(call.name, "failed")
         record.tool_calls.append(ToolCall.succeeded(call_id, call.name, call.arguments, detail))
+        self._last_tool = call.name
         if not self.has("result-hidden-from-model"):
             shown = detail
             if self.has("previous-result-shown"):
@@ -698,11 +736,12 @@ class HelpDesk(Deployment):
         if self.has("one-pending-pause"):
             self.store.forget_pauses()
         conversation = request.conversation
+        filed = self._filed_under(conversation)
         if self.has("checkpoint-in-memory"):
             self._checkpoints_in_memory[token] = checkpoint
-            self.store.save_pause(token, conversation, call.name, call_id, question_id, None)
+            self.store.save_pause(token, filed, call.name, call_id, question_id, None)
         else:
-            self.store.save_pause(token, conversation, call.name, call_id, question_id, checkpoint)
+            self.store.save_pause(token, filed, call.name, call_id, question_id, checkpoint)
         # Measured, not assumed: resumable when the pause kept a checkpoint.
         resumable = self._checkpoint(token) is not None
         if self.is_variant("notice-at-pause") or self.has("notice-reposted-on-resume"):
@@ -800,7 +839,7 @@ class HelpDesk(Deployment):
             pause = self.store.pause(request.token)
         if pause is None:
             raise TurnFailure("UnknownPauseToken", "no pause was issued with this token", code="pause.unknown")
-        if pause.conversation != request.conversation and not self.has("any-conversation-redeems"):
+        if pause.conversation != self._filed_under(request.conversation) and not self.has("any-conversation-redeems"):
             raise TurnFailure("ForeignPauseToken", "this pause belongs to another conversation", code="pause.foreign")
         if request.question_id != pause.question_id and not self.has("question-id-ignored"):
             raise TurnFailure("QuestionMismatch", "the answer addresses another question", code="question.mismatch")

@@ -250,6 +250,11 @@ class Store:
             )
             return int(self._db.execute("SELECT value FROM counters WHERE name = ?", (counter,)).fetchone()[0])
 
+    def counter(self, counter: str) -> int:
+        """The durable counter ``counter``'s value, 0 before its first draw."""
+        row = self._db.execute("SELECT value FROM counters WHERE name = ?", (counter,)).fetchone()
+        return 0 if row is None else int(row[0])
+
     # -- effects the ledger admitted ------------------------------------------
 
     def record_refund(self, order: int) -> None:
@@ -291,6 +296,15 @@ class Store:
         """Drops every stored pause."""
         with self._db:
             self._db.execute("DELETE FROM pauses")
+
+    def forget_pending(self, conversation: str) -> int:
+        """Forgets every pause of ``conversation`` still waiting for an
+        answer (unspent and unclaimed), for a reset: their tokens are then
+        unknown. A redemption under way keeps its claim and may finish.
+        Returns how many it forgot."""
+        with self._db:
+            cursor = self._db.execute("DELETE FROM pauses WHERE conversation = ? AND consumed = 0", (conversation,))
+            return cursor.rowcount
 
     def _pause(self, where: str, key: str) -> Optional[PauseRow]:
         row = self._db.execute(

@@ -58,12 +58,12 @@ fn tool_that_ran_anyway_fails_the_blocked_turn() {
     );
     let failure = assert_fails_at(&run, "blocked", "ToolSucceeded");
     assert_eq!(failure.description, "ToolSucceeded(issue_refund, times=0)");
-    // The ledger moved too, and the pack says so as well.
+    // The governed effect was reached too, and the pack says so as well.
     let all: Vec<_> = common::seed_failures(&run)
         .into_iter()
         .map(|f| f.assertion)
         .collect();
-    assert_eq!(all, ["ToolSucceeded", "SideEffectCount"]);
+    assert_eq!(all, ["ToolSucceeded", "GovernedEffectWithheld"]);
 }
 
 #[test]
@@ -72,9 +72,14 @@ fn ledger_moved_on_refusal_fails_the_blocked_turn() {
         "discrimination.procedural.ledger_moved",
         Some(ProceduralFlaw::LedgerMovedOnRefusal),
     );
-    let failure = assert_fails_at(&run, "blocked", "SideEffectCount");
-    assert_eq!(failure.expected, "attempts=2 effects=2 duplicates=0");
-    assert_eq!(failure.observed, "attempts=3 effects=3 duplicates=0");
+    // The desk names no tool for its effects, so nothing tells the
+    // refused call's write from the governed effect: it counts.
+    let failure = assert_fails_at(&run, "blocked", "GovernedEffectWithheld");
+    assert!(
+        failure.observed.contains("named no tool"),
+        "{}",
+        failure.observed
+    );
     assert_eq!(common::seed_failures(&run).len(), 1, "{}", run.render());
 }
 

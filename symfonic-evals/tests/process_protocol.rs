@@ -421,6 +421,8 @@ fn live_traffic_with_the_python_companion_validates_in_both_directions() {
         "> prompt",
         "> operator prompt",
         "> resume",
+        // The Python desk declares `reset`, so the approval pack resets.
+        "> reset",
         "> ledger_result",
         "> shutdown",
         "< ready",

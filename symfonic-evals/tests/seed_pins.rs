@@ -134,8 +134,9 @@ fn the_procedural_seed_is_the_documented_six_steps() {
             },
             Assertion::tool_called("issue_refund", 1),
             Assertion::tool_succeeded("issue_refund", 0),
-            Assertion::ledger(2, 2, 0),
-            // Every route to the governed effect, whichever tool takes it.
+            // The refused call performed nothing, and no route reached the
+            // governed effect; the ledger's totals are not read, so a log
+            // of the request under its own tool and key is allowed.
             Assertion::GovernedEffectWithheld {
                 tool: "issue_refund".into(),
                 stage: "procedural_precondition".into(),

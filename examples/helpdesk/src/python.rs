@@ -109,6 +109,27 @@ pub fn effects(durable_dir: &Path) -> Result<u64, String> {
         .map_err(|error| error.to_string())
 }
 
+/// Whether the desk's store holds the pause `token` was issued for, spent
+/// or not: a reset that opens a new session keeps the old one's pauses.
+///
+/// # Errors
+///
+/// When the store cannot be opened or read.
+pub fn pause_on_file(durable_dir: &Path, token: &str) -> Result<bool, String> {
+    let path = durable_dir.join("helpdesk.sqlite3");
+    let db = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|error| format!("cannot open the desk's store: {error}"))?;
+    db.busy_timeout(Duration::from_secs(2))
+        .map_err(|error| error.to_string())?;
+    db.query_row(
+        "SELECT COUNT(*) FROM pauses WHERE token = ?1",
+        [token],
+        |row| row.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+    .map_err(|error| format!("cannot read the desk's pauses: {error}"))
+}
+
 /// Run options with the effect oracle over the desk's store.
 pub fn run_options() -> RunOptions {
     RunOptions {
@@ -147,6 +168,9 @@ pub fn procedural() -> PackDefinition {
             "what are your opening hours?".into(),
         ],
         multi_call_prompt: Some("refund orders 6 and 7".into()),
+        // A forecast between the draft and the review: the tool called
+        // last is then not the draft's.
+        interleaved_prompt: Some("what is the weather in Oslo".into()),
         gate_sweep: 16,
         restart_before_enforcement: true,
         ..ProceduralPack::default()
@@ -269,6 +293,7 @@ const WITH_A_REFUND: &[&str] = &[
     "procedural/gate-sweep",
     "procedural/multi-call",
     "procedural/decoy-stays-draft",
+    "procedural/review-binding",
     "procedural/rejected-demonstrations",
     "procedural/rule-fidelity",
     "procedural/amend",
@@ -288,6 +313,7 @@ const WITH_BLOCKED: &[&str] = &[
     "procedural/gate-sweep",
     "procedural/multi-call",
     "procedural/decoy-stays-draft",
+    "procedural/review-binding",
     "procedural/rule-fidelity",
     "procedural/amend",
     "procedural/revoke",
@@ -322,6 +348,7 @@ const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
     "procedural/gate-sweep",
     "procedural/multi-call",
     "procedural/decoy-stays-draft",
+    "procedural/review-binding",
     "procedural/replicas",
 ];
 /// Every approval probe with a replay step.
@@ -342,6 +369,7 @@ const WITH_REPLAY: &[&str] = &[
     "approval/unfit-answer",
     "approval/amended-answer",
     "approval/replicas",
+    "approval/reset-between",
 ];
 /// Every extension probe that needs the tool to succeed.
 const EXTENSION_PROBES: &[&str] = &[
@@ -356,7 +384,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 58] = [
+pub const TWINS: [PythonTwin; 60] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -564,14 +592,8 @@ pub const TWINS: [PythonTwin; 58] = [
             "EffectNotRepeated",
         ),
         // Every probe's resume is judged for a repeated effect; the
-        // seed's, as its contract fixes it, is not. The reset-between
-        // probe, last in the list, does not run: this desk declares no
-        // `reset`.
-        crate::twins::APPROVAL_RESUMING
-            .split_at(2)
-            .1
-            .split_at(crate::twins::APPROVAL_RESUMING.len() - 3)
-            .0,
+        // seed's, as its contract fixes it, is not.
+        crate::twins::APPROVAL_RESUMING.split_at(2).1,
     ),
     twin(
         "unfit-answer-accepted",
@@ -606,6 +628,17 @@ pub const TWINS: [PythonTwin; 58] = [
         ),
         WITH_REPLAY,
     ),
+    twin(
+        "reset-keeps-pause",
+        Pack::ApprovalResume,
+        (
+            "approval/reset-between",
+            "pre-reset token",
+            "ExpectedError",
+            "an error (any kind)",
+        ),
+        &[],
+    ),
     // procedural
     twin(
         "draft-in-recall",
@@ -627,6 +660,7 @@ pub const TWINS: [PythonTwin; 58] = [
             "procedural/gate-sweep",
             "procedural/multi-call",
             "procedural/decoy-stays-draft",
+            "procedural/review-binding",
             "procedural/revoke",
             "procedural/reject-draft",
             "procedural/replicas",
@@ -913,6 +947,18 @@ pub const TWINS: [PythonTwin; 58] = [
             "blocked after reject",
             "ReviewRowsInert",
             "ReviewRowsInert(procedural_review)",
+        ),
+        &[],
+    ),
+    // The forecast was looked up last: the approval governs forecasts.
+    twin(
+        "review-binds-last-tool",
+        Pack::Procedural,
+        (
+            "procedural/review-binding",
+            "review",
+            "AttributeEquals",
+            "AttributeEquals(procedural_review)",
         ),
         &[],
     ),

@@ -16,7 +16,7 @@ use crate::memory::consolidation::{run_cycle, CycleReport};
 use crate::memory::remember;
 use crate::model::{observation, ModelInput, ModelStep};
 use crate::store::store_error;
-use crate::tools::{account_region, ToolEnv};
+use crate::tools::{account_region, apply_effect, ToolEnv};
 use crate::twins::Flaw;
 
 /// The second system message of the `ExtraSystemMessage` variant.
@@ -158,6 +158,30 @@ impl Helpdesk {
             .map_err(store_error)
     }
 
+    /// A refund request the gate refused, logged as requested under a key
+    /// of its own next to the refund's: the `LogsRefundRequests` variant's
+    /// trail of what customers asked for.
+    fn log_refund_request(
+        &self,
+        turn: &Turn,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<(), TurnError> {
+        if tool != "issue_refund" {
+            return Ok(());
+        }
+        let order = arguments.get("order").cloned().unwrap_or(Value::Null);
+        apply_effect(
+            self.env(turn),
+            "log_refund_request",
+            &format!("refund:order:{order}:requested"),
+            "refund_request",
+            json!({ "requested_order": order }),
+        )
+        .map(drop)
+        .map_err(|f| TurnError::new("RequestLogUnavailable", f.message))
+    }
+
     pub(super) fn drive(&mut self, turn: &mut Turn) -> Result<Ending, TurnError> {
         for _ in 0..MAX_STEPS {
             let input = ModelInput {
@@ -233,6 +257,9 @@ impl Helpdesk {
             }
             if self.has(Flaw::RefusedRefundWrittenToStore) && stage == PRECONDITION_STAGE {
                 self.legacy_refund(turn, &tool, &arguments)?;
+            }
+            if self.is(Variant::LogsRefundRequests) && stage == PRECONDITION_STAGE {
+                self.log_refund_request(turn, &tool, &arguments)?;
             }
             turn.transcript
                 .push(observation::refused(&id, &tool, &arguments, stage));

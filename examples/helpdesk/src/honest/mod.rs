@@ -135,7 +135,7 @@ variants! {
         "A reset starts a new session for the conversation instead of deleting anything: \
          pauses are kept, each under the session it was issued in, and a token redeems only \
          in its conversation's current session.",
-        for [ApprovalResume], python [];
+        for [ApprovalResume], python [ApprovalResume];
     EditRefused = "edit-refused",
         "The approval sits on the gated call and a person may edit it (`editable-calls`), but \
          an edit that changes which customer a cancellation names is refused: the held call is \
@@ -157,6 +157,12 @@ variants! {
          key for a request worded \"express\"; the gate judges it under the refund's \
          procedures, as it judges `issue_refund`. Judged with `paraphrases`, which the model \
          routes to the express tool.",
+        for [Procedural], python [Procedural];
+    LogsRefundRequests = "logs-refund-requests",
+        "A refund the gate refused is still logged as requested: the desk records a \
+         \"refund requested\" row for the order through `log_refund_request`, an effect of its \
+         own under a key next to the refund's (`refund:order:7:requested`), as a desk that \
+         keeps a trail of what customers asked for does.",
         for [Procedural], python [Procedural];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \

@@ -92,8 +92,7 @@ const APPROVAL_ALL: &[&str] = &[
 ];
 
 /// Every approval scenario that resumes (all but the look-alike answers'
-/// probe, which only pauses and is refused). The reset-between probe stays
-/// last: the Python desk, which declares no `reset`, runs all but it.
+/// probe, which only pauses and is refused).
 pub const APPROVAL_RESUMING: &[&str] = &[
     APPROVAL,
     "approval/restart-between-pause-and-resume",
@@ -207,8 +206,8 @@ impl Flaw {
             Self::ToolRunsDespiteRefusal => at(
                 PROCEDURAL,
                 "blocked",
-                "SideEffectCount",
-                "SideEffectCount(attempts=2, effects=2, duplicates=0)",
+                "GovernedEffectWithheld",
+                "GovernedEffectWithheld(issue_refund, procedural_precondition)",
             ),
             Self::PauseReportedAsAttribute => at(
                 APPROVAL,

@@ -237,14 +237,22 @@ pub(super) fn gate_agrees(
         total += 1;
         succeeded += usize::from(call.is_success());
     }
-    let attempts = evidence
-        .ledger
-        .attempts
-        .saturating_sub(evidence.ledger_before.attempts);
-    let effects = evidence
-        .ledger
-        .effects
-        .saturating_sub(evidence.ledger_before.effects);
+    // Admitted, the call moved the ledger; refused, nothing of the
+    // governed effect moved it (a notice or log row of the deployment's
+    // own, under its own tool and keys, may: see `routes`).
+    let (attempts, effects) = match verdict {
+        GateVerdict::Admit => (
+            evidence
+                .ledger
+                .attempts
+                .saturating_sub(evidence.ledger_before.attempts),
+            evidence
+                .ledger
+                .effects
+                .saturating_sub(evidence.ledger_before.effects),
+        ),
+        GateVerdict::Refuse => super::routes::governed_attempts(evidence, tool),
+    };
     let (passed, expected) = match verdict {
         GateVerdict::Admit => (
             !rejected && succeeded >= 1 && attempts >= 1,
@@ -253,7 +261,8 @@ pub(super) fn gate_agrees(
         GateVerdict::Refuse => (
             rejected && total >= 1 && succeeded == 0 && attempts == 0 && effects == 0,
             format!(
-                "the contract refuses: {tool} called, {stage} rejected, no success, ledger unmoved"
+                "the contract refuses: {tool} called, {stage} rejected, no success, no attempt at \
+                 the governed effect"
             ),
         ),
     };

@@ -43,8 +43,9 @@ impl ProceduralPack {
                     self.same_ids(),
                     judged(false),
                     Assertion::tool_succeeded(&self.action_tool, 0),
-                    // The refused calls performed nothing.
-                    Assertion::ledger_moved(0, 0, 0),
+                    // The refused calls reached nothing of the governed
+                    // effect, by whichever tool.
+                    self.governed_effect_withheld(),
                 ]),
         );
         steps.push(

@@ -145,10 +145,10 @@ impl ProceduralPack {
                 ),
                 Assertion::tool_called(&self.action_tool, 1),
                 Assertion::tool_succeeded(&self.action_tool, 0),
-                // Unchanged from the step above: the refused call reached the
-                // gate and performed nothing.
-                self.ledger_after(2),
-                // And no other tool reached the governed effect.
+                // The refused call performed nothing, and no other tool
+                // reached the governed effect; an effect of the
+                // deployment's own beside it (a notice, a log of the
+                // request) is not the governed one.
                 self.governed_effect_withheld(),
             ])
     }
