@@ -3,17 +3,19 @@
 //! the main job uses (`helpdesk::typescript`): its plain desk passes the
 //! protocol conformance check and every pack it is meant for (approval with
 //! the gated-action, denial and unfit-answer probes, extension with the MCP
-//! fixture, exactly-once); the desk on LangGraph.js passes approval (on the
-//! gated call), extension (its own witnessed tool) and exactly-once, the
-//! desk on the OpenAI Agents SDK approval and exactly-once; each twin
-//! fails exactly the scenarios it is pinned to, first where its catch says.
+//! fixture, exactly-once); the desks on LangGraph.js and on the OpenAI
+//! Agents SDK pass approval (on the gated call), extension (their witnessed
+//! tool, and the MCP fixture bound in its place) and exactly-once; each
+//! twin fails exactly the scenarios it is pinned to, first where its catch
+//! says; each honest variant (a framework desk served streamed) passes
+//! every pack of its desk.
 //!
 //! Where `node` or the package's dependencies are missing, each test says
 //! so and passes without running (CI installs them first:
 //! `cd typescript && npm ci && npm test`).
 #![cfg(unix)]
 
-use helpdesk::typescript::{self, TsDesk, TsTwin, TWINS};
+use helpdesk::typescript::{self, TsDesk, TsTwin, HONEST, TWINS};
 use helpdesk::Pack;
 use symfonic_evals::process::{conformance, CheckVerdict, ConformanceInputs, ProcessSpec};
 use symfonic_evals::{run_pack, PackRun, RunOptions};
@@ -93,8 +95,56 @@ fn each_typescript_desk_passes_every_pack_it_is_meant_for() {
                 .filter(|p| !not_run.contains(p))
                 .collect();
             assert_eq!(names, accounted, "{name}: not run {not_run:?}");
+            if pack == Pack::ExtensionTool {
+                // Every desk binds the harness's MCP fixture in place of its own tool.
+                assert!(
+                    names.contains(&"extension/mcp-fixture"),
+                    "{name}: {names:?}"
+                );
+            }
         }
     }
+}
+
+#[test]
+fn each_streamed_variant_passes_every_pack_of_its_desk() {
+    for variant in &HONEST {
+        for &pack in variant.desk.packs() {
+            let Some(spec) = spec(&variant.script()) else {
+                return;
+            };
+            let kind = typescript::definition(variant.desk, pack).kind().name();
+            let name = format!("{}.honest.{}.{kind}", variant.desk.name(), variant.name);
+            let run = run(&name, variant.desk, pack, spec);
+            run.assert_passed();
+            if !run.served_elsewhere() {
+                println!(
+                    "{name}: {} scenarios passed in {:.1?}",
+                    run.scenarios().len(),
+                    run.duration()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_honest_file_is_listed() {
+    let dir = typescript::package_dir().join("examples/honest");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the honest variants' folder")
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".ts")
+                .map(str::to_owned)
+        })
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = HONEST.iter().map(|h| h.name.to_owned()).collect();
+    listed.sort();
+    assert_eq!(files, listed);
 }
 
 #[test]

@@ -83,7 +83,7 @@ test("a rejection is reported refused and runs nothing; a token of a conversatio
 test("a callable needsApproval pauses only the calls it names", async () => {
   const gated = escalateTicket;
   const original = gated.needsApproval;
-  const agent = build([{ ...gated, needsApproval: async (_ctx, args: { ticket: number }) => args.ticket > 100 }]);
+  const agent = build([{ ...gated, needsApproval: async (_ctx: unknown, args: { ticket: number }) => args.ticket > 100 }]);
   const session = inProcess(desk(agent));
   await session.hello();
   const small = record(await session.prompt("a", "escalate ticket 5"));
@@ -247,13 +247,28 @@ test("a streamed run's model responses are journaled: a retry after a failure re
   assert.equal(await session.shutdown(), 0);
 });
 
+test("the extension tool: witnessed, its result in the model input of the next model call", async () => {
+  const session = inProcess(desk());
+  const ready = await session.hello();
+  const answered = record(await session.prompt("w", "what is the weather in Lisbon"));
+  const result = { city: "Lisbon", forecast: "sunny, 21 C" };
+  assert.deepEqual(answered.tool_calls, [
+    { id: "w/prompt-1/call_Lisbon", name: "weather_lookup", arguments: { city: "Lisbon" }, outcome: { status: "succeeded", result } },
+  ]);
+  assert.equal(answered.answer, `Done: ${JSON.stringify(result)}`);
+  assert.match(String(answered.model_input), /tool call_Lisbon -> \{"city":"Lisbon","forecast":"sunny, 21 C"\}/);
+  assert.deepEqual(session.witnesses.map((w) => w.tool), ["weather_lookup"]);
+  assert.ok(!JSON.stringify(ready.capabilities).includes("mcp-fixture"), "no fixture, no trait");
+  assert.equal(await session.shutdown(), 0);
+});
+
 test("the Agents desk stays small: at most 40 lines, at most 10 facing the harness", () => {
   // The rule of the LangGraph desk's test: lines that are neither blank nor
   // comments; a line faces the harness when it names this package or one of
   // its exports.
   const source = readFileSync(new URL("../../examples/openai-agents/desk.ts", import.meta.url), "utf8");
   const code = source.split("\n").filter((line) => line.trim() !== "" && !/^\s*(\/\/|\/\*\*|\*)/.test(line));
-  const facing = code.filter((line) => /symfonic-evals-protocol|\b(effects|witnessed|serve|OpenAIAgentsDeployment)\b/.test(line));
+  const facing = code.filter((line) => /symfonic-evals-protocol|\b(effects|witnessed|serve|mcpServerParams|OpenAIAgentsDeployment)\b/.test(line));
   console.log(`openai-agents desk: ${code.length} lines, ${facing.length} facing the harness`);
   assert.ok(code.length <= 40, `${code.length} lines`);
   assert.ok(facing.length <= 10, `${facing.length} lines facing the harness`);

@@ -35,7 +35,9 @@ pub enum TsDesk {
     LangGraph,
     /// The desk on the OpenAI Agents SDK for JavaScript
     /// (`openai-agents/desk.ts`): the gated tool has `needsApproval`, the
-    /// interrupted run's `RunState` is kept in the token table.
+    /// interrupted run's `RunState` is kept in the token table; its
+    /// witnessed `weather_lookup` is the contributed extension tool, served
+    /// by the MCP fixture where the pack runs one.
     OpenAiAgents,
 }
 
@@ -61,15 +63,10 @@ impl TsDesk {
         }
     }
 
-    /// The packs the desk is meant for (the Agents desk has no extension
-    /// tool).
+    /// The packs the desk is meant for: every desk has the gated
+    /// escalation and the contributed extension tool.
     pub fn packs(self) -> &'static [Pack] {
-        match self {
-            Self::Plain | Self::LangGraph => {
-                &[Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce]
-            }
-            Self::OpenAiAgents => &[Pack::ApprovalResume, Pack::ExactlyOnce],
-        }
+        &[Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce]
     }
 
     /// The call that pauses for the person.
@@ -263,6 +260,37 @@ pub const TWINS: [TsTwin; 6] = [
             "approval/unfit-answer",
         ],
     ),
+];
+
+/// An honest variant of a TypeScript desk: a correct desk shaped another
+/// way (its own entry point under `honest/`), which every pack its desk
+/// passes must pass too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TsHonest {
+    /// The variant's name (its file under `honest/`, without `.js`).
+    pub name: &'static str,
+    /// The desk it reshapes; it is judged by the desk's packs.
+    pub desk: TsDesk,
+}
+
+impl TsHonest {
+    /// The compiled entry point, relative to the built examples.
+    pub fn script(&self) -> String {
+        format!("honest/{}.js", self.name)
+    }
+}
+
+/// Every honest TypeScript variant: each framework desk served with
+/// `stream: true`, so the packs judge the adapters' streamed paths.
+pub const HONEST: [TsHonest; 2] = [
+    TsHonest {
+        name: "langgraph-streamed",
+        desk: TsDesk::LangGraph,
+    },
+    TsHonest {
+        name: "openai-agents-streamed",
+        desk: TsDesk::OpenAiAgents,
+    },
 ];
 
 /// Where the compiled examples are, built from the sources when any source

@@ -4,7 +4,9 @@
  * calls `escalate_ticket`, whose body asks a supervisor with `interrupt()`
  * and escalates through the harness's ledger once approved (the approval
  * sits on the gated call itself), or the contributed extension tool
- * `weather_lookup`, whose body witnesses itself.
+ * `weather_lookup`, whose body witnesses itself, served by the forecast
+ * service's MCP server where the environment names one (the harness's
+ * fixture, under the extension pack).
  */
 
 import { pathToFileURL } from "node:url";
@@ -16,7 +18,7 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
 import { effects, serve, witnessed, type PromptRequest } from "symfonic-evals-protocol";
-import { LangGraphDeployment } from "symfonic-evals-protocol/langgraph";
+import { LangGraphDeployment, mcpServed, type LangGraphOptions } from "symfonic-evals-protocol/langgraph";
 
 import { ScriptedChatModel } from "./model.js";
 
@@ -33,10 +35,10 @@ export const escalateTicket = tool(
 
 /** The contributed extension tool: a forecast per city, the same every time. */
 const FORECASTS: Record<string, string> = { Lisbon: "sunny, 21 C", Oslo: "snow, -3 C" };
-export const weatherLookup = tool(
+export const weatherLookup = mcpServed(tool(
   witnessed("weather_lookup", async ({ city }: { city: string }) => JSON.stringify({ city, forecast: FORECASTS[city] ?? "cloudy, 15 C" })),
   { name: "weather_lookup", description: "The forecast for a city.", schema: z.object({ city: z.string() }) },
-);
+));
 
 /** The agent: the (scripted) chat model on the conversation. */
 const model = new ScriptedChatModel();
@@ -56,7 +58,7 @@ export function build(tools = [escalateTicket, weatherLookup]) {
 // The part facing the harness: the graph, its input, and the claim that
 // every effect goes through the ledger under a key naming the request.
 const input = (request: PromptRequest) => ({ messages: [{ role: "user", content: request.prompt }] });
-export const desk = (graph = build()) => (dir: string) =>
-  new LangGraphDeployment(dir, { graph, input, capabilities: (c) => c.trait("idempotent-effects").contributes("extensions", "weather_lookup") });
+export const desk = (graph = build(), more: Partial<LangGraphOptions> = {}) => (dir: string) =>
+  new LangGraphDeployment(dir, { ...more, graph, input, capabilities: (c) => c.trait("idempotent-effects").contributes("extensions", "weather_lookup") });
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exit(await serve(desk()));

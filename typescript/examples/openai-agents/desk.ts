@@ -3,17 +3,20 @@
  * adapter: `escalate_ticket` needs a supervisor's approval (`needsApproval`),
  * so the run is interrupted, the adapter pauses the turn and keeps the
  * `RunState` in the durable directory, and a resume approves or rejects the
- * call and runs the state on. The model is scripted (the SDK's `Model`
- * interface, no network): the agent's shape is what is judged.
+ * call and runs the state on. `weather_lookup`, the contributed extension
+ * tool, is served by the forecast service's MCP server where there is one
+ * (the harness's fixture, under the extension pack), else by the desk's own
+ * witnessed copy. The model is scripted (the SDK's `Model` interface, no
+ * network): the agent's shape is what is judged.
  */
 
 import { pathToFileURL } from "node:url";
 
-import { Agent, Usage, tool, type Model, type ModelRequest } from "@openai/agents-core";
+import { Agent, MCPServerStreamableHttp, Usage, tool, type Model, type ModelRequest } from "@openai/agents-core";
 import { z } from "zod";
 
-import { effects, serve, witnessed } from "symfonic-evals-protocol";
-import { OpenAIAgentsDeployment } from "symfonic-evals-protocol/openai-agents";
+import { effects, mcpServerParams, serve, witnessed } from "symfonic-evals-protocol";
+import { OpenAIAgentsDeployment, type OpenAIAgentsOptions } from "symfonic-evals-protocol/openai-agents";
 
 export const escalateTicket = tool({
   name: "escalate_ticket",
@@ -26,15 +29,21 @@ export const escalateTicket = tool({
   }),
 });
 
-/** The scripted model: a tool call for an escalation, then the tool's answer. */
+/** The contributed extension tool: a forecast per city, the same every time. */
+const FORECASTS: Record<string, string> = { Lisbon: "sunny, 21 C", Oslo: "snow, -3 C" };
+export const weatherLookup = tool({ name: "weather_lookup", description: "The forecast for a city.", parameters: z.object({ city: z.string() }),
+  execute: witnessed("weather_lookup", async ({ city }: { city: string }) => ({ city, forecast: FORECASTS[city] ?? "cloudy, 15 C" })) });
+
+/** The scripted model: a tool call for an escalation or a forecast, then the tool's answer. */
 export const model: Model = {
   async getResponse({ input }: ModelRequest) {
     const last = (typeof input === "string" ? [{ role: "user", content: input }] : input).at(-1) as Record<string, unknown>;
-    const ticket = /escalate ticket (\d+)/i.exec(String(last.content))?.[1];
-    const text = last.type === "function_call_result" ? `Done: ${(last.output as { text: string }).text}` : "Hello! How can I help?";
-    const call = { type: "function_call" as const, callId: `call_${ticket}`, name: "escalate_ticket", arguments: JSON.stringify({ ticket: Number(ticket) }), status: "completed" as const };
+    const [, ticket, city] = /escalate ticket (\d+)|weather in (\p{Lu}[\p{L}-]*)/u.exec(String(last.content)) ?? [];
+    const [name, args] = ticket === undefined ? ["weather_lookup", { city }] : ["escalate_ticket", { ticket: Number(ticket) }];
+    const text = last.type === "function_call_result" ? `Done: ${([last.output].flat()[0] as { text: string }).text}` : "Hello! How can I help?";
+    const call = { type: "function_call" as const, callId: `call_${ticket ?? city}`, name, arguments: JSON.stringify(args), status: "completed" as const };
     const message = { type: "message" as const, role: "assistant" as const, status: "completed" as const, content: [{ type: "output_text" as const, text }] };
-    return { usage: new Usage(), output: [ticket === undefined || last.type === "function_call_result" ? message : call] };
+    return { usage: new Usage(), output: [(ticket ?? city) === undefined || last.type === "function_call_result" ? message : call] };
   },
   async *getStreamedResponse(request: ModelRequest) {
     const { output } = await model.getResponse(request);
@@ -42,11 +51,16 @@ export const model: Model = {
   },
 };
 
-export const build = (tools = [escalateTicket]) => new Agent({ name: "help desk", instructions: "Help; escalate when asked.", model, tools });
+// The forecast service's MCP server, where the environment names one (the
+// adapter connects it), in the place of the desk's own copy.
+const forecasts = mcpServerParams("openai-agents") as { url: string } | undefined;
+const mcpServers = () => (forecasts ? [new MCPServerStreamableHttp({ ...forecasts, name: "forecasts", cacheToolsList: true })] : []);
+export const build = (tools = [escalateTicket, ...(forecasts ? [] : [weatherLookup])]) =>
+  new Agent({ name: "help desk", instructions: "Help; escalate when asked.", model, tools, mcpServers: mcpServers() });
 
 // The part facing the harness: the agent, and the claim that every effect
 // goes through the ledger under a key naming the request.
-export const desk = (agent = build()) => (dir: string) =>
-  new OpenAIAgentsDeployment(dir, { agent, capabilities: (c) => c.trait("idempotent-effects") });
+export const desk = (agent = build(), more: Partial<OpenAIAgentsOptions> = {}) => (dir: string) =>
+  new OpenAIAgentsDeployment(dir, { ...more, agent, capabilities: (c) => c.trait("idempotent-effects").contributes("extensions", "weather_lookup") });
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) process.exit(await serve(desk()));

@@ -19,7 +19,11 @@
  *   parent sees only once the subgraph finishes);
  * - the pause: the interrupt the graph's state holds; its interaction is the
  *   pending tool call's name (approval on the call itself) or, for an
- *   interrupt in a plain node, {@link LangGraphOptions.interaction};
+ *   interrupt in a plain node, {@link LangGraphOptions.interaction}.
+ *   Several interrupts waiting at once (a `Send` fan-out, each tool call a
+ *   task of its own) are one pause holding every unanswered call, its
+ *   question `{"interrupts": [...]}`, resumed with one `Command` keyed by
+ *   interrupt id ({@link resumeMap});
  * - the model input: every prompt the graph's chat models received in the
  *   turn, recorded by a callback handler, one message a line (the prompt's
  *   text when no chat model ran);
@@ -38,12 +42,14 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { Command, GraphInterrupt, type BaseCheckpointSaver, type StateSnapshot } from "@langchain/langgraph";
 
 import { effects } from "../effects.js";
+import { MCP_FIXTURE } from "../mcp.js";
 import type { Json, PromptRequest, ResumeRequest } from "../records.js";
 import { Capabilities, Pause, ResolvedCall, ToolCall, TurnRecord } from "../records.js";
 import { requireApproval, stale } from "../refusals.js";
 import { Deployment, type Turn } from "../serve.js";
 import { PauseTable, RunLease, type TokenCodec } from "../tokens.js";
 import { DurableSaver } from "./checkpointer.js";
+import { closeMcpSessions, fixtureBound } from "./langgraph-mcp.js";
 
 // An interrupt is LangGraph's control flow through a tool body, not the
 // tool's failure: witnessed bodies let it pass.
@@ -89,11 +95,27 @@ export interface LangGraphOptions {
 /** What a pause keeps to continue its graph. */
 interface Handle {
   interruptId: string;
+  /** Every interrupt the pause waits on, in the graph's task order. */
+  interrupts: string[];
   checkpointId: string;
-  pendingCall: string | null;
-  pendingToolCallId: string | null;
+  /** The unanswered calls it holds, in the order the model asked for them. */
+  pending: Array<{ call: string; toolCallId: string }>;
   messages: number;
   [key: string]: Json;
+}
+
+/**
+ * The `Command({ resume })` map answering every interrupt in `interrupts`:
+ * each gets `answer`, except that an answer of decisions, one per held call
+ * (`{"decisions": [...]}`), to as many interrupts as calls deals each
+ * interrupt the decision at its place (decisions in pending order), as the
+ * Python adapter does. Accepting such an answer is the adopter's
+ * `validate`'s choice; the default accepts approvals only.
+ */
+export function resumeMap(interrupts: string[], calls: number, answer: Json): Record<string, Json> {
+  const decisions = (answer as { decisions?: unknown } | null)?.decisions;
+  const byOrder = Array.isArray(decisions) && decisions.length === calls && interrupts.length === calls && calls > 1;
+  return Object.fromEntries(interrupts.map((id, at) => [id, byOrder ? (decisions[at] as Json) : answer]));
 }
 
 interface Message {
@@ -166,8 +188,14 @@ export class LangGraphDeployment extends Deployment {
   }
 
   override capabilities(): Capabilities {
-    const declared = new Capabilities().capability("tools").capability("human").operation("resume");
+    let declared = new Capabilities().capability("tools").capability("human").operation("resume");
+    // A tool bound with mcpServed to the harness's fixture: the pack checks the calls it received.
+    if (fixtureBound()) declared = declared.trait(MCP_FIXTURE);
     return this.options.capabilities?.(declared) ?? declared;
+  }
+
+  override async close(): Promise<void> {
+    await closeMcpSessions();
   }
 
   private config(conversation: string): { configurable: Record<string, unknown> } {
@@ -251,7 +279,8 @@ export class LangGraphDeployment extends Deployment {
   private async finish(conversation: string, from: number, modelInput: string, extra: Partial<TurnRecord> = {}): Promise<TurnRecord> {
     const config = this.config(conversation);
     const state = await this.graph.getState(config);
-    const interrupt = state.tasks.flatMap((task) => task.interrupts)[0];
+    const interrupts = state.tasks.flatMap((task) => task.interrupts);
+    const interrupt = interrupts[0];
     const own = this.messages(state);
     const messages = interrupt === undefined ? own : await this.held(conversation, interrupt.id, own);
     const calls = this.calls(conversation, messages, from, interrupt !== undefined);
@@ -263,13 +292,13 @@ export class LangGraphDeployment extends Deployment {
       attributes: extra.attributes ?? {},
     });
     if (interrupt === undefined) return record;
-    const pending = calls.find((c) => !c.answered);
-    const interaction = pending?.name ?? this.options.interaction ?? state.tasks[0]?.name ?? "interrupt";
+    const pending = calls.filter((c) => !c.answered);
+    const interaction = pending[0]?.name ?? this.options.interaction ?? state.tasks[0]?.name ?? "interrupt";
     const handle: Handle = {
       interruptId: interrupt.id ?? "",
+      interrupts: interrupts.map((i) => i.id ?? ""),
       checkpointId: String(state.config.configurable?.checkpoint_id ?? ""),
-      pendingCall: pending?.call.id ?? null,
-      pendingToolCallId: pending?.frameworkId ?? null,
+      pending: pending.map((c) => ({ call: c.call.id, toolCallId: c.frameworkId })),
       messages: messages.length,
     };
     const pause = this.pauses.issue({
@@ -280,7 +309,8 @@ export class LangGraphDeployment extends Deployment {
       questionId: `q-${interrupt.id ?? handle.checkpointId}`.slice(0, 256),
       handle,
     });
-    record.pause = new Pause(interaction, true, pause.token, jsonOf(interrupt.value), pause.questionId);
+    const question = interrupts.length === 1 ? jsonOf(interrupt.value) : { interrupts: interrupts.map((i) => jsonOf(i.value)) };
+    record.pause = new Pause(interaction, true, pause.token, question, pause.questionId);
     return record;
   }
 
@@ -302,20 +332,19 @@ export class LangGraphDeployment extends Deployment {
     if (handle === null || !waiting) throw stale();
     return this.pauses.redeem(pause, this.run, async () => {
       const inputs = new ModelInputs();
-      await this.execute(new Command({ resume: request.answer }), { ...config, callbacks: [inputs] });
+      // Every interrupt the pause waits on, answered at once: a resume of
+      // the first alone would leave the others waiting, a second pause.
+      const several = handle.interrupts.length > 1;
+      const resume = several ? resumeMap(handle.interrupts, handle.pending.length, request.answer) : request.answer;
+      await this.execute(new Command({ resume }), { ...config, callbacks: [inputs] });
       const after = await this.graph.getState(config);
-      const messages = this.messages(after);
-      const answered = messages
-        .slice(handle.messages)
-        .find((m) => kind(m) === "tool" && m.tool_call_id === handle.pendingToolCallId);
-      const resolved =
-        handle.pendingCall === null
-          ? []
-          : answered === undefined
-            ? [ResolvedCall.succeeded(handle.pendingCall, jsonOf(request.answer))]
-            : answered.status === "error"
-              ? [ResolvedCall.failed(handle.pendingCall, text(answered.content))]
-              : [ResolvedCall.succeeded(handle.pendingCall, result(answered.content))];
+      const answers = this.messages(after).slice(handle.messages);
+      const resolved = handle.pending.map(({ call, toolCallId }) => {
+        const answered = answers.find((m) => kind(m) === "tool" && m.tool_call_id === toolCallId);
+        if (answered === undefined) return ResolvedCall.succeeded(call, jsonOf(request.answer));
+        if (answered.status === "error") return ResolvedCall.failed(call, text(answered.content));
+        return ResolvedCall.succeeded(call, result(answered.content));
+      });
       const record = await this.finish(request.conversation, handle.messages, inputs.prompts.join("\n\n"), {
         resolved,
         attributes: {
@@ -325,11 +354,13 @@ export class LangGraphDeployment extends Deployment {
           resume_continued: true,
         },
       });
-      // The answered pending call is settled in `resolved`, not called again.
-      record.toolCalls = record.toolCalls.filter((call) => call.id !== handle.pendingCall);
+      // The answered pending calls are settled in `resolved`, not called again.
+      const settled = new Set(handle.pending.map((p) => p.call));
+      record.toolCalls = record.toolCalls.filter((call) => !settled.has(call.id));
       return record;
     });
   }
 }
 
 export { DurableSaver, CHECKPOINT_FILE } from "./checkpointer.js";
+export { callMcpTool, closeMcpSessions, fixtureBound, mcpServed } from "./langgraph-mcp.js";

@@ -19,7 +19,13 @@
  * - the model input: every model call of the turn, instructions and input
  *   items as the model got them, handoff targets' calls included;
  * - refusals: an input, output or tool guardrail's tripwire, and the
- *   model's own refusal, end the turn with a governance stage `rejected`.
+ *   model's own refusal, end the turn with a governance stage `rejected`;
+ * - MCP servers: every agent's `mcpServers` are connected before the
+ *   handshake is answered (after a restart too) and closed at shutdown; a
+ *   call their tool answered with `isError` is failed, not succeeded (the
+ *   SDK hands the error text to the model as the output), and the
+ *   `mcp-fixture` trait is declared when one of them is the harness's
+ *   fixture (see `mcpServerParams("openai-agents")`).
  *
  * The redemption refuses, before the state is touched: an unknown, foreign
  * or replayed token, another question id, an answer that is not exactly
@@ -30,6 +36,7 @@
  */
 
 import {
+  Agent,
   AgentsError,
   InputGuardrailTripwireTriggered,
   ModelRefusalError,
@@ -41,7 +48,7 @@ import {
   Runner,
   ToolInputGuardrailTripwireTriggered,
   ToolOutputGuardrailTripwireTriggered,
-  type Agent,
+  type MCPServer,
   type Model,
   type RunConfig,
   type RunResult,
@@ -51,6 +58,7 @@ import {
 import { createHash } from "node:crypto";
 
 import { TurnFailure } from "../errors.js";
+import { MCP_FIXTURE, mcpUrl } from "../mcp.js";
 import type { Json, PromptRequest, ResumeRequest } from "../records.js";
 import { Capabilities, Pause, ResolvedCall, Stage, ToolCall, TurnRecord } from "../records.js";
 import { replayed, requireApproval, stale } from "../refusals.js";
@@ -107,6 +115,26 @@ interface Parked {
 class Seen extends RunScope {
   readonly rejected = new Set<string>();
   readonly missing = new Set<string>();
+  /** MCP calls answered with `isError`: the tool, its arguments (JSON) and the error's text. */
+  readonly mcpErrors: Array<{ name: string; args: string; text: string }> = [];
+}
+
+/** The URL an MCP server over HTTP connects to (the SDK's class wraps the transport's, which holds it). */
+function serverUrl(server: MCPServer): unknown {
+  const wrapped = server as { params?: { url?: unknown }; underlying?: { params?: { url?: unknown } } };
+  return wrapped.underlying?.params?.url ?? wrapped.params?.url;
+}
+
+/** Every agent `start` reaches through its handoffs, each once. */
+function reachable(start: Agent<any, any>): Agent<any, any>[] {
+  const agents: Agent<any, any>[] = [];
+  const visit = (agent: Agent<any, any>) => {
+    if (agents.includes(agent)) return;
+    agents.push(agent);
+    for (const entry of agent.handoffs) visit(entry instanceof Agent ? entry : entry.agent);
+  };
+  visit(start);
+  return agents;
 }
 
 function jsonOf(value: unknown): Json {
@@ -173,8 +201,42 @@ export class OpenAIAgentsDeployment extends Deployment {
   }
 
   override capabilities(): Capabilities {
-    const declared = new Capabilities().capability("tools").capability("human").operation("resume");
+    let declared = new Capabilities().capability("tools").capability("human").operation("resume");
+    const fixture = mcpUrl();
+    const bound = this.servers().some((server) => serverUrl(server) === fixture);
+    if (fixture !== undefined && bound) declared = declared.trait(MCP_FIXTURE);
     return this.options.capabilities?.(declared) ?? declared;
+  }
+
+  /** The MCP servers of every agent the run can reach, each once. */
+  protected servers(): MCPServer[] {
+    return [...new Set(reachable(this.options.agent).flatMap((agent) => agent.mcpServers ?? []))];
+  }
+
+  /** Connects the agents' MCP servers, each watched for the calls it answers with an error. */
+  override async start(): Promise<void> {
+    for (const server of this.servers()) {
+      this.watch(server);
+      await server.connect();
+    }
+  }
+
+  override async close(): Promise<void> {
+    for (const server of this.servers()) await server.close();
+  }
+
+  /** Has `server` note each call its tool answered with `isError` in the running turn. */
+  private watch(server: MCPServer): void {
+    const call = server.callToolResult?.bind(server);
+    if (call === undefined) return;
+    server.callToolResult = async (name, args, ...rest) => {
+      const result = await call(name, args, ...rest);
+      if (result.isError) {
+        const text = contentText(result.content);
+        this.current?.mcpErrors.push({ name, args: JSON.stringify(args ?? {}), text: text || "the MCP tool answered with an error" });
+      }
+      return result;
+    };
   }
 
   /**
@@ -303,7 +365,12 @@ export class OpenAIAgentsDeployment extends Deployment {
         parked.push({ id, callId, name: call.name, args: call.args });
       } else if (scope.rejected.has(callId)) record.toolCalls.push(ToolCall.refused(id, call.name, call.args, APPROVAL_STAGE));
       else if (scope.missing.has(callId)) record.toolCalls.push(ToolCall.failed(id, call.name, call.args, "no such tool"));
-      else if (call.ran) record.toolCalls.push(ToolCall.succeeded(id, call.name, call.args, parsed(call.output)));
+      else if (call.ran) {
+        const at = scope.mcpErrors.findIndex((e) => e.name === call.name && e.args === JSON.stringify(call.args));
+        const error = at < 0 ? undefined : scope.mcpErrors.splice(at, 1)[0];
+        if (error !== undefined) record.toolCalls.push(ToolCall.failed(id, call.name, call.args, error.text));
+        else record.toolCalls.push(ToolCall.succeeded(id, call.name, call.args, parsed(call.output)));
+      }
     }
     if (parked.length === 0) {
       const output = result.finalOutput;
