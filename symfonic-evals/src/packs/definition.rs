@@ -474,7 +474,6 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/foreign-answer (add `foreign_answer` to run it)",
                 "approval/gated-action (add `gated_tool` to run it)",
                 "approval/amended-answer (add `amended_answer` to run it)",
             ]
@@ -491,7 +490,6 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/foreign-answer (add `foreign_answer` to run it)",
                 "approval/gated-action (add `gated_tool` to run it)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
                  denial: give deny_answer)",
@@ -531,7 +529,6 @@ mod tests {
             not_run(&pack),
             [
                 "approval/forged-token (skipped by skip_probes)",
-                "approval/foreign-answer (add `foreign_answer` to run it)",
                 "approval/gated-action (skipped by skip_probes)",
                 "approval/unfit-answer (skipped by skip_probes)",
                 "approval/amended-answer (add `amended_answer` to run it)",
@@ -646,7 +643,7 @@ mod tests {
             serde_json::json!({"probe": "approval/forged-token", "reason": "skipped"})
         );
         assert_eq!(
-            json[2],
+            json[1],
             serde_json::json!({
                 "probe": "approval/gated-action", "reason": "needs", "argument": "gated_tool"
             })
