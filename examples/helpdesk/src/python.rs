@@ -165,9 +165,9 @@ pub fn approval() -> PackDefinition {
         gated_tool: Some("escalate_ticket".into()),
         deny_answer: Some(json!({"approved": false})),
         unfit_answer: Some(json!({"approved": "maybe"})),
-        foreign_answer: Some(json!({"approved": true, "approver": "intern"})),
         amended_answer: Some(json!({"approved": true, "priority": "urgent"})),
         amended_call: Some(json!({"priority": "urgent"})),
+        second_prompt: Some("escalate ticket 8 to a supervisor".into()),
         ..ApprovalResumePack::default()
     })
 }
@@ -356,7 +356,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 58] = [
+pub const TWINS: [PythonTwin; 60] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -500,6 +500,17 @@ pub const TWINS: [PythonTwin; 58] = [
         (
             "approval/one-of-two",
             "resume one",
+            "EffectsOfOneApproval",
+            "EffectsOfOneApproval",
+        ),
+        &[],
+    ),
+    twin(
+        "approval-grants-conversation-queue",
+        Pack::ApprovalResume,
+        (
+            "approval/one-of-two",
+            "resume first",
             "EffectsOfOneApproval",
             "EffectsOfOneApproval",
         ),
@@ -1041,6 +1052,17 @@ pub const TWINS: [PythonTwin; 58] = [
             "crash at resume effect 1",
             "EffectsMatchOracle",
             "EffectsMatchOracle",
+        ),
+        &["exactly-once/clock-advanced"],
+    ),
+    twin(
+        "brief-shares-escalation-key",
+        Pack::ExactlyOnce,
+        (
+            EXACTLY_ONCE_SEED,
+            "learn resume",
+            "KeysNotShared",
+            "KeysNotShared",
         ),
         &["exactly-once/clock-advanced"],
     ),
