@@ -326,7 +326,10 @@ fn the_asyncio_desk_passes_the_extension_pack() {
 
 /// The exactly-once twins keep the procedural and extension packs green:
 /// without a crash nothing tells them from the reference. The approval
-/// pack crashes inside its resume, and that probe alone catches them.
+/// pack crashes inside its resume, and that probe alone catches them;
+/// two effects sharing a key show in its every approved run, the seed's
+/// first, where the effect oracle counts both rows against one applied
+/// effect.
 #[test]
 fn exactly_once_twins_pass_every_other_pack() {
     let runs = all_twins()
@@ -344,7 +347,15 @@ fn exactly_once_twins_pass_every_other_pack() {
         );
         // No other pack moves the clock, so a key from the clock's
         // hour passes them all.
-        if pack == Pack::ApprovalResume && twin.name != "key-from-clock-hour" {
+        if pack == Pack::ApprovalResume && twin.name == "brief-shares-escalation-key" {
+            assert!(
+                run.failed_scenarios()
+                    .contains(&"approval-pause-resume-and-replay-refusal"),
+                "{}:\n{}",
+                twin.name,
+                run.render()
+            );
+        } else if pack == Pack::ApprovalResume && twin.name != "key-from-clock-hour" {
             assert_eq!(
                 run.failed_scenarios(),
                 ["approval/crash-inside-resume"],

@@ -413,7 +413,8 @@ pub const TWINS: [PythonTwin; 60] = [
             "ExpectedError",
             "an error (any kind)",
         ),
-        &[],
+        // It answers the conversation's latest pause, the wrong one of two.
+        &["approval/one-of-two"],
     ),
     twin(
         "any-conversation-redeems",
