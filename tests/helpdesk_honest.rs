@@ -253,6 +253,19 @@ fn shows_its_shape(
             assert_eq!(applied_by(ctx), ["post_notice", gated_tool], "{name}");
             assert_eq!(effects(ctx.durable_dir()), Ok(2), "{name}");
         }
+        Variant::NoticeOnGovernedCalls => {
+            // Held: one notice; run: the action, then a notice of its own.
+            let paused = turn(desk, gated);
+            assert!(paused.pause().is_some(), "{name}");
+            assert_eq!(applied_by(ctx), ["post_notice"], "{name}");
+            approve(desk, &paused);
+            assert_eq!(
+                applied_by(ctx),
+                ["post_notice", gated_tool, "post_notice"],
+                "{name}"
+            );
+            assert_eq!(effects(ctx.durable_dir()), Ok(3), "{name}");
+        }
         Variant::NotifyOnDenial => {
             let paused = turn(desk, gated);
             answer(desk, &paused, false);
@@ -313,13 +326,14 @@ fn shows_its_shape(
             );
         }
         Variant::InvoiceBeforeCancelling => {
+            // Two effects in one turn, the gated one second (the Rust
+            // desk's final invoice, the Python desk's supervisor brief).
             let paused = turn(desk, gated);
             approve(desk, &paused);
-            assert_eq!(
-                applied_by(ctx),
-                ["issue_final_invoice", gated_tool],
-                "{name}"
-            );
+            let applied = applied_by(ctx);
+            assert_eq!(applied.len(), 2, "{name}: {applied:?}");
+            assert_ne!(applied[0], gated_tool, "{name}: {applied:?}");
+            assert_eq!(applied[1], gated_tool, "{name}: {applied:?}");
             assert_eq!(effects(ctx.durable_dir()), Ok(2), "{name}");
         }
         Variant::RejectedAsGuardrail => {

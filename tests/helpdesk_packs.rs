@@ -59,9 +59,9 @@ fn helpdesk_refund_procedure_with_a_list_predicate(ctx: &TargetContext) -> Helpd
     gated_tool = "cancel_subscription",
     deny_answer = { "approved": false },
     unfit_answer = { "approved": "maybe" },
-    foreign_answer = { "approved": true, "approver": "intern" },
     amended_answer = { "approved": true, "effective": "end_of_term" },
     amended_call = { "effective": "end_of_term" },
+    second_prompt = "cancel the subscription of customer 43",
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_cancellation_approval(ctx: &TargetContext) -> Helpdesk {

@@ -119,6 +119,9 @@ twins! {
     approval_grants_every_pending: ApprovalGrantsEveryPending =>
         "approval/one-of-two", "resume one", "EffectsOfOneApproval",
         "EffectsOfOneApproval";
+    approval_grants_the_conversation_queue: ApprovalGrantsConversationQueue =>
+        "approval/one-of-two", "resume first", "EffectsOfOneApproval",
+        "EffectsOfOneApproval";
     any_approver_accepted: AnyApproverAccepted =>
         "approval/foreign-answer", "foreign answer", "EffectsWithheld",
         "EffectsWithheld";

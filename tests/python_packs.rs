@@ -58,9 +58,9 @@ fn python_helpdesk_procedures(ctx: &TargetContext) -> ProcessTarget {
     gated_tool = "escalate_ticket",
     deny_answer = { "approved": false },
     unfit_answer = { "approved": "maybe" },
-    foreign_answer = { "approved": true, "approver": "intern" },
     amended_answer = { "approved": true, "priority": "urgent" },
     amended_call = { "priority": "urgent" },
+    second_prompt = "escalate ticket 8 to a supervisor",
     effects_probe = helpdesk::python::effects,
 )]
 fn python_helpdesk_approvals(ctx: &TargetContext) -> ProcessTarget {
@@ -165,6 +165,7 @@ twins! {
     tokens_numbered_in_order_are_predicted => "tokens-numbered-in-order",
     an_approval_reused_for_a_second_request_is_caught => "approval-reused-in-conversation",
     an_approval_granting_every_pending_request_is_caught => "approval-grants-every-pending",
+    an_approval_for_the_conversation_queue_is_caught => "approval-grants-conversation-queue",
     an_approval_from_anyone_is_caught => "any-approver-accepted",
     an_amendment_heard_only_as_a_decision_is_caught => "amendment-ignored",
     an_edit_heard_only_as_an_approval_is_caught => "edited-call-ignored",
@@ -210,6 +211,7 @@ twins! {
     an_earlier_result_shown_in_place_of_this_one_is_caught => "previous-result-shown",
     a_result_served_from_a_cache_has_no_witness => "result-served-from-cache",
     a_key_naming_the_process_applies_the_retried_effect_twice => "key-per-process",
+    two_effects_sharing_a_key_fail_the_learn_step => "brief-shares-escalation-key",
     a_key_from_the_clock_hour_applies_again_an_hour_later => "key-from-clock-hour",
     a_token_spent_before_the_continuation_strands_the_retry => "resume-not-retriable",
     a_row_written_only_when_applied_is_lost_to_a_crash => "row-only-when-applied",
@@ -327,7 +329,10 @@ fn the_asyncio_desk_passes_the_extension_pack() {
 
 /// The exactly-once twins keep the procedural and extension packs green:
 /// without a crash nothing tells them from the reference. The approval
-/// pack crashes inside its resume, and that probe alone catches them.
+/// pack crashes inside its resume, and that probe alone catches them;
+/// two effects sharing a key show in its every approved run, the seed's
+/// first, where the effect oracle counts both rows against one applied
+/// effect.
 #[test]
 fn exactly_once_twins_pass_every_other_pack() {
     let runs = all_twins()
@@ -345,7 +350,15 @@ fn exactly_once_twins_pass_every_other_pack() {
         );
         // No other pack moves the clock, so a key from the clock's
         // hour passes them all.
-        if pack == Pack::ApprovalResume && twin.name != "key-from-clock-hour" {
+        if pack == Pack::ApprovalResume && twin.name == "brief-shares-escalation-key" {
+            assert!(
+                run.failed_scenarios()
+                    .contains(&"approval-pause-resume-and-replay-refusal"),
+                "{}:\n{}",
+                twin.name,
+                run.render()
+            );
+        } else if pack == Pack::ApprovalResume && twin.name != "key-from-clock-hour" {
             assert_eq!(
                 run.failed_scenarios(),
                 ["approval/crash-inside-resume"],

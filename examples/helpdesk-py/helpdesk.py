@@ -38,7 +38,9 @@ from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  
 from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
+    CONCURRENT_PAUSES,
     EDITABLE_CALLS,
+    Approvers,
     Capabilities,
     Deployment,
     Pause,
@@ -84,6 +86,8 @@ TWINS = {
     "denial-approves": "the answer is never read: a denial escalates like an approval",
     "approval-reused-in-conversation": "a conversation whose request was approved once has its later requests carried out without asking",
     "approval-grants-every-pending": "an approval is applied as a batch: every other pending request is carried out with the same answer, its token left redeemable",
+    "approval-grants-conversation-queue": "an approval is applied to the conversation's queue: every other request pending in the same conversation is carried out with the same answer, its token left redeemable",
+    "brief-shares-escalation-key": "the supervisor's brief before an escalation goes under the escalation's own key, so the escalation is refused as applied before",
     "any-approver-accepted": "the approver an answer names is never checked: anyone's approval escalates",
     "amendment-ignored": "the continuation hears the approval's decision only: an amended priority escalates as first asked",
     "edited-call-ignored": "the escalation is held for a person as the call itself, which they may edit; an edit is heard as a plain approval, and the call runs as the model asked",
@@ -192,7 +196,9 @@ class HelpDesk(Deployment):
         self.store = Store(durable_dir)
         self.twin = twin
         self.variant = variant
-        self.model = model or ScriptedModel(variant, holds_calls=self._holds(), express=self._offers_express())
+        self.model = model or ScriptedModel(
+            variant, holds_calls=self._holds(), express=self._offers_express(), briefs=self._briefs()
+        )
         self._signer = Signer(durable_dir) if self.is_variant("jwt-pause-tokens") else None
         self._outbox = JsonLinesOutbox(durable_dir) if self.is_variant("outbox-as-json-lines") else None
         self._spent_in_memory: Set[str] = set()
@@ -217,6 +223,8 @@ class HelpDesk(Deployment):
         }
         if self._offers_express():
             self._bodies[EXPRESS_REFUND] = self._express_refund
+        if self._briefs():
+            self._bodies["brief_supervisor"] = self._brief_supervisor
         # The forecast runs on the service's MCP server when there is one.
         self._server = forecast_server()
         self._declares_server = self._server is not None
@@ -283,6 +291,9 @@ class HelpDesk(Deployment):
             .operation("reset")
             .with_trait("replicas")
             .with_trait("context-clock")
+            # Each pause has its own token and checkpoint, so a conversation
+            # may hold several, each answered on its own.
+            .with_trait(CONCURRENT_PAUSES)
             .contributes("extensions", CONTRIBUTED[0])
         )
         return capabilities.with_trait("mcp-fixture") if self._declares_server else capabilities
@@ -641,9 +652,32 @@ class HelpDesk(Deployment):
                     self._outbox.record(f"escalate:{ticket}", {"escalated": ticket})
                 else:
                     self.store.record_escalation(ticket)
+            if self.is_variant("notice-on-governed-calls"):
+                # The governed call ran: the channel hears that too.
+                self._notice(turn, "post_notice", f"governed:ran:{ticket}", f"ran: ticket {ticket}")
             return {"escalated": ticket}
 
         return self._witnessed("escalate_ticket", arguments, turn, run)
+
+    def _briefs(self) -> bool:
+        """Whether the approved escalation briefs the supervisor first: two
+        effects in one turn (the ``invoice-before-cancelling`` shape)."""
+        return self.is_variant("invoice-before-cancelling") or self.has("brief-shares-escalation-key")
+
+    def _brief_supervisor(self, arguments: Dict[str, Any], turn: Turn) -> Any:
+        """Sends the supervisor the ticket's brief, an effect of its own
+        under a key of its own. The twin files it under the escalation's
+        key, so the escalation is refused as applied before."""
+
+        def run() -> Any:
+            ticket = arguments.get("ticket")
+            if not isinstance(ticket, int):
+                raise ToolError("a brief needs a ticket number")
+            key = f"escalate:{ticket}" if self.has("brief-shares-escalation-key") else f"brief:{ticket}"
+            self._notice(turn, "brief_supervisor", key, ticket)
+            return {"briefed": ticket}
+
+        return self._witnessed("brief_supervisor", arguments, turn, run)
 
     def _lookup_ticket(self, arguments: Dict[str, Any], turn: Turn) -> Any:
         """Reads a ticket; no side effect."""
@@ -748,9 +782,22 @@ class HelpDesk(Deployment):
             # The change is announced before anyone decides on it; a retried
             # pause announces the same question once.
             self._pause_notice(turn, conversation, call.name, call.arguments)
+        if self.is_variant("notice-on-governed-calls"):
+            # The governed call is held for a person: the channel hears it,
+            # under a key a retried pause repeats.
+            asked = json.dumps(call.arguments, sort_keys=True)
+            self._notice(turn, "post_notice", f"governed:held:{conversation}:{asked}", f"held: {asked}")
         question = {"tool": call.name, "arguments": call.arguments} if held else call.arguments
         editable = [call_id] if held else []
-        record.pause = Pause(call.name, resumable, token, question, question_id, editable=editable)
+        record.pause = Pause(
+            call.name,
+            resumable,
+            token,
+            question,
+            question_id,
+            editable=editable,
+            approvers=Approvers("approver", list(APPROVERS)),
+        )
         return Outcome(call.name, "pending")
 
     def _pause_notice(self, turn: Turn, conversation: str, interaction: str, question: Any) -> None:
@@ -929,10 +976,18 @@ class HelpDesk(Deployment):
                 outcomes.append(outcome)
                 if outcome.status != "succeeded":
                     break
-        if approved and self.has("approval-grants-every-pending"):
-            # The queue is drained by whoever approves next; each drained
-            # request's own resume later runs it again under the same keys.
+        if approved and (
+            self.has("approval-grants-every-pending") or self.has("approval-grants-conversation-queue")
+        ):
+            # The queue is drained by whoever approves next (the desk's, or
+            # only the conversation's); each drained request's own resume
+            # later runs it again under the same keys.
             for token in self.store.pending_tokens():
+                queued_pause = self.store.pause(token)
+                if self.has("approval-grants-conversation-queue") and (
+                    queued_pause is None or queued_pause.conversation != pause.conversation
+                ):
+                    continue
                 queued = self._checkpoint(token)
                 for value in (queued.get("next") if isinstance(queued, dict) else None) or []:
                     call = ToolRequest.from_json(value)

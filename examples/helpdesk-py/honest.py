@@ -28,6 +28,8 @@ VARIANTS = {
     "notice-at-pause": "pausing for a person also posts a change notice (an effect of post_notice)",
     "notify-on-denial": "a declined escalation notifies the requester (an effect of notify_requester)",
     "approval-on-the-call": "the escalation is held for a person as the call itself: approved, amended (its priority), edited or rejected",
+    "notice-on-governed-calls": "every governed call is announced on the desk's channel: a post_notice effect under its own key when the escalation is held for a person, and another when it runs",
+    "invoice-before-cancelling": "the approved escalation applies two effects in one turn: the supervisor's brief (brief_supervisor, its own key) first, the escalation second",
     "same-key-retries": "every effect is delivered twice under its key, the second refused as a duplicate",
     "time-ordered-pause-tokens": "pause tokens are ULIDs: a millisecond timestamp, then 80 random bits, in Crockford's base 32",
     "rejected-as-guardrail": "a demonstration a reviewer rejected is kept as a guardrail row the review door lists, governing nothing and never recalled",

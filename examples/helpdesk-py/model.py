@@ -68,12 +68,17 @@ class ScriptedModel:
     variant whose habits it has (see ``honest.py``), or is ``None``;
     ``holds_calls`` says the desk holds the escalation itself for a person,
     so the model calls it without asking first; ``express`` says the desk
-    offers the express refund, which a request worded "express" gets."""
+    offers the express refund, which a request worded "express" gets;
+    ``briefs`` says it offers the supervisor's brief, sent once approved,
+    before the escalation."""
 
-    def __init__(self, variant: Optional[str] = None, holds_calls: bool = False, express: bool = False) -> None:
+    def __init__(
+        self, variant: Optional[str] = None, holds_calls: bool = False, express: bool = False, briefs: bool = False
+    ) -> None:
         self.variant = variant
         self.holds_calls = holds_calls
         self.express = express
+        self.briefs = briefs
 
     def plan(self, prompt: str, model_input: str) -> Plan:
         """The lesson and calls for a user's prompt."""
@@ -95,8 +100,9 @@ class ScriptedModel:
                 calls=(looked_up if self.variant == "looks-up-before-acting" else [])
                 + [
                     ToolRequest(INTERACTION, {"question": f"may I escalate ticket {ticket}?"}),
-                    ToolRequest("escalate_ticket", {"ticket": ticket}),
                 ]
+                + ([ToolRequest("brief_supervisor", {"ticket": ticket})] if self.briefs else [])
+                + [ToolRequest("escalate_ticket", {"ticket": ticket})]
             )
         if (match := _WEATHER.search(prompt)) is not None:
             arguments: Dict[str, Any] = {"city": match["city"]}

@@ -42,7 +42,9 @@ from ._clock import now
 from ._identity import canonical_json, procedure_identity
 from ._mcp import MCP_FIXTURE, MCP_URL_ENV, mcp_server_params, mcp_url
 from ._records import (
+    CONCURRENT_PAUSES,
     EDITABLE_CALLS,
+    Approvers,
     Capabilities,
     Feedback,
     Pause,
@@ -72,10 +74,12 @@ __all__ = [
     "PROTOCOL_VERSION",
     "DURABLE_DIR_ENV",
     "Role",
+    "CONCURRENT_PAUSES",
     "EDITABLE_CALLS",
     "edit_decisions",
     "Capabilities",
     "Pause",
+    "Approvers",
     "ToolCall",
     "ResolvedCall",
     "Stage",

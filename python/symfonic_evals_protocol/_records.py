@@ -135,6 +135,9 @@ class Pause:
     run, as a human-in-the-loop middleware's ``edit`` decision does. A
     deployment that names them declares the :data:`EDITABLE_CALLS` trait and
     takes the edit answer (see :func:`edit_decisions`).
+
+    ``approvers`` publishes who may answer (see :class:`Approvers`): the
+    approval pack then derives an answer from someone not entitled.
     """
 
     interaction: str
@@ -143,6 +146,7 @@ class Pause:
     question: Any = None
     question_id: Optional[str] = None
     editable: List[str] = field(default_factory=list)
+    approvers: Optional["Approvers"] = None
 
     def __post_init__(self) -> None:
         if self.question_id is not None and not 0 < len(self.question_id) <= _QUESTION_ID_MAX:
@@ -162,7 +166,28 @@ class Pause:
             terminal["question_id"] = self.question_id
         if self.editable:
             terminal["editable"] = list(self.editable)
+        if self.approvers is not None:
+            terminal["approvers"] = self.approvers.to_json()
         return terminal
+
+
+@dataclass(frozen=True)
+class Approvers:
+    """Who may answer a pause, as the answer schema names them: ``field``,
+    the answer's top-level field saying who gives it (``"approver"``), and
+    ``names``, everyone entitled to stand there (several people may be).
+    An answer naming anyone else must carry nothing out."""
+
+    field: str
+    names: List[str]
+
+    def __post_init__(self) -> None:
+        if not self.field or not self.names:
+            raise ValueError("approvers name the answer's field and at least one person")
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire form: ``{"field": ..., "names": [...]}``."""
+        return {"field": self.field, "names": list(self.names)}
 
 
 def _outcome(status: str, detail: Any) -> Dict[str, Any]:
@@ -269,6 +294,12 @@ class ResolvedCall:
             resolved["arguments"] = self.arguments
         return resolved
 
+
+CONCURRENT_PAUSES = "concurrent-pauses"
+"""The trait a deployment declares when one conversation may hold more than
+one pending pause at once, each with its own token and answered on its own:
+the approval pack's ``approval/one-of-two`` then also pauses two requests in
+one conversation."""
 
 EDITABLE_CALLS = "editable-calls"
 """The trait a deployment declares when a person answering a pause may edit

@@ -456,6 +456,13 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
             "`amended_answer` equals `answer`, so there is no change to carry out",
         );
     }
+    if let Some(arg) = same("pause_prompt", "second_prompt") {
+        refuse(
+            arg,
+            "`second_prompt` equals `pause_prompt`: the same request twice may share its \
+             effect's key, so the second request must name another subject",
+        );
+    }
     match (find("amended_answer"), find("amended_call")) {
         (Some((_, _, arg)), None) => refuse(
             arg,

@@ -484,6 +484,13 @@ static APPROVAL: &[Field] = &[
         Rule::NonEmpty,
         "names the arguments the amended call carries, and an empty one names none",
     ),
+    field(
+        "second_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is a second request of the same kind, and an empty one requests nothing",
+    ),
     skip_probes(),
 ];
 

@@ -25,6 +25,13 @@ pub const REPLICAS: &str = "replicas";
 /// `approval/edited-call` probe runs on it.
 pub const EDITABLE_CALLS: &str = "editable-calls";
 
+/// The trait a deployment declares when one conversation may hold more
+/// than one pending pause at once (a request asked after another is still
+/// waiting, each with its own token, each answered on its own): the
+/// `approval/one-of-two` probe then also pauses two requests in one
+/// conversation (with the approval pack's `second_prompt`).
+pub const CONCURRENT_PAUSES: &str = "concurrent-pauses";
+
 /// The operation a deployment declares when it can reset (or cancel) a
 /// conversation ([`Target::reset`](crate::Target::reset)): the
 /// `approval/reset-between` probe then runs.

@@ -74,15 +74,15 @@ pub use async_target::AsyncTarget;
 #[cfg(feature = "tokio")]
 pub use async_target::TokioTarget;
 pub use capability::{
-    CapabilityEvidence, Missing, Requirements, EDITABLE_CALLS, PROCEDURAL_PRECONDITION,
-    PROCEDURAL_REVIEW, REPLICAS, RESET,
+    CapabilityEvidence, Missing, Requirements, CONCURRENT_PAUSES, EDITABLE_CALLS,
+    PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW, REPLICAS, RESET,
 };
 pub use clock::{Clock, CONTEXT_CLOCK};
 pub use evidence::{
-    is_plain_name, EditDecision, EditedAction, ExceptionFrame, ExceptionTrace, Feedback, Operation,
-    Pause, PromptRequest, ResetRequest, ResolvedCall, ResumeRequest, ReviewAction, ReviewRequest,
-    Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError, TurnRecord,
-    TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
+    is_plain_name, Approvers, EditDecision, EditedAction, ExceptionFrame, ExceptionTrace, Feedback,
+    Operation, Pause, PromptRequest, ResetRequest, ResolvedCall, ResumeRequest, ReviewAction,
+    ReviewRequest, Role, StageOutcome, StageRecord, Terminal, ToolCall, ToolOutcome, TurnError,
+    TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME, PAUSE_RESUMABLE,
 };
 pub use ledger::{
     Applied, EffectCall, LedgerCounts, LedgerEvent, SideEffectLedger, Witness, WitnessOutcome,

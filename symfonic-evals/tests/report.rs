@@ -220,14 +220,13 @@ fn a_failing_run_reports_what_was_expected_and_observed() {
     assert_eq!(report["verdict"], "failed");
     // A failing account names the probes that did not run, as a passing one does.
     assert!(run.render().contains(
-        "\n  not run: approval/foreign-answer (add `foreign_answer` to catch an answer accepted \
-         from anyone), approval/gated-action (add `gated_tool` to catch a gated action run before \
+        "\n  not run: approval/gated-action (add `gated_tool` to catch a gated action run before \
          the person answered), approval/amended-answer (add `amended_answer` to catch an amended \
          answer read only for its decision), approval/edited-call (the deployment does not declare \
          `editable-calls`), approval/replicas (the deployment does not declare `replicas`), \
          approval/reset-between (the deployment does not declare `reset`)\n"
     ));
-    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 6);
+    assert_eq!(report["probes_not_run"].as_array().unwrap().len(), 5);
     let steps = report["scenarios"][0]["trials"][0]["steps"]
         .as_array()
         .unwrap();

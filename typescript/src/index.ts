@@ -21,6 +21,7 @@
 export { ProtocolError, RecordError, TurnFailure } from "./errors.js";
 export {
   Capabilities,
+  CONCURRENT_PAUSES,
   EDITABLE_CALLS,
   editDecisions,
   Feedback,

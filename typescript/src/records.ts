@@ -102,8 +102,18 @@ export class Pause {
     readonly question?: Json,
     readonly questionId?: string,
     readonly editable: readonly string[] = [],
+    /**
+     * Who may answer: the answer's field naming who gives it, and every name
+     * entitled to stand there. The approval pack derives an answer from
+     * someone outside the list.
+     */
+    readonly approvers?: { readonly field: string; readonly names: readonly string[] },
   ) {
     text("pause.interaction", interaction);
+    if (approvers !== undefined) {
+      text("pause.approvers.field", approvers.field);
+      if (approvers.names.length === 0) throw new RecordError("pause.approvers.names", "names someone");
+    }
     text("pause.token", token);
     if (typeof resumable !== "boolean") throw new RecordError("pause.resumable", "is a boolean");
     if (
@@ -125,9 +135,20 @@ export class Pause {
     if (this.question !== undefined && this.question !== null) terminal.question = this.question;
     if (this.questionId !== undefined) terminal.question_id = this.questionId;
     if (this.editable.length > 0) terminal.editable = [...this.editable];
+    if (this.approvers !== undefined) {
+      terminal.approvers = { field: this.approvers.field, names: [...this.approvers.names] };
+    }
     return terminal;
   }
 }
+
+/**
+ * The trait a deployment declares when one conversation may hold more than
+ * one pending pause at once, each with its own token and answered on its own:
+ * the approval pack's `approval/one-of-two` then also pauses two requests in
+ * one conversation.
+ */
+export const CONCURRENT_PAUSES = "concurrent-pauses";
 
 /**
  * The trait a deployment declares when a person answering a pause may edit

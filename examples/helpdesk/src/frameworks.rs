@@ -242,6 +242,7 @@ const REPLAYING_PROBES: &[&str] = &[
     "approval/token-predictable",
     "approval/second-request",
     "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/question-id-checked",
     "approval/gated-action",
     "approval/deny-answer",
@@ -257,9 +258,9 @@ const REPLAY_ACCEPTED: (&str, &str, &str, &str) = (
 );
 
 /// Every approval probe that answers a pause, less the one that catches a
-/// re-posted notice first, the foreign-answer probe (no framework desk's
-/// answer names its approver) and the replicas probe, which no framework
-/// desk declares.
+/// re-posted notice first and the replicas probe, which no framework desk
+/// declares. The foreign-answer probe, with no approvers published, resumes
+/// its pause as the seed does.
 const NOTICE_REPOSTED: &[&str] = &[
     "approval/restart-before-replay",
     "approval/crash-inside-resume",
@@ -269,6 +270,7 @@ const NOTICE_REPOSTED: &[&str] = &[
     "approval/token-predictable",
     "approval/second-request",
     "approval/one-of-two",
+    "approval/foreign-answer",
     "approval/pending-call-resolved",
     "approval/question-id-checked",
     "approval/gated-action",

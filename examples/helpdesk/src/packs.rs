@@ -57,9 +57,9 @@ pub fn approval_resume() -> PackDefinition {
         gated_tool: Some("cancel_subscription".into()),
         deny_answer: Some(json!({ "approved": false })),
         unfit_answer: Some(json!({ "approved": "maybe" })),
-        foreign_answer: Some(json!({ "approved": true, "approver": "intern" })),
         amended_answer: Some(json!({ "approved": true, "effective": "end_of_term" })),
         amended_call: Some(json!({ "effective": "end_of_term" })),
+        second_prompt: Some("cancel the subscription of customer 43".into()),
         ..ApprovalResumePack::default()
     })
 }

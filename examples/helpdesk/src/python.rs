@@ -189,9 +189,9 @@ pub fn approval() -> PackDefinition {
         gated_tool: Some("escalate_ticket".into()),
         deny_answer: Some(json!({"approved": false})),
         unfit_answer: Some(json!({"approved": "maybe"})),
-        foreign_answer: Some(json!({"approved": true, "approver": "intern"})),
         amended_answer: Some(json!({"approved": true, "priority": "urgent"})),
         amended_call: Some(json!({"priority": "urgent"})),
+        second_prompt: Some("escalate ticket 8 to a supervisor".into()),
         ..ApprovalResumePack::default()
     })
 }
@@ -441,7 +441,8 @@ pub const TWINS: [PythonTwin; 60] = [
             "ExpectedError",
             "an error (any kind)",
         ),
-        &[],
+        // It answers the conversation's latest pause, the wrong one of two.
+        &["approval/one-of-two"],
     ),
     twin(
         "any-conversation-redeems",
@@ -528,6 +529,17 @@ pub const TWINS: [PythonTwin; 60] = [
         (
             "approval/one-of-two",
             "resume one",
+            "EffectsOfOneApproval",
+            "EffectsOfOneApproval",
+        ),
+        &[],
+    ),
+    twin(
+        "approval-grants-conversation-queue",
+        Pack::ApprovalResume,
+        (
+            "approval/one-of-two",
+            "resume first",
             "EffectsOfOneApproval",
             "EffectsOfOneApproval",
         ),
@@ -1087,6 +1099,17 @@ pub const TWINS: [PythonTwin; 60] = [
             "crash at resume effect 1",
             "EffectsMatchOracle",
             "EffectsMatchOracle",
+        ),
+        &["exactly-once/clock-advanced"],
+    ),
+    twin(
+        "brief-shares-escalation-key",
+        Pack::ExactlyOnce,
+        (
+            EXACTLY_ONCE_SEED,
+            "learn resume",
+            "KeysNotShared",
+            "KeysNotShared",
         ),
         &["exactly-once/clock-advanced"],
     ),

@@ -254,6 +254,7 @@ pub const TWINS: [TsTwin; 6] = [
             "approval/token-predictable",
             "approval/second-request",
             "approval/one-of-two",
+            "approval/foreign-answer",
             "approval/question-id-checked",
             "approval/gated-action",
             "approval/deny-answer",

@@ -16,7 +16,7 @@ pub use error::{is_plain_name, TurnError};
 pub use exception::{ExceptionFrame, ExceptionTrace};
 pub use governance::{StageOutcome, StageRecord};
 pub use record::{
-    Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
+    Approvers, Pause, Terminal, TurnRecord, TurnRecordBuilder, PAUSED, PAUSE_FACTS, PAUSE_NAME,
     PAUSE_RESUMABLE,
 };
 pub use request::{

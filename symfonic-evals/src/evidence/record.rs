@@ -61,6 +61,40 @@ pub struct Pause {
     /// probe then checks the edit is what runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub editable: Vec<String>,
+    /// Who may answer this pause, when the deployment publishes it: an
+    /// answer from anyone else must carry nothing out. The approval pack
+    /// derives its foreign answer from it (see [`Approvers`]). Boxed, so a
+    /// record that publishes none carries no room for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvers: Option<Box<Approvers>>,
+}
+
+/// Who may answer a pause, as the deployment's answer schema names them:
+/// the answer's field that says who gives it (`approver`), and every name
+/// entitled to stand there. Published on the pause, it lets the approval
+/// pack send a well-formed answer from someone outside the list without
+/// being told how the schema spells an approver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Approvers {
+    /// The answer's top-level field naming who gives it.
+    pub field: String,
+    /// Every name entitled to give it (several people may be).
+    pub names: Vec<String>,
+}
+
+impl Approvers {
+    /// A name not on the list, for an answer from someone not entitled:
+    /// `someone-else`, with a number after it while that is taken.
+    pub fn outsider(&self) -> String {
+        let taken = |name: &str| self.names.iter().any(|n| n == name);
+        let mut name = "someone-else".to_owned();
+        let mut n = 1;
+        while taken(&name) {
+            n += 1;
+            name = format!("someone-else-{n}");
+        }
+        name
+    }
 }
 
 impl Pause {
@@ -73,6 +107,7 @@ impl Pause {
             question: None,
             question_id: None,
             editable: Vec::new(),
+            approvers: None,
         }
     }
 
@@ -81,6 +116,21 @@ impl Pause {
     pub fn asking(mut self, question: serde_json::Value, id: impl Into<String>) -> Self {
         self.question = Some(question);
         self.question_id = Some(id.into());
+        self
+    }
+
+    /// The same pause, publishing who may answer it: the answer's `field`
+    /// naming who gives it, and the `names` entitled to.
+    #[must_use]
+    pub fn answered_by(
+        mut self,
+        field: impl Into<String>,
+        names: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.approvers = Some(Box::new(Approvers {
+            field: field.into(),
+            names: names.into_iter().map(Into::into).collect(),
+        }));
         self
     }
 

@@ -474,7 +474,6 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/foreign-answer (add `foreign_answer` to catch an answer accepted from anyone)",
                 "approval/gated-action (add `gated_tool` to catch a gated action run before the person answered)",
                 "approval/amended-answer (add `amended_answer` to catch an amended answer read only for its decision)",
             ]
@@ -491,7 +490,6 @@ mod tests {
         assert_eq!(
             not_run(&pack),
             [
-                "approval/foreign-answer (add `foreign_answer` to catch an answer accepted from anyone)",
                 "approval/gated-action (add `gated_tool` to catch a gated action run before the person answered)",
                 "approval/deny-answer (`answer` holds no single true boolean to flip into a \
                  denial: give deny_answer)",
@@ -533,7 +531,6 @@ mod tests {
             not_run(&pack),
             [
                 "approval/forged-token (skipped by skip_probes)",
-                "approval/foreign-answer (add `foreign_answer` to catch an answer accepted from anyone)",
                 "approval/gated-action (skipped by skip_probes)",
                 "approval/unfit-answer (skipped by skip_probes)",
                 "approval/amended-answer (add `amended_answer` to catch an amended answer read only for its decision)",
@@ -648,7 +645,7 @@ mod tests {
             serde_json::json!({"probe": "approval/forged-token", "reason": "skipped"})
         );
         assert_eq!(
-            json[2],
+            json[1],
             serde_json::json!({
                 "probe": "approval/gated-action", "reason": "needs", "argument": "gated_tool",
                 "catches": "a gated action run before the person answered"

@@ -74,6 +74,7 @@ fn request(step: &Step) -> String {
                 TokenSource::Guessed(other) => {
                     format!("the next token guessed from the one retained in `{other}`")
                 }
+                TokenSource::Step(label) => format!("the token of the pause `{label}` ended in"),
             };
             let question = match question {
                 QuestionSource::Genuine => "",

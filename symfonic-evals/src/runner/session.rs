@@ -57,6 +57,8 @@ pub struct Session<'a> {
     /// step's conversation.
     fixture_nonces: Vec<(String, String)>,
     pauses: BTreeMap<String, RetainedPause>,
+    /// The pause each step ended in, by its label.
+    step_pauses: BTreeMap<String, RetainedPause>,
     call_ids: HashSet<String>,
     /// Per tool, digests of the results it returned in the trial so far.
     results: HashMap<String, HashSet<String>>,
@@ -102,6 +104,7 @@ impl<'a> Session<'a> {
             fixture: None,
             fixture_nonces: Vec::new(),
             pauses: BTreeMap::new(),
+            step_pauses: BTreeMap::new(),
             call_ids: HashSet::new(),
             results: HashMap::new(),
             attributes: HashMap::new(),
@@ -142,6 +145,15 @@ impl<'a> Session<'a> {
     /// The pause retained for `conversation`, if one is.
     pub fn retained(&self, conversation: &str) -> Option<&RetainedPause> {
         self.pauses.get(conversation)
+    }
+
+    /// Whether the deployment (the first instance) declares `name`, an
+    /// operation or a trait: a continuation with a form only some
+    /// deployments allow (two pauses pending in one conversation) asks.
+    pub fn declares(&self, name: &str) -> bool {
+        self.target
+            .as_ref()
+            .is_some_and(|target| target.capabilities().declares(name))
     }
 
     /// Whether a step may crash the deployment at an effect: only a
@@ -189,6 +201,7 @@ impl<'a> Session<'a> {
             }
         }
         self.pauses.clear();
+        self.step_pauses.clear();
         self.call_ids.clear();
         self.results.clear();
         self.attributes.clear();
@@ -454,7 +467,7 @@ impl<'a> Session<'a> {
                     }
                 })?;
         }
-        let (request, redeemed) = request(step, &self.pauses)?;
+        let (request, redeemed) = request(step, &self.pauses, &self.step_pauses)?;
         let Some(target) = self.slot(step.instance).as_mut() else {
             return Err(StepError {
                 kind: StepErrorKind::TargetPanicked,
@@ -550,14 +563,14 @@ impl<'a> Session<'a> {
                 .filter(|call| call.is_pending())
                 .map(|call| call.id.clone())
                 .collect();
-            self.pauses.insert(
-                step.conversation.clone(),
-                RetainedPause {
-                    token: pause.token.clone(),
-                    question_id: pause.question_id.clone(),
-                    pending_calls,
-                },
-            );
+            let retained = RetainedPause {
+                token: pause.token.clone(),
+                question_id: pause.question_id.clone(),
+                pending_calls,
+            };
+            self.step_pauses
+                .insert(step.label.clone(), retained.clone());
+            self.pauses.insert(step.conversation.clone(), retained);
         }
     }
 

@@ -29,10 +29,12 @@ pub(super) enum Request {
 }
 
 /// The request `step` sends, and the retained pause it redeems genuinely
-/// (for assertions about the pause it resolves).
+/// (for assertions about the pause it resolves). `pauses` holds the latest
+/// pause of each conversation, `by_step` the pause each step ended in.
 pub(super) fn request(
     step: &Step,
     pauses: &BTreeMap<String, RetainedPause>,
+    by_step: &BTreeMap<String, RetainedPause>,
 ) -> Result<(Request, Option<RetainedPause>), StepError> {
     match &step.input {
         StepInput::Prompt(prompt) => Ok((
@@ -63,11 +65,12 @@ pub(super) fn request(
             token,
             question,
         } => {
-            let source = match token {
-                TokenSource::Conversation(other) | TokenSource::Guessed(other) => other.as_str(),
-                TokenSource::Own | TokenSource::Forged(_) => step.conversation.as_str(),
+            let retained = match token {
+                TokenSource::Conversation(other) | TokenSource::Guessed(other) => pauses.get(other),
+                TokenSource::Own | TokenSource::Forged(_) => pauses.get(&step.conversation),
+                TokenSource::Step(label) => by_step.get(label),
             };
-            let retained = pauses.get(source).cloned().ok_or_else(|| StepError {
+            let retained = retained.cloned().ok_or_else(|| StepError {
                 kind: StepErrorKind::NoPauseToResume,
                 expected: "a pause retained in the conversation whose token the step presents"
                     .into(),
@@ -95,7 +98,7 @@ pub(super) fn request(
                 },
                 answer: answer.clone(),
             };
-            let genuine = matches!(token, TokenSource::Own);
+            let genuine = matches!(token, TokenSource::Own | TokenSource::Step(_));
             Ok((Request::Resume(request), genuine.then_some(retained)))
         }
     }

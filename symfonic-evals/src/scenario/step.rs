@@ -24,6 +24,11 @@ pub enum TokenSource {
     /// the next one (its last number moved on by one; a forgery of it when
     /// it holds no number), presented in this conversation.
     Guessed(String),
+    /// The genuine token of the pause the step with this label ended in,
+    /// presented in this step's conversation: a conversation may hold
+    /// several pending pauses (the `concurrent-pauses` trait), and the
+    /// latest one's token is not the only one a person answers.
+    Step(String),
 }
 
 /// How a forged token (or question id) is derived from the genuine one.

@@ -13,8 +13,8 @@ use symfonic_evals::contracts::ProceduralExtractor;
 use symfonic_evals::{
     CapabilityEvidence, PromptRequest, ResetRequest, ResumeRequest, ReviewAction, ReviewRequest,
     Role, SideEffectLedger, Target, TargetContext, TurnError, TurnRecord, TurnRecordBuilder,
-    CONTEXT_CLOCK, EDITABLE_CALLS, IDEMPOTENT_EFFECTS, PROCEDURAL_PRECONDITION, PROCEDURAL_REVIEW,
-    REPLICAS, RESET,
+    CONCURRENT_PAUSES, CONTEXT_CLOCK, EDITABLE_CALLS, IDEMPOTENT_EFFECTS, PROCEDURAL_PRECONDITION,
+    PROCEDURAL_REVIEW, REPLICAS, RESET,
 };
 
 use crate::extension::{Extension, ShippingExtension};
@@ -398,7 +398,10 @@ impl Target for Helpdesk {
             .operation("review")
             .operation(RESET)
             .with_trait(REPLICAS)
-            .with_trait(CONTEXT_CLOCK);
+            .with_trait(CONTEXT_CLOCK)
+            // Each pause has its own checkpoint and token, so a conversation
+            // may hold several at once, each answered on its own.
+            .with_trait(CONCURRENT_PAUSES);
         // A person may edit the cancellation the desk holds for them.
         let evidence = if self.variant.is_some_and(Variant::holds_the_call) {
             evidence.with_trait(EDITABLE_CALLS)

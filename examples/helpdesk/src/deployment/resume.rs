@@ -53,6 +53,11 @@ impl Helpdesk {
             let ask = question.get("question").cloned().unwrap_or(Value::Null);
             self.post_notice(&turn, &interaction, &format!("{ask}"))?;
         }
+        if self.is(Variant::NoticeOnGovernedCalls) {
+            // The governed call is held for a person: the channel hears it.
+            let ask = question.get("question").cloned().unwrap_or(Value::Null);
+            self.post_governed_notice(&turn, "held", &format!("{ask}"))?;
+        }
         let saved = (!self.has(Flaw::ResumeWithoutCheckpoint)).then_some(&checkpoint);
         let issued = self
             .pauses
@@ -93,7 +98,8 @@ impl Helpdesk {
             builder.answer(ask).paused(
                 Pause::new(interaction, resumable, issued.token)
                     .asking(question, issued.question_id)
-                    .editing(editable),
+                    .editing(editable)
+                    .answered_by("approver", crate::interaction::APPROVERS),
             )
         };
         self.procedural_attributes(builder, &turn.consulted)
@@ -122,6 +128,28 @@ impl Helpdesk {
         )
         .map(drop)
         .map_err(unavailable)
+    }
+
+    /// The notice-on-governed-calls variant's posting to its channel: the
+    /// governed call `about` reached `stage` (`held` for a person, or
+    /// `ran`). Each posting has a key of its own, which a retry of the
+    /// same step repeats, so a crash never posts it twice.
+    pub(super) fn post_governed_notice(
+        &self,
+        turn: &Turn,
+        stage: &str,
+        about: &str,
+    ) -> Result<(), TurnError> {
+        let key = format!("governed:{stage}:{}:{about}", turn.conversation);
+        apply_effect(
+            self.env(turn),
+            "post_notice",
+            &key,
+            "governed_notice",
+            json!({ "stage": stage, "about": about }),
+        )
+        .map(drop)
+        .map_err(|f| TurnError::new("NoticeUnavailable", f.message))
     }
 
     /// The paused turn rebuilt from its checkpoint, with the person's answer
@@ -272,22 +300,33 @@ impl Helpdesk {
             // failed release leaves the claim to the dead-run takeover.
             let _ = self.pauses.release(&token);
         } else if self.has(Flaw::ApprovalGrantsEveryPending) {
-            self.drain_pending(&request.answer)?;
+            self.drain_pending(&request.answer, None)?;
+        } else if self.has(Flaw::ApprovalGrantsConversationQueue) {
+            let failed = |_| TurnError::new("StoreError", "the redeemed pause could not be read");
+            let filed = self.store.token(&token).map_err(failed)?;
+            let conversation = filed.map(|row| row.conversation);
+            self.drain_pending(&request.answer, conversation.as_deref())?;
         }
         continued
     }
 
-    /// The `ApprovalGrantsEveryPending` twin's batch: every other paused
-    /// turn on the desk is carried on with `answer`, its token left as it
-    /// was, so its own resume later runs it again under the same keys
-    /// (the ledger finds them applied) and reports success.
-    fn drain_pending(&mut self, answer: &Value) -> Result<(), TurnError> {
+    /// The batch of the twins that approve more than they were asked:
+    /// every other paused turn on the desk (or, given `conversation`, every
+    /// other one filed under it) is carried on with `answer`, its token
+    /// left as it was, so its own resume later runs it again under the
+    /// same keys (the ledger finds them applied) and reports success.
+    fn drain_pending(
+        &mut self,
+        answer: &Value,
+        conversation: Option<&str>,
+    ) -> Result<(), TurnError> {
         let failed = |_| TurnError::new("StoreError", "the pending pauses could not be read");
         for token in self.store.unspent_tokens().map_err(failed)? {
             let Some(id) = self
                 .store
                 .token(&token)
                 .map_err(failed)?
+                .filter(|row| conversation.is_none_or(|c| row.conversation == c))
                 .and_then(|row| row.checkpoint_id)
             else {
                 continue;

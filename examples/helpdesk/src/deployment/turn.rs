@@ -311,6 +311,9 @@ impl Helpdesk {
         }
         match self.tools.run(&tool, &arguments, self.env(turn)) {
             Ok(result) => {
+                if tool == "cancel_subscription" && self.is(Variant::NoticeOnGovernedCalls) {
+                    self.post_governed_notice(turn, "ran", &arguments.to_string())?;
+                }
                 self.last_tool = Some(tool.clone());
                 let (result, trace) = self.gate.result(&tool, result);
                 turn.stages.extend(trace.to_stage_records());

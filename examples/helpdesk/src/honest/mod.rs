@@ -114,6 +114,11 @@ variants! {
          `post_notice`, once per question), before anyone answered; judged with the \
          approval pack's arguments as a newcomer writes them.",
         for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
+    NoticeOnGovernedCalls = "notice-on-governed-calls",
+        "Every governed call is announced on the desk's channel, as a desk posting to a team \
+         chat does: an effect of `post_notice` under a key of its own when the cancellation is \
+         held for a person (at the pause) and another when it runs (on the resume).",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
     RejectedAsGuardrail = "rejected-as-guardrail",
         "A demonstration a reviewer rejected is kept as a guardrail (\"never repeat the \
          handling a reviewer rejected\"), listed by the review door as `guardrail`: it governs \
@@ -150,8 +155,9 @@ variants! {
     InvoiceBeforeCancelling = "invoice-before-cancelling",
         "The approved continuation applies a pair of effects, the final invoice \
          (`issue_final_invoice`) first and the cancellation second, so the gated effect is \
-         not the turn's first and a crash can fall between the two.",
-        for [ApprovalResume, ExactlyOnce], python [];
+         not the turn's first and a crash can fall between the two. The Python desk sends \
+         the supervisor's brief (`brief_supervisor`) before the escalation so.",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
     GatedAliasTool = "gated-alias-tool",
         "A second refund tool, `express_refund`, reaches the refund's effect under the same \
          key for a request worded \"express\"; the gate judges it under the refund's \

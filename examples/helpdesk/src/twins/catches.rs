@@ -301,6 +301,12 @@ impl Flaw {
                 "EffectsOfOneApproval",
                 "EffectsOfOneApproval",
             ),
+            Self::ApprovalGrantsConversationQueue => at(
+                "approval/one-of-two",
+                "resume first",
+                "EffectsOfOneApproval",
+                "EffectsOfOneApproval",
+            ),
             Self::AnyApproverAccepted => at(
                 "approval/foreign-answer",
                 "foreign answer",
@@ -771,6 +777,9 @@ impl Flaw {
             Self::OnePausePerDeployment | Self::LedgerKeyPerConversation => {
                 &[&["approval/two-conversations", "approval/one-of-two"]]
             }
+            // A redemption that reads the conversation's latest pause
+            // answers the wrong one of two pending in one conversation.
+            Self::TokenNeverChecked => &[&["approval/forged-token", "approval/one-of-two"]],
             // What the continuation hears of the answer, or an action run
             // before it, leaves the amendment out too.
             Self::DenialReadAsApproval => &[&["approval/deny-answer", "approval/amended-answer"]],

@@ -140,6 +140,11 @@ flaws! {
     /// every request still pending on the desk with the same answer, as a
     /// queue drained by whoever approves next.
     ApprovalGrantsEveryPending = "approval-grants-every-pending" in ApprovalResume,
+    /// An approval is applied to the conversation's queue: redeeming one
+    /// pause carries out every request still pending in the same
+    /// conversation, as a thread whose approval node runs every queued
+    /// request. Other conversations are left alone.
+    ApprovalGrantsConversationQueue = "approval-grants-conversation-queue" in ApprovalResume,
     /// The approver an answer names is never checked: anyone's approval
     /// carries the request out.
     AnyApproverAccepted = "any-approver-accepted" in ApprovalResume,

@@ -68,15 +68,15 @@ pub const PROBES: &[Probe] = &[
     Probe::default_on(
         "approval/one-of-two",
         "an approval that grants every request pending beside it: of two requests paused in two \
-         conversations, the approval of one carries out both (applies more than one approval's \
+         conversations (and, where the deployment declares `concurrent-pauses`, two in one \
+         conversation), the approval of one carries out both (applies more than one approval's \
          effects), or the other finds nothing left to resume",
     ),
-    Probe::enabled_by(
+    Probe::default_on(
         "approval/foreign-answer",
-        "foreign_answer",
         "an answer accepted from anyone: a well-formed approval from a person not entitled to \
-         give it carries the request out, or spends the token so the entitled person's answer \
-         is refused",
+         give it (`foreign_answer`, or derived from the approvers the pause publishes) carries \
+         the request out, or spends the token so the entitled person's answer is refused",
     ),
     Probe::default_on(
         "approval/pending-call-resolved",
@@ -185,7 +185,9 @@ pub struct ApprovalResumePack {
     /// it, spelled as the deployment's answer schema names the approver
     /// (`{"approved": true, "approver": "intern"}`): it must be treated
     /// like a denial that leaves the token unspent, so the entitled
-    /// person's answer then carries the request out.
+    /// person's answer then carries the request out. Without it, the
+    /// probe derives one from the approvers the pause publishes
+    /// ([`Pause::answered_by`](crate::Pause::answered_by)).
     pub foreign_answer: Option<Value>,
     /// An approval that changes the request (`{"approved": true,
     /// "amount": 180}`), as a person amends what they approve: the call
@@ -195,6 +197,15 @@ pub struct ApprovalResumePack {
     /// The arguments the call run on `amended_answer` must carry (compared
     /// as a subset: `{"amount": 180}`), of `gated_tool` when it is given.
     pub amended_call: Option<Value>,
+    /// A second request of the same kind as `pause_prompt` on another
+    /// subject (`cancel the subscription of customer 43`), its gated
+    /// effects under keys of their own. On a deployment declaring
+    /// [`CONCURRENT_PAUSES`](crate::CONCURRENT_PAUSES), `approval/one-of-two`
+    /// also pauses it beside `pause_prompt` in one conversation. Not
+    /// derived: `pause_prompt` twice may rightly share its effect's key
+    /// (the same subscription is cancelled once), so one approval's effects
+    /// could not be told from two.
+    pub second_prompt: Option<String>,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -223,6 +234,7 @@ impl Default for ApprovalResumePack {
             foreign_answer: None,
             amended_answer: None,
             amended_call: None,
+            second_prompt: None,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }
@@ -320,6 +332,13 @@ impl ApprovalResumePack {
                 "equals `answer`, so the answer that must be rejected is the one that must fit",
             );
         }
+        checks.optional_text("second_prompt", self.second_prompt.as_ref());
+        checks.require(
+            self.second_prompt.as_deref() != Some(self.pause_prompt.as_str()),
+            "second_prompt",
+            "equals `pause_prompt`: the same request twice may share its effect's key, so the \
+             second request must name another subject",
+        );
         checks.probes(&self.skip_probes, PROBES);
         checks.policy(&self.policy);
         checks.finish()
@@ -387,6 +406,20 @@ impl ApprovalResumePack {
             }
             _ => None,
         }
+    }
+
+    /// The answer the foreign-answer probe sends: `foreign_answer`, or
+    /// else, when the pause published who may answer it, `answer` with the
+    /// approver's field naming someone not on the list. `None` when
+    /// neither tells how an outsider's answer is spelled.
+    pub fn foreign(&self, approvers: Option<&crate::Approvers>) -> Option<Value> {
+        if let Some(foreign) = &self.foreign_answer {
+            return Some(foreign.clone());
+        }
+        let approvers = approvers.filter(|a| !a.field.is_empty())?;
+        let mut answer = self.answer.as_object()?.clone();
+        answer.insert(approvers.field.clone(), Value::from(approvers.outsider()));
+        Some(Value::Object(answer))
     }
 
     /// Why a probe on by default did not run: its answer could not be

@@ -19,7 +19,12 @@ pub const SEED: &str = "approval-pause-resume-and-replay-refusal";
 impl ApprovalResumePack {
     /// The turn that must pause, read off its terminal event.
     pub(super) fn pause(&self, label: &str, conversation: &str) -> Step {
-        Step::prompt(label, &self.pause_prompt, conversation).asserting([
+        self.pausing(label, &self.pause_prompt, conversation)
+    }
+
+    /// `prompt`, a request that must pause as `pause_prompt` does.
+    pub(super) fn pausing(&self, label: &str, prompt: &str, conversation: &str) -> Step {
+        Step::prompt(label, prompt, conversation).asserting([
             Assertion::attribute_equals(PAUSED, Value::Bool(true)),
             Assertion::attribute_equals(PAUSE_NAME, Value::from(self.interaction_tool.as_str())),
             Assertion::attribute_equals(PAUSE_RESUMABLE, Value::Bool(self.resumable)),
@@ -88,7 +93,6 @@ impl ApprovalResumePack {
                 ("approval/deny-answer", _) => self.denial().is_some(),
                 ("approval/unfit-answer", _) => self.unfit().is_some(),
                 ("approval/type-confused-answer", _) => !self.type_confused().is_empty(),
-                (_, Some("foreign_answer")) => self.foreign_answer.is_some(),
                 (_, Some("amended_answer")) => self.amended_answer.is_some(),
                 (_, None) => true,
                 (_, Some("gated_tool")) => self.gated_tool.is_some(),
@@ -554,11 +558,13 @@ impl Continuation for RestartedResume {
 }
 
 /// After an approving pause, resume and replay (which learn one approval's
-/// effects, per tool): fresh fixtures, the pause, and `foreign_answer`, an
-/// approval from someone not entitled. It may be refused with an error or
-/// answered with a record; either way it withholds what the approval
-/// carries out and leaves the token unspent: the seed's resume then
-/// carries the request out once, and the replay is refused.
+/// effects, per tool): fresh fixtures, the pause, and an approval from
+/// someone not entitled (`foreign_answer`, or derived from the approvers
+/// the pause publishes). It may be refused with an error or answered with
+/// a record; either way it withholds what the approval carries out and
+/// leaves the token unspent: the seed's resume then carries the request
+/// out once, and the replay is refused. When neither spells an outsider's
+/// answer, the pause is resumed as the seed does and a note says why.
 struct ForeignAnswer {
     pack: ApprovalResumePack,
 }
@@ -566,11 +572,12 @@ struct ForeignAnswer {
 impl Continuation for ForeignAnswer {
     fn describe(&self) -> String {
         "the approving resume's applied effects learned per tool; fresh fixtures; `pause` in \
-         `<conversation>-foreign`; `foreign answer`: a resume with `foreign_answer`, which may \
-         return a record or fail with any error, but leaves fewer effects than the approval of \
-         at least one of its tools (EffectsWithheld); `resume`: the seed's resume, so the token \
-         was left unspent, carrying the request out once (EffectsOfOneApproval); `replay` is \
-         refused"
+         `<conversation>-foreign`; `foreign answer`: a resume with `foreign_answer` (or, without \
+         it, `answer` with the field the pause's published approvers name set to a name not on \
+         their list), which may return a record or fail with any error, but leaves fewer \
+         effects than the approval of at least one of its tools (EffectsWithheld); `resume`: \
+         the seed's resume, so the token was left unspent, carrying the request out once \
+         (EffectsOfOneApproval); `replay` is refused"
             .into()
     }
 
@@ -581,13 +588,32 @@ impl Continuation for ForeignAnswer {
         if !session.reset("pause") {
             return;
         }
-        let mut answer = Step::resume(
-            "foreign answer",
-            pack.foreign_answer.clone().unwrap_or_default(),
-            &foreign,
-        )
-        .record_or_any_error()
-        .asserting([Assertion::tool_called(&pack.interaction_tool, 0)]);
+        if session.run(&kept(pack.pause("pause", &foreign))).is_none() {
+            return;
+        }
+        let published = session
+            .last_record()
+            .and_then(|record| record.pause())
+            .and_then(|pause| pause.approvers.clone());
+        let Some(outsider) = pack.foreign(published.as_deref()) else {
+            session.note(
+                "the pause published no approvers (`Pause::answered_by`) and no `foreign_answer` \
+                 was given, so an answer from someone not entitled could not be spelled; the \
+                 probe resumed the pause as the seed does",
+            );
+            for step in [
+                pack.resume("resume", &foreign),
+                pack.replay("replay", &foreign),
+            ] {
+                if session.run(&kept(step)).is_none() {
+                    return;
+                }
+            }
+            return;
+        };
+        let mut answer = Step::resume("foreign answer", outsider, &foreign)
+            .record_or_any_error()
+            .asserting([Assertion::tool_called(&pack.interaction_tool, 0)]);
         let mut resume = pack.resume("resume", &foreign);
         match approved {
             Some(approved) => {
@@ -607,12 +633,7 @@ impl Continuation for ForeignAnswer {
                 );
             }
         }
-        for step in [
-            pack.pause("pause", &foreign),
-            answer,
-            resume,
-            pack.replay("replay", &foreign),
-        ] {
+        for step in [answer, resume, pack.replay("replay", &foreign)] {
             if session.run(&kept(step)).is_none() {
                 return;
             }
@@ -624,7 +645,11 @@ impl Continuation for ForeignAnswer {
 /// effects, per tool): fresh fixtures, two requests paused in two
 /// conversations, the first approved. Its resume carries out its own
 /// request and no other; the second still pends and resumes on its own;
-/// both tokens are spent after.
+/// both tokens are spent after. On a deployment declaring
+/// [`CONCURRENT_PAUSES`](crate::CONCURRENT_PAUSES), with `second_prompt`:
+/// fresh fixtures again and the same in one conversation, the earlier of
+/// the two pauses approved first (so a desk that answers the
+/// conversation's latest pause whatever the token is seen).
 struct OneOfTwo {
     pack: ApprovalResumePack,
 }
@@ -635,7 +660,11 @@ impl Continuation for OneOfTwo {
          `<conversation>-one` and `pause two` in `<conversation>-two`; `resume one` attempts at \
          least and applies at most one approval's effects of each of its tools \
          (EffectsOfOneApproval); `resume two` returns a record and does the same; both replays \
-         are refused"
+         are refused. Where the deployment declares `concurrent-pauses` and `second_prompt` is \
+         given: fresh fixtures; in `<conversation>-both`, `pause first` (`pause_prompt`) and \
+         `pause second` (`second_prompt`); `resume first`, presenting the first pause's token, \
+         and `resume second`, presenting the second's, each carry out one approval's effects \
+         (EffectsOfOneApproval); both replays are refused"
             .into()
     }
 
@@ -656,16 +685,53 @@ impl Continuation for OneOfTwo {
             return;
         }
         let of_one = [Assertion::EffectsOfOneApproval {
-            approved,
+            approved: approved.clone(),
             retries: pack.retries,
         }];
         for step in [
             pack.pause("pause one", &one),
             pack.pause("pause two", &two),
             pack.resume("resume one", &one).asserting(of_one.clone()),
-            pack.resume("resume two", &two).asserting(of_one),
+            pack.resume("resume two", &two).asserting(of_one.clone()),
             pack.replay("replay one", &one),
             pack.replay("replay two", &two),
+        ] {
+            if session.run(&kept(step)).is_none() {
+                return;
+            }
+        }
+        let declared = session.declares(crate::CONCURRENT_PAUSES);
+        let Some(second) = pack.second_prompt.as_deref().filter(|_| declared) else {
+            session.note(if declared {
+                "the two requests were paused in two conversations only: the form with both in \
+                 one conversation needs `second_prompt`, another request of the same kind"
+            } else {
+                "the two requests were paused in two conversations only: the form with both in \
+                 one conversation runs on a deployment declaring `concurrent-pauses` (with \
+                 `second_prompt`)"
+            });
+            return;
+        };
+        let both = format!("{}-both", pack.conversation);
+        if !session.reset("pause first") {
+            return;
+        }
+        let answer = |label: &str, of: &str| {
+            pack.resume(label, &both)
+                .presenting(TokenSource::Step(of.into()))
+                .asserting(of_one.clone())
+        };
+        let replay = |label: &str, of: &str| {
+            pack.replay(label, &both)
+                .presenting(TokenSource::Step(of.into()))
+        };
+        for step in [
+            pack.pause("pause first", &both),
+            pack.pausing("pause second", second, &both),
+            answer("resume first", "pause first"),
+            answer("resume second", "pause second"),
+            replay("replay first", "pause first"),
+            replay("replay second", "pause second"),
         ] {
             if session.run(&kept(step)).is_none() {
                 return;
