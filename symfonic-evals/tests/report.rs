@@ -115,6 +115,8 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/reject-draft", "undeclared"),
             ("procedural/replicas", "undeclared"),
             ("procedural/multi-call", "needs"),
+            ("procedural/through-approval", "needs"),
+            ("procedural/one-demonstration-then-control", "needs"),
         ]
     );
     assert_eq!(report["probes_not_run"][5]["operation"], "review");
@@ -139,7 +141,9 @@ fn a_passing_run_reports_every_step_and_assertion() {
          procedural/relearn-after-approval (the deployment does not declare `review`), \
          procedural/reject-draft (the deployment does not declare `review`), \
          procedural/replicas (the deployment does not declare `replicas`), \
-         procedural/multi-call (add `multi_call_prompt` to run it)\n"
+         procedural/multi-call (add `multi_call_prompt` to run it), \
+         procedural/through-approval (add `approval_prompt` to run it), \
+         procedural/one-demonstration-then-control (add `control_demonstrations` to run it)\n"
     ));
     // The gate sweep sends one prompt in many states: the state digest
     // tells its steps apart, where the prompt's cannot.

@@ -619,6 +619,8 @@ mod tests {
                 "procedural/review-binding (add `interleaved_prompt` to run it)",
                 "procedural/two-procedures (add `decoy_demonstrations` to run it)",
                 "procedural/multi-call (add `multi_call_prompt` to run it)",
+                "procedural/through-approval (add `approval_prompt` to run it)",
+                "procedural/one-demonstration-then-control (add `control_demonstrations` to run it)",
             ]
         );
         let without = procedural(false).probes_not_run();
