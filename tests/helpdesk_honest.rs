@@ -321,6 +321,17 @@ fn shows_its_shape(
                 );
             }
         }
+        Variant::RunningTotals => {
+            // One demonstration: counted in the store, nothing promoted yet.
+            let record = turn(desk, demonstration);
+            assert_eq!(
+                record.attributes().get("procedural_promoted"),
+                Some(&json!(0)),
+                "{name}"
+            );
+            let store = helpdesk::store::Store::open_in(ctx.durable_dir()).expect("the store");
+            assert!(store.support_counted().expect("counted") >= 1, "{name}");
+        }
         Variant::GatedAliasTool => {
             // A request worded "express" goes to the second tool, which
             // applies the refund's effect (the packs show the gate judges

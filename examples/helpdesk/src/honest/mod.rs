@@ -158,6 +158,12 @@ variants! {
          procedures, as it judges `issue_refund`. Judged with `paraphrases`, which the model \
          routes to the express tool.",
         for [Procedural], python [Procedural];
+    RunningTotals = "running-totals",
+        "Consolidation keeps running totals: each lesson's supporting episodes are counted in \
+         the store as turns arrive, each turn adding its own episode to the lessons it shows, \
+         and a lesson is promoted when its total reaches the threshold, instead of re-reading \
+         a window of recent episodes every turn.",
+        for [Procedural], python [];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \
          character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
