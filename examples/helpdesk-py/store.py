@@ -145,14 +145,21 @@ class Store:
         """How many user turns the desk has kept."""
         return int(self._db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
 
-    def consolidate(self, conversation: str, minimum: int = 2) -> int:
+    def consolidate(self, conversation: str, minimum: int = 2, since_first_seen: bool = False) -> int:
         """Promotes every lesson seen ``minimum`` times into a draft procedure
-        learned in ``conversation``; returns how many this cycle promoted."""
+        learned in ``conversation``; returns how many this cycle promoted.
+        ``since_first_seen`` (a twin's) counts every episode kept since the
+        lesson was first seen instead of the episodes that showed it."""
+        support = (
+            "(SELECT COUNT(*) FROM episodes AS later WHERE later.id >= MIN(episodes.id))"
+            if since_first_seen
+            else "COUNT(*)"
+        )
         with self._db:
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO procedures (text, status, conversation) "
                 "SELECT lesson, 'draft', ? FROM episodes WHERE lesson IS NOT NULL "
-                "GROUP BY lesson HAVING COUNT(*) >= ? ORDER BY MIN(id)",
+                f"GROUP BY lesson HAVING {support} >= ? ORDER BY MIN(id)",
                 (conversation, minimum),
             )
             return max(cursor.rowcount, 0)

@@ -356,7 +356,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 58] = [
+pub const TWINS: [PythonTwin; 59] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -749,6 +749,18 @@ pub const TWINS: [PythonTwin; 58] = [
         (
             "procedural/control-promotes-nothing",
             "control 1",
+            "AttributeEquals",
+            "AttributeEquals(procedural_promoted)",
+        ),
+        // A control turn after one demonstration is a control turn too.
+        &["procedural/one-demonstration-then-control"],
+    ),
+    twin(
+        "promotion-counts-turns-since-first-seen",
+        Pack::Procedural,
+        (
+            "procedural/one-demonstration-then-control",
+            "control after one demonstration",
             "AttributeEquals",
             "AttributeEquals(procedural_promoted)",
         ),
