@@ -435,10 +435,13 @@ class HelpDesk(Deployment):
             self.store.record_episode(request.conversation, plan.lesson)
             if self.has("relearn-redrafts-approved") and plan.lesson is not None:
                 self.store.redraft(plan.lesson)
-            promoted = self.store.consolidate(
-                request.conversation,
-                since_first_seen=self.has("promotion-counts-turns-since-first-seen"),
-            )
+            if self.is_variant("running-totals"):
+                promoted = self.store.consolidate_total(request.conversation, plan.lesson)
+            else:
+                promoted = self.store.consolidate(
+                    request.conversation,
+                    since_first_seen=self.has("promotion-counts-turns-since-first-seen"),
+                )
             if self.has("relearn-restores-revoked") and plan.lesson is not None:
                 self.store.restore_revoked(plan.lesson)
         elif self.has("rejected-episodes-kept"):

@@ -31,6 +31,7 @@ VARIANTS = {
     "same-key-retries": "every effect is delivered twice under its key, the second refused as a duplicate",
     "time-ordered-pause-tokens": "pause tokens are ULIDs: a millisecond timestamp, then 80 random bits, in Crockford's base 32",
     "rejected-as-guardrail": "a demonstration a reviewer rejected is kept as a guardrail row the review door lists, governing nothing and never recalled",
+    "running-totals": "each lesson's total is kept in the store and added to as turns arrive; a lesson is promoted when its total reaches the threshold",
     "gated-alias-tool": "an express refund reaches the refund's effect under the same key, and the gate judges it under the refund's procedures",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",
 }

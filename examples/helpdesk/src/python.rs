@@ -109,6 +109,21 @@ pub fn effects(durable_dir: &Path) -> Result<u64, String> {
         .map_err(|error| error.to_string())
 }
 
+/// How many lessons the Python desk keeps running totals for (the
+/// `running-totals` variant's `lesson_totals`), read from its store alone:
+/// the variant's shape check.
+///
+/// # Errors
+///
+/// When the store cannot be opened or holds no totals table.
+pub fn lessons_totalled(durable_dir: &Path) -> Result<u64, String> {
+    let path = durable_dir.join("helpdesk.sqlite3");
+    let db = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|error| format!("cannot open the desk's store: {error}"))?;
+    db.query_row("SELECT COUNT(*) FROM lesson_totals", [], |row| row.get(0))
+        .map_err(|error| format!("cannot count the desk's lesson totals: {error}"))
+}
+
 /// Run options with the effect oracle over the desk's store.
 pub fn run_options() -> RunOptions {
     RunOptions {

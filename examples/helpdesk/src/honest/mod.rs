@@ -162,8 +162,9 @@ variants! {
         "Consolidation keeps running totals: each lesson's supporting episodes are counted in \
          the store as turns arrive, each turn adding its own episode to the lessons it shows, \
          and a lesson is promoted when its total reaches the threshold, instead of re-reading \
-         a window of recent episodes every turn.",
-        for [Procedural], python [];
+         a window of recent episodes every turn (the Python desk's store adds each turn's \
+         lesson to its total).",
+        for [Procedural], python [Procedural];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \
          character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
