@@ -354,6 +354,25 @@ fn shows_its_shape(
                 );
             }
         }
+        Variant::RunningTotals => {
+            // One demonstration: counted in the store, nothing promoted yet.
+            let record = turn(desk, demonstration);
+            assert_eq!(
+                record.attributes().get("procedural_promoted"),
+                Some(&json!(0)),
+                "{name}"
+            );
+            // Each desk's store holds the totals: the Python desk's
+            // escalates tickets.
+            let counted = if gated_tool == "escalate_ticket" {
+                helpdesk::python::lessons_totalled(ctx.durable_dir()).expect("totals")
+            } else {
+                helpdesk::store::Store::open_in(ctx.durable_dir())
+                    .and_then(|store| store.support_counted())
+                    .expect("the store's totals")
+            };
+            assert!(counted >= 1, "{name}");
+        }
         Variant::GatedAliasTool => {
             // A request worded "express" goes to the second tool, which
             // applies the refund's effect (the packs show the gate judges

@@ -29,6 +29,8 @@ use symfonic_evals::{
     control_demonstrations = ["where is the parcel for order 31?", "what can you help me with?"],
     interleaved_prompt = "where is the parcel for order 32?",
     multi_call_prompt = "refund orders 6 and 7",
+    approval_prompt = "refund order 8 in full",
+    approval_answer = { "approved": true },
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_refund_procedure(ctx: &TargetContext) -> Helpdesk {

@@ -261,6 +261,12 @@ twins! {
     gate_judges_the_first_call_only: GateJudgesFirstCallOnly =>
         "procedural/multi-call", "several calls, blocked", "EveryCallJudged",
         "EveryCallJudged(issue_refund, procedural_precondition, refused)";
+    an_approved_call_skips_the_gate: ApprovedCallSkipsGate =>
+        "procedural/through-approval", "approved, blocked", "StageObserved",
+        "StageObserved(procedural_precondition";
+    promotion_counted_over_turns_since_first_seen: PromotionCountsTurnsSinceFirstSeen =>
+        "procedural/one-demonstration-then-control", "control after one demonstration",
+        "AttributeEquals", "AttributeEquals(procedural_promoted)";
     gate_judges_the_first_procedure_only: GateJudgesFirstProcedureOnly =>
         "procedural/two-procedures", "only the first approval holds", "GateAgrees", "refuse";
     a_policy_cache_per_instance_misses_a_replicas_approval: PolicyCachePerInstance =>
@@ -438,7 +444,9 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
             // two-conversations probe does, so a desk with one pause slot
             // fails both; an action run before the answer, or an answer
             // heard only as "somebody answered", leaves a person's
-            // amendment out as well. The
+            // amendment out as well. A control turn after one
+            // demonstration is a control turn too, so a count of the
+            // episodes the cycle read fails both control probes. The
             // MCP fixture's probe sees every call the desk makes, so each
             // extension twin a self-reported probe catches fails it too
             // (the Python desk, which binds no fixture, has the twins those
@@ -455,6 +463,7 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
                 let shared = [
                     "procedural/enforcement-without-restart",
                     "procedural/identity-bound",
+                    "procedural/control-promotes-nothing",
                     "approval/restart-between-pause-and-resume",
                     "approval/restart-before-replay",
                     "approval/two-conversations",

@@ -123,6 +123,7 @@ TWINS = {
     "revoked-still-governs": "revocation marks the row, but the gate reads revoked procedures too",
     "gate-judges-first-procedure-only": "the gate judges only the first approved procedure governing a tool",
     "gate-judges-first-call-only": "the gate judges the first call of a model message; the others it carries run unjudged",
+    "promotion-counts-turns-since-first-seen": "a lesson's support is counted over every turn since it was first seen, not over the turns that showed it",
     "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
     "revoked-in-recall": "the model is shown every procedure that was ever approved, revoked ones included",
     "relearn-restores-revoked": "approvals are remembered by their text: a lesson taught again after a revoke comes back approved",
@@ -477,7 +478,13 @@ class HelpDesk(Deployment):
             self.store.record_episode(request.conversation, plan.lesson)
             if self.has("relearn-redrafts-approved") and plan.lesson is not None:
                 self.store.redraft(plan.lesson)
-            promoted = self.store.consolidate(request.conversation)
+            if self.is_variant("running-totals"):
+                promoted = self.store.consolidate_total(request.conversation, plan.lesson)
+            else:
+                promoted = self.store.consolidate(
+                    request.conversation,
+                    since_first_seen=self.has("promotion-counts-turns-since-first-seen"),
+                )
             if self.has("relearn-restores-revoked") and plan.lesson is not None:
                 self.store.restore_revoked(plan.lesson)
         elif self.has("rejected-episodes-kept"):

@@ -34,6 +34,7 @@ VARIANTS = {
     "time-ordered-pause-tokens": "pause tokens are ULIDs: a millisecond timestamp, then 80 random bits, in Crockford's base 32",
     "rejected-as-guardrail": "a demonstration a reviewer rejected is kept as a guardrail row the review door lists, governing nothing and never recalled",
     "reset-is-new-session": "a reset opens a new session for the conversation instead of deleting anything: pauses stay on file under their session, and a token redeems only in its conversation's current session",
+    "running-totals": "each lesson's total is kept in the store and added to as turns arrive; a lesson is promoted when its total reaches the threshold",
     "gated-alias-tool": "an express refund reaches the refund's effect under the same key, and the gate judges it under the refund's procedures",
     "logs-refund-requests": "a refund the gate refused is still logged as requested (an effect of log_refund_request under refund:<order>:requested, next to the refund's key)",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",

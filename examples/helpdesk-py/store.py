@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS pauses (
     call_id TEXT NOT NULL, question_id TEXT NOT NULL, checkpoint TEXT,
     consumed INTEGER NOT NULL DEFAULT 0, claimed_by TEXT);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS lesson_totals (lesson TEXT PRIMARY KEY, total INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refunds (ord INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS escalations (ticket INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS notices (key TEXT PRIMARY KEY);
@@ -145,15 +146,44 @@ class Store:
         """How many user turns the desk has kept."""
         return int(self._db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
 
-    def consolidate(self, conversation: str, minimum: int = 2) -> int:
+    def consolidate(self, conversation: str, minimum: int = 2, since_first_seen: bool = False) -> int:
         """Promotes every lesson seen ``minimum`` times into a draft procedure
-        learned in ``conversation``; returns how many this cycle promoted."""
+        learned in ``conversation``; returns how many this cycle promoted.
+        ``since_first_seen`` (a twin's) counts every episode kept since the
+        lesson was first seen instead of the episodes that showed it."""
+        support = (
+            "(SELECT COUNT(*) FROM episodes AS later WHERE later.id >= MIN(episodes.id))"
+            if since_first_seen
+            else "COUNT(*)"
+        )
         with self._db:
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO procedures (text, status, conversation) "
                 "SELECT lesson, 'draft', ? FROM episodes WHERE lesson IS NOT NULL "
-                "GROUP BY lesson HAVING COUNT(*) >= ? ORDER BY MIN(id)",
+                f"GROUP BY lesson HAVING {support} >= ? ORDER BY MIN(id)",
                 (conversation, minimum),
+            )
+            return max(cursor.rowcount, 0)
+
+    def consolidate_total(self, conversation: str, lesson: Optional[str], minimum: int = 2) -> int:
+        """Running totals (the ``running-totals`` variant's): adds this
+        turn's lesson to its total kept in the store and promotes it into a
+        draft learned in ``conversation`` once the total reaches
+        ``minimum``; returns how many this cycle promoted."""
+        if lesson is None:
+            return 0
+        with self._db:
+            self._db.execute(
+                "INSERT INTO lesson_totals (lesson, total) VALUES (?, 1) "
+                "ON CONFLICT (lesson) DO UPDATE SET total = total + 1",
+                (lesson,),
+            )
+            (total,) = self._db.execute("SELECT total FROM lesson_totals WHERE lesson = ?", (lesson,)).fetchone()
+            if total < minimum:
+                return 0
+            cursor = self._db.execute(
+                "INSERT OR IGNORE INTO procedures (text, status, conversation) VALUES (?, 'draft', ?)",
+                (lesson, conversation),
             )
             return max(cursor.rowcount, 0)
 

@@ -116,7 +116,7 @@ pub fn check(kind: Kind, args: &[Arg], failed: &[String]) -> Result<Checked, syn
             None => {}
         }
     }
-    cross_checks(&given, &mut errors);
+    cross_checks(&given, args, &mut errors);
     match errors {
         Some(errors) => Err(errors),
         None => Ok(Checked { kind, values }),
@@ -367,7 +367,13 @@ fn empty_count(field: &Field, tokens: &TokenStream) -> syn::Error {
 
 /// The checks that relate two arguments, each spanned on the argument to
 /// change.
-fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn::Error>) {
+fn cross_checks(
+    given: &[(&'static Field, Typed, &Arg)],
+    args: &[Arg],
+    errors: &mut Option<syn::Error>,
+) {
+    // Written, whether or not its value passed its own check.
+    let written = |name: &str| args.iter().any(|a| a.name == name);
     let find = |name: &str| given.iter().find(|(f, _, _)| f.name == name);
     let mut refuse = |arg: &Arg, message: &str| {
         combine(errors, syn::Error::new_spanned(&arg.value.tokens, message));
@@ -578,6 +584,29 @@ fn cross_checks(given: &[(&'static Field, Typed, &Arg)], errors: &mut Option<syn
                 &format!(
                     "`multi_call_prompt` repeats `{prompt}`, which names one subject; the \
                      multi-call probe needs a request that makes several governed calls at once"
+                ),
+            );
+        }
+    }
+    match (find("approval_prompt"), find("approval_answer")) {
+        (Some((_, _, arg)), None) if !written("approval_answer") => refuse(
+            arg,
+            "`approval_prompt` needs `approval_answer`: the person's answer that approves the \
+             paused request",
+        ),
+        (None, Some((_, _, arg))) if !written("approval_prompt") => refuse(
+            arg,
+            "`approval_answer` needs `approval_prompt`: the request the person's answer approves",
+        ),
+        _ => {}
+    }
+    for prompt in ["draft_prompt", "satisfied_prompt", "blocked_prompt"] {
+        if let Some(arg) = same(prompt, "approval_prompt") {
+            refuse(
+                arg,
+                &format!(
+                    "`approval_prompt` repeats `{prompt}`, which the seed runs without a pause; \
+                     the request a person must approve is another one"
                 ),
             );
         }

@@ -83,6 +83,8 @@ impl Kind {
                 "procedural/reject-draft",
                 "procedural/replicas",
                 "procedural/multi-call",
+                "procedural/through-approval",
+                "procedural/one-demonstration-then-control",
             ],
             Self::ApprovalResume => &[
                 "approval/restart-between-pause-and-resume",
@@ -405,6 +407,20 @@ static PROCEDURAL: &[Field] = &[
         Presence::Optional,
         Rule::NonEmpty,
         "is one request naming several subjects, each a governed call; an empty prompt names none",
+    ),
+    field(
+        "approval_prompt",
+        Ty::Str,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is the request the deployment holds for a person's approval; an empty prompt asks nothing",
+    ),
+    field(
+        "approval_answer",
+        Ty::Object,
+        Presence::Optional,
+        Rule::NonEmpty,
+        "is the person's answer that approves the paused request, and an empty one says nothing",
     ),
     field(
         "gate_sweep",

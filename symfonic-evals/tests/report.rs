@@ -115,6 +115,8 @@ fn a_passing_run_reports_every_step_and_assertion() {
             ("procedural/reject-draft", "undeclared"),
             ("procedural/replicas", "undeclared"),
             ("procedural/multi-call", "needs"),
+            ("procedural/through-approval", "needs"),
+            ("procedural/one-demonstration-then-control", "needs"),
         ]
     );
     assert_eq!(report["probes_not_run"][5]["operation"], "review");
@@ -143,7 +145,11 @@ fn a_passing_run_reports_every_step_and_assertion() {
          procedural/reject-draft (the deployment does not declare `review`), \
          procedural/replicas (the deployment does not declare `replicas`), \
          procedural/multi-call (add `multi_call_prompt` to catch a gate that judges only the \
-         first call of a model message)\n"
+         first call of a model message), procedural/through-approval (add `approval_prompt` to \
+         catch an approved request routed straight to the tool, around the procedure gate), \
+         procedural/one-demonstration-then-control (add `control_demonstrations` to catch a \
+         promotion threshold counted over turns rather than demonstrations (the turns since a \
+         lesson was first seen, or every turn after it))\n"
     ));
     // The gate sweep sends one prompt in many states: the state digest
     // tells its steps apart, where the prompt's cannot.

@@ -312,6 +312,12 @@ impl ScriptedModel {
         } else {
             "issue_refund"
         };
+        // "in full": the whole order, which the desk holds for a manager.
+        let arguments = if reading.user.to_lowercase().contains("in full") {
+            json!({ "order": order, "full": true })
+        } else {
+            json!({ "order": order })
+        };
         let verified = reading.last("lookup_account");
         if reading.preflight_before("issue_refund")
             && reading.offers("lookup_account")
@@ -320,7 +326,7 @@ impl ScriptedModel {
             return call("lookup_account", json!({ "order": order }));
         }
         match reading.last(tool) {
-            None if reading.offers(tool) => call(tool, json!({ "order": order })),
+            None if reading.offers(tool) => call(tool, arguments),
             None => ModelStep::Answer("I cannot issue refunds from this desk.".into()),
             Some(Seen::Ok(_)) => ModelStep::Answer(format!("Refund for order {order} issued.")),
             // The tool's remedy says to verify the region: do that, then retry once.
@@ -328,9 +334,7 @@ impl ScriptedModel {
                 None if reading.offers("lookup_account") => {
                     call("lookup_account", json!({ "order": order }))
                 }
-                Some(Seen::Ok(_)) if reading.count(tool) < 2 => {
-                    call(tool, json!({ "order": order }))
-                }
+                Some(Seen::Ok(_)) if reading.count(tool) < 2 => call(tool, arguments),
                 _ => ModelStep::Answer(format!(
                     "I could not refund order {order}: the account region could not be verified."
                 )),

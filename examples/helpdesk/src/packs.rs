@@ -16,8 +16,9 @@ use crate::twins::Pack;
 /// Learn "verify the account region before a refund", approve it for US
 /// accounts with a receipt on file, and enforce it across a restart; a
 /// tracking habit learned beside it must stay a draft, turns with
-/// nothing to learn must promote nothing, and two refunds asked for at
-/// once are each judged by the gate.
+/// nothing to learn must promote nothing, two refunds asked for at
+/// once are each judged by the gate, and a whole order's refund, which a
+/// manager approves first, is still judged by the gate after the approval.
 pub fn procedural() -> PackDefinition {
     PackDefinition::Procedural(ProceduralPack {
         demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
@@ -41,6 +42,9 @@ pub fn procedural() -> PackDefinition {
         // Tracks a parcel between the draft and the review.
         interleaved_prompt: Some("where is the parcel for order 32?".into()),
         multi_call_prompt: Some("refund orders 6 and 7".into()),
+        // A whole order's refund waits for a manager, then the gate.
+        approval_prompt: Some("refund order 8 in full".into()),
+        approval_answer: Some(json!({ "approved": true })),
         ..ProceduralPack::default()
     })
 }

@@ -130,6 +130,21 @@ pub fn pause_on_file(durable_dir: &Path, token: &str) -> Result<bool, String> {
     .map_err(|error| format!("cannot read the desk's pauses: {error}"))
 }
 
+/// How many lessons the Python desk keeps running totals for (the
+/// `running-totals` variant's `lesson_totals`), read from its store alone:
+/// the variant's shape check.
+///
+/// # Errors
+///
+/// When the store cannot be opened or holds no totals table.
+pub fn lessons_totalled(durable_dir: &Path) -> Result<u64, String> {
+    let path = durable_dir.join("helpdesk.sqlite3");
+    let db = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|error| format!("cannot open the desk's store: {error}"))?;
+    db.query_row("SELECT COUNT(*) FROM lesson_totals", [], |row| row.get(0))
+        .map_err(|error| format!("cannot count the desk's lesson totals: {error}"))
+}
+
 /// Run options with the effect oracle over the desk's store.
 pub fn run_options() -> RunOptions {
     RunOptions {
@@ -795,6 +810,18 @@ pub const TWINS: [PythonTwin; 60] = [
         (
             "procedural/control-promotes-nothing",
             "control 1",
+            "AttributeEquals",
+            "AttributeEquals(procedural_promoted)",
+        ),
+        // A control turn after one demonstration is a control turn too.
+        &["procedural/one-demonstration-then-control"],
+    ),
+    twin(
+        "promotion-counts-turns-since-first-seen",
+        Pack::Procedural,
+        (
+            "procedural/one-demonstration-then-control",
+            "control after one demonstration",
             "AttributeEquals",
             "AttributeEquals(procedural_promoted)",
         ),

@@ -618,6 +618,8 @@ mod tests {
                 "procedural/review-binding (add `interleaved_prompt` to catch a review that binds the approved procedure to whatever tool was called last rather than the draft's)",
                 "procedural/two-procedures (add `decoy_demonstrations` to catch a gate that judges only one of two approved procedures on a tool)",
                 "procedural/multi-call (add `multi_call_prompt` to catch a gate that judges only the first call of a model message)",
+                "procedural/through-approval (add `approval_prompt` to catch an approved request routed straight to the tool, around the procedure gate)",
+                "procedural/one-demonstration-then-control (add `control_demonstrations` to catch a promotion threshold counted over turns rather than demonstrations (the turns since a lesson was first seen, or every turn after it))",
             ]
         );
         let without = procedural(false).probes_not_run();

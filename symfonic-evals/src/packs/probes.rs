@@ -60,11 +60,22 @@ impl Probe {
     /// which argument is missing.
     pub fn flaw(&self) -> &'static str {
         let text = self.catches;
-        let end = [":", ", or ", ", and "]
-            .iter()
-            .filter_map(|cut| text.find(cut))
-            .min()
-            .unwrap_or(text.len());
+        let mut depth = 0usize;
+        let end = text
+            .char_indices()
+            .find(|&(at, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                // A cut inside parentheses would leave one unclosed.
+                depth == 0
+                    && [":", ", or ", ", and "]
+                        .iter()
+                        .any(|cut| text[at..].starts_with(cut))
+            })
+            .map_or(text.len(), |(at, _)| at);
         text[..end].trim_end_matches(['.', ','])
     }
 
@@ -240,6 +251,15 @@ mod tests {
         assert_eq!(probe.flaw(), "a review that approves every draft");
         let colon = Probe::enabled_by("p/q", "x", "a gate judged by tool name: another wording");
         assert_eq!(colon.flaw(), "a gate judged by tool name");
+        let aside = Probe::enabled_by(
+            "p/q",
+            "x",
+            "a count over turns (since first seen, or all): x",
+        );
+        assert_eq!(
+            aside.flaw(),
+            "a count over turns (since first seen, or all)"
+        );
         let reason = NotRunReason::Needs {
             argument: "decoy_demonstrations".into(),
             catches: probe.flaw().into(),

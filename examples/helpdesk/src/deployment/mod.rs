@@ -248,7 +248,10 @@ impl Helpdesk {
             store,
             ledger: ctx.ledger().clone(),
             model: Box::new(model),
-            extractor: Box::new(RuleExtractor::default()),
+            extractor: Box::new(RuleExtractor {
+                support_since_first_seen: flaw == Some(Flaw::PromotionCountsTurnsSinceFirstSeen),
+                ..RuleExtractor::default()
+            }),
             tools,
             contributed,
             door,

@@ -234,6 +234,40 @@ impl Helpdesk {
         }
     }
 
+    /// The approved call of a tool a manager approves before the gate
+    /// (see `asks_a_manager_first`), judged by the gate now, under the
+    /// paused turn's state: refused by its stage, or admitted with the
+    /// arguments the gate passed on. Other held calls were judged before
+    /// they paused. The twin runs an approved call straight away.
+    fn judged_after_approval(
+        &self,
+        turn: &mut Turn,
+        tool: &str,
+        approved: Value,
+    ) -> Result<Value, ToolOutcome> {
+        if !Self::asks_a_manager_first(tool, &approved) || self.has(Flaw::ApprovedCallSkipsGate) {
+            return Ok(approved);
+        }
+        // The calls admitted before the pause; the held call is not one yet.
+        let admitted = turn
+            .earlier_calls
+            .iter()
+            .filter(|call| {
+                !call.is_pending() && !matches!(call.outcome, ToolOutcome::Refused { .. })
+            })
+            .count();
+        let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
+        let admission = self.gate.admit(tool, approved, turn.state.as_ref(), prior);
+        turn.stages.extend(admission.trace.to_stage_records());
+        turn.consulted.extend(admission.consulted);
+        match admission.trace.blocked_by() {
+            Some(stage) => Err(ToolOutcome::Refused {
+                stage: stage.to_owned(),
+            }),
+            None => Ok(admission.arguments),
+        }
+    }
+
     /// Runs the held call `id` as `answer` decides, or ends it unrun, files
     /// the observation the model reads next, and reports how it was
     /// resolved (with the arguments it ran with, when it ran).
@@ -245,7 +279,10 @@ impl Helpdesk {
         arguments: &Value,
         answer: &Value,
     ) -> ResolvedCall {
-        let arguments = match self.decided(tool, arguments, answer) {
+        let judged = self
+            .decided(tool, arguments, answer)
+            .and_then(|approved| self.judged_after_approval(turn, tool, approved));
+        let arguments = match judged {
             Ok(arguments) => arguments,
             Err(outcome) => {
                 turn.transcript.push(match &outcome {

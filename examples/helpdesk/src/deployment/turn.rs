@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
-use symfonic_evals::contracts::PRECONDITION_STAGE;
+use symfonic_evals::contracts::{Episode, PRECONDITION_STAGE};
 use symfonic_evals::{
     PromptRequest, StageRecord, ToolCall, ToolOutcome, TurnError, TurnRecord, TurnRecordBuilder,
 };
@@ -12,8 +12,9 @@ use symfonic_evals::{
 use super::{Helpdesk, MAX_STEPS};
 use crate::honest::{uuid_like, Variant};
 use crate::interaction::ASK_USER;
-use crate::memory::consolidation::{run_cycle, CycleReport};
+use crate::memory::consolidation::{run_cycle, CycleReport, RuleExtractor};
 use crate::memory::remember;
+use crate::memory::totals::run_totals;
 use crate::model::{observation, ModelInput, ModelStep};
 use crate::store::store_error;
 use crate::tools::{account_region, apply_effect, ToolEnv};
@@ -128,6 +129,14 @@ impl Helpdesk {
         self.variant.is_some_and(Variant::holds_the_call) && tool == "cancel_subscription"
     }
 
+    /// Whether a call waits for a manager's approval before the gate judges
+    /// it: a refund of a whole order (`"full": true`). The approval node
+    /// comes first and the gate judges the approved call, so a manager's
+    /// yes never overrides an approved procedure.
+    pub(super) fn asks_a_manager_first(tool: &str, arguments: &Value) -> bool {
+        tool == "issue_refund" && arguments.get("full") == Some(&Value::Bool(true))
+    }
+
     pub(super) fn env<'a>(&'a self, turn: &'a Turn) -> ToolEnv<'a> {
         ToolEnv {
             ledger: &self.ledger,
@@ -236,8 +245,10 @@ impl Helpdesk {
             .filter(|call| !matches!(call.outcome, ToolOutcome::Refused { .. }))
             .count();
         let prior = u32::try_from(admitted).unwrap_or(u32::MAX);
-        let (arguments, blocked) = if unjudged {
-            // The twin's gate read the message's first call only.
+        let manager = Self::asks_a_manager_first(&tool, &arguments);
+        let (arguments, blocked) = if unjudged || manager {
+            // The twin's gate read the message's first call only; a call a
+            // manager approves first is judged once approved.
             (arguments, None)
         } else {
             let admission = self.gate.admit(
@@ -281,7 +292,7 @@ impl Helpdesk {
                 .push(ToolCall::succeeded(&id, &tool, arguments.clone(), yes));
             return Ok(None);
         }
-        if tool == ASK_USER || self.held_for_approval(&tool) {
+        if tool == ASK_USER || self.held_for_approval(&tool) || manager {
             let question = if tool == ASK_USER {
                 arguments.clone()
             } else {
@@ -407,6 +418,15 @@ impl Helpdesk {
                         promoted: self.turns,
                         ..CycleReport::default()
                     }
+                } else if self.is(Variant::RunningTotals) {
+                    let id = remember(&self.store, &turn.conversation, &turn.prompt, &tools)
+                        .map_err(store_error)?;
+                    let episode = tools.iter().fold(
+                        Episode::new(format!("episode-{id}"), turn.prompt.clone()),
+                        |e, t| e.tool(t.clone()),
+                    );
+                    run_totals(&self.store, &RuleExtractor::default(), &episode)
+                        .map_err(store_error)?
                 } else {
                     remember(&self.store, &turn.conversation, &turn.prompt, &tools)
                         .map_err(store_error)?;

@@ -169,6 +169,12 @@ variants! {
          \"refund requested\" row for the order through `log_refund_request`, an effect of its \
          own under a key next to the refund's (`refund:order:7:requested`), as a desk that \
          keeps a trail of what customers asked for does.",
+    RunningTotals = "running-totals",
+        "Consolidation keeps running totals: each lesson's supporting episodes are counted in \
+         the store as turns arrive, each turn adding its own episode to the lessons it shows, \
+         and a lesson is promoted when its total reaches the threshold, instead of re-reading \
+         a window of recent episodes every turn (the Python desk's store adds each turn's \
+         lesson to its total).",
         for [Procedural], python [Procedural];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \

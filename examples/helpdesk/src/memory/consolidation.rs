@@ -67,6 +67,11 @@ pub struct RuleExtractor {
     pub preflight_support: usize,
     /// Episodes needed before an action draft is proposed.
     pub action_support: usize,
+    /// Count a preflight's support over every episode since the pairing
+    /// was first seen rather than over the episodes that show it: the
+    /// `PromotionCountsTurnsSinceFirstSeen` twin's threshold, which one
+    /// demonstration and any later turn reach.
+    pub support_since_first_seen: bool,
 }
 
 impl Default for RuleExtractor {
@@ -78,6 +83,7 @@ impl Default for RuleExtractor {
             )]),
             preflight_support: 2,
             action_support: 4,
+            support_since_first_seen: false,
         }
     }
 }
@@ -106,9 +112,20 @@ impl RuleExtractor {
                 }
             }
         }
+        // How many episodes a pairing counts as support: those that show
+        // it, or (the twin's) every episode from the first that did.
+        let counted = |ids: &BTreeSet<&str>| {
+            if !self.support_since_first_seen {
+                return ids.len();
+            }
+            episodes
+                .iter()
+                .position(|e| ids.contains(e.id.as_str()))
+                .map_or(0, |first| episodes.len() - first)
+        };
         support
             .into_iter()
-            .filter(|(_, ids)| ids.len() >= self.preflight_support)
+            .filter(|(_, ids)| counted(ids) >= self.preflight_support)
             .map(|((tool, verifier), ids)| {
                 let rationale = format!(
                     "{verifier} was needed next to {tool} in {} episodes",

@@ -3,6 +3,7 @@
 //! consolidation cycle turns recurring episodes into procedural drafts.
 
 pub mod consolidation;
+pub mod totals;
 
 use serde_json::Value;
 use symfonic_evals::contracts::Episode;

@@ -12,6 +12,7 @@
 pub mod outbox;
 pub mod pauses;
 pub mod runs;
+pub mod support;
 
 pub use outbox::effects_in_store;
 pub use pauses::TokenRow;
@@ -78,6 +79,11 @@ CREATE TABLE IF NOT EXISTS effect_keys (
 CREATE TABLE IF NOT EXISTS counters (
     name  TEXT PRIMARY KEY,
     value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lesson_support (
+    lesson  TEXT NOT NULL,
+    episode TEXT NOT NULL,
+    PRIMARY KEY (lesson, episode)
 );
 ";
 

@@ -542,6 +542,18 @@ impl Flaw {
                 "EveryCallJudged",
                 "EveryCallJudged(issue_refund, procedural_precondition, refused)",
             ),
+            Self::ApprovedCallSkipsGate => at(
+                "procedural/through-approval",
+                "approved, blocked",
+                "StageObserved",
+                "StageObserved(procedural_precondition",
+            ),
+            Self::PromotionCountsTurnsSinceFirstSeen => at(
+                "procedural/one-demonstration-then-control",
+                "control after one demonstration",
+                "AttributeEquals",
+                "AttributeEquals(procedural_promoted)",
+            ),
             Self::GateJudgesFirstProcedureOnly => at(
                 "procedural/two-procedures",
                 "only the first approval holds",
@@ -675,6 +687,12 @@ impl Flaw {
     /// failing step.
     pub fn failing_scenarios(self) -> Vec<&'static str> {
         let parts: &[&[&str]] = match self {
+            // One demonstration and a control turn: the control's cycle
+            // read two episodes.
+            Self::PromotedCountCountsEpisodes => &[&[
+                "procedural/control-promotes-nothing",
+                "procedural/one-demonstration-then-control",
+            ]],
             Self::PromotedCountIsDraftsOnFile => &[&[
                 "procedural/identity-bound",
                 "procedural/control-promotes-nothing",
@@ -697,11 +715,14 @@ impl Flaw {
                     "procedural/reject-draft",
                     "procedural/replicas",
                     "procedural/multi-call",
+                    "procedural/through-approval",
+                    "procedural/one-demonstration-then-control",
                 ],
             ],
-            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => {
-                &[PROCEDURAL_DRAFTING, &["procedural/multi-call"]]
-            }
+            Self::DraftGovernsBeforeReview | Self::DraftLeaksIntoPrompt => &[
+                PROCEDURAL_DRAFTING,
+                &["procedural/multi-call", "procedural/through-approval"],
+            ],
             // The admin API's approval is held in memory too, so the
             // amendment and the revocation find nothing on file.
             // The second instance never sees the first's memory either.
@@ -712,6 +733,7 @@ impl Flaw {
                     "procedural/revoke",
                     "procedural/replicas",
                     "procedural/multi-call",
+                    "procedural/through-approval",
                 ],
             ],
             Self::EnforcementReadsShadowProcedure
@@ -719,7 +741,11 @@ impl Flaw {
             | Self::ToolRunsDespiteRefusal => &[
                 PROCEDURAL_ENFORCING,
                 PROCEDURAL_LIFECYCLE,
-                &["procedural/replicas", "procedural/multi-call"],
+                &[
+                    "procedural/replicas",
+                    "procedural/multi-call",
+                    "procedural/through-approval",
+                ],
             ],
             // Every lifecycle probe binds the identities too.
             Self::IdentityIsRowLabel => &[&["procedural/identity-bound"], PROCEDURAL_LIFECYCLE],

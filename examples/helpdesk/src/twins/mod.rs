@@ -264,6 +264,16 @@ flaws! {
     /// message carries run unjudged (a gate node that reads
     /// `tool_calls[0]`).
     GateJudgesFirstCallOnly = "gate-judges-first-call-only" in Procedural,
+    /// A call a manager approves before the gate runs as soon as it is
+    /// approved: the approval edge leads straight to the tool, around the
+    /// procedure gate (a graph whose approval node routes to the tool
+    /// node).
+    ApprovedCallSkipsGate = "approved-call-skips-gate" in Procedural,
+    /// A lesson's support is counted over the turns since it was first
+    /// seen ("the pattern has held for two turns"), not over the
+    /// demonstrations that show it: one demonstration and any later turn
+    /// promote the draft.
+    PromotionCountsTurnsSinceFirstSeen = "promotion-counts-turns-since-first-seen" in Procedural,
     /// Each instance keeps the approved procedures in a cache loaded when it
     /// opens and refreshed by its own review door: a replica that was
     /// already running enforces without the approval.

@@ -5,17 +5,20 @@
 //! decoy, control and rejected demonstrations, a draft rejected at the
 //! review door, other wordings of the action prompt, another tool called
 //! between the draft and the review, several governed calls in one
-//! message).
+//! message, the blocked request approved by a person and still refused, a
+//! control turn after a single demonstration).
 
 mod binding;
 mod lifecycle;
 mod multi_call;
+mod one_demonstration;
 mod rejection;
 mod routes;
 mod rules;
 mod scenarios;
 mod sweep;
 mod sweep_states;
+mod through_approval;
 
 use serde_json::Value;
 
@@ -166,7 +169,29 @@ pub const PROBES: &[Probe] = &[
          subjects, under the blocked state every governed call refused and under the satisfied \
          state every one admitted, each judged in the gate's trace",
     ),
+    Probe::enabled_by(
+        THROUGH_APPROVAL,
+        "approval_prompt",
+        "an approved request routed straight to the tool, around the procedure gate: where the \
+         governed tool also waits for a person, the request that pauses is approved under the \
+         blocked state and the gate must still refuse it, with no governed effect; under the \
+         satisfied state the approved call is carried out once",
+    ),
+    Probe::enabled_by(
+        ONE_DEMONSTRATION,
+        "control_demonstrations",
+        "a promotion threshold counted over turns rather than demonstrations (the turns since a \
+         lesson was first seen, or every turn after it): one demonstration, then a control turn, \
+         which must promote nothing, then the other demonstrations, the last still promoting",
+    ),
 ];
+
+/// The probe that sends a control turn after a single demonstration.
+pub(super) const ONE_DEMONSTRATION: &str = "procedural/one-demonstration-then-control";
+
+/// The probe that sends a request held for a person's approval through
+/// the procedure gate after the approval.
+pub(super) const THROUGH_APPROVAL: &str = "procedural/through-approval";
 
 /// The probe that sends one request making several governed calls.
 pub(super) const MULTI_CALL: &str = "procedural/multi-call";
@@ -256,6 +281,16 @@ pub struct ProceduralPack {
     /// several calls of `action_tool` at once: each must be judged by the
     /// gate. `None` (the default) leaves the multi-call probe out.
     pub multi_call_prompt: Option<String>,
+    /// A request for `action_tool` that the deployment holds for a
+    /// person's approval (where the same tool both waits for a person and
+    /// is governed by the procedure): given with `approval_answer`, the
+    /// through-approval probe approves it under the blocked state, where
+    /// the gate must still refuse, and under the satisfied state. `None`
+    /// (the default) leaves the probe out.
+    pub approval_prompt: Option<String>,
+    /// The person's answer that approves `approval_prompt`'s pause, as the
+    /// deployment's answer schema spells it (`{"approved": true}`).
+    pub approval_answer: Option<Value>,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required (not read from JSON: a policy holds a
@@ -292,6 +327,8 @@ impl Default for ProceduralPack {
             paraphrases: Vec::new(),
             interleaved_prompt: None,
             multi_call_prompt: None,
+            approval_prompt: None,
+            approval_answer: None,
             gate_sweep: DEFAULT_GATE_SWEEP,
             retries: Retries::Exact,
             skip_probes: Vec::new(),
@@ -439,6 +476,7 @@ impl ProceduralPack {
             }
         }
         self.check_multi_call(checks);
+        self.check_through_approval(checks);
         checks.require(
             self.gate_sweep >= 1,
             "gate_sweep",

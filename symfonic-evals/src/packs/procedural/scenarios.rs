@@ -186,6 +186,8 @@ impl ProceduralPack {
                 "procedural/paraphrases" => !self.paraphrases.is_empty(),
                 "procedural/review-binding" => self.interleaved_prompt.is_some(),
                 super::MULTI_CALL => self.multi_call_prompt.is_some(),
+                super::THROUGH_APPROVAL => self.approval_prompt.is_some(),
+                super::ONE_DEMONSTRATION => self.one_demonstration_runs(),
                 "procedural/two-procedures" => {
                     !self.decoy_demonstrations.is_empty()
                         && self.lifecycle_gap(probe.name).is_none()
@@ -273,6 +275,8 @@ impl ProceduralPack {
             "procedural/review-binding" => probe(self.binding_steps()),
             REJECT_DRAFT => probe(self.reject_draft_steps()),
             super::MULTI_CALL => probe(self.multi_call_steps()),
+            super::THROUGH_APPROVAL => probe(self.through_approval_steps()),
+            super::ONE_DEMONSTRATION => probe(self.one_demonstration_steps()),
             "procedural/replicas" => {
                 // The second instance runs from the start; it enforces
                 // what the first approved, without a restart.

@@ -32,6 +32,8 @@ use symfonic_evals_ui::Inert as Deployment;
     paraphrases = ["express refund order 9"],
     interleaved_prompt = "where is the parcel for order 31?",
     multi_call_prompt = "refund orders 9 and 10",
+    approval_prompt = "refund order 11 in full",
+    approval_answer = { "approved": true },
     gate_sweep = 8,
     retries = "same_key",
     skip_probes = ["procedural/gate-sweep"],
