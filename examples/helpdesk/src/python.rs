@@ -399,7 +399,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 60] = [
+pub const TWINS: [PythonTwin; 63] = [
     // approval
     twin(
         "checkpoint-in-memory",

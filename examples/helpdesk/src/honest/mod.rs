@@ -169,6 +169,7 @@ variants! {
          \"refund requested\" row for the order through `log_refund_request`, an effect of its \
          own under a key next to the refund's (`refund:order:7:requested`), as a desk that \
          keeps a trail of what customers asked for does.",
+        for [Procedural], python [Procedural];
     RunningTotals = "running-totals",
         "Consolidation keeps running totals: each lesson's supporting episodes are counted in \
          the store as turns arrive, each turn adding its own episode to the lessons it shows, \
