@@ -450,7 +450,10 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
             // MCP fixture's probe sees every call the desk makes, so each
             // extension twin a self-reported probe catches fails it too
             // (the Python desk, which binds no fixture, has the twins those
-            // probes catch alone).
+            // probes catch alone). A token never checked redeems the
+            // conversation's latest pause whatever is presented, so its
+            // twin fails the one-of-two probe's earlier token beside the
+            // forgery.
             let first = Flaw::ALL
                 .iter()
                 .filter(|f| f.pack() == pack && f.expected_catch().scenario == name)
@@ -466,6 +469,7 @@ fn every_probe_the_desk_runs_has_a_twin_it_catches_first() {
                     "procedural/control-promotes-nothing",
                     "approval/restart-between-pause-and-resume",
                     "approval/restart-before-replay",
+                    "approval/forged-token",
                     "approval/two-conversations",
                     "approval/gated-action",
                     "approval/deny-answer",
