@@ -20,6 +20,9 @@ mod sweep;
 mod sweep_states;
 mod through_approval;
 
+#[cfg(test)]
+mod fixture;
+
 use serde_json::Value;
 
 use super::arguments::ArgumentChecks;

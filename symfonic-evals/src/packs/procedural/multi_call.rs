@@ -62,22 +62,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::packs::procedural::fixture::refund_pack;
     use crate::packs::procedural::MULTI_CALL;
 
     fn pack(multi_call_prompt: Option<&str>) -> ProceduralPack {
         ProceduralPack {
-            demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
-            review_prompt: "approve the refund procedure".into(),
-            draft_prompt: "refund order 3".into(),
-            satisfied_prompt: "refund order 4".into(),
-            blocked_prompt: "refund order 5".into(),
-            satisfied_state: json!({"region": "US"}),
-            blocked_state: json!({"region": "EU"}),
-            draft_state: json!({"region": "MX"}),
-            action_tool: "issue_refund".into(),
-            procedure_fragment: "verify the account region".into(),
             multi_call_prompt: multi_call_prompt.map(str::to_owned),
-            ..ProceduralPack::default()
+            ..refund_pack()
         }
     }
 

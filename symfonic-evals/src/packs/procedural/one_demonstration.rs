@@ -49,22 +49,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::packs::procedural::fixture::refund_pack;
     use crate::packs::procedural::ONE_DEMONSTRATION;
 
     fn pack(demonstrations: &[&str], controls: &[&str]) -> ProceduralPack {
         ProceduralPack {
             demonstrations: demonstrations.iter().map(|d| (*d).to_owned()).collect(),
-            review_prompt: "approve the refund procedure".into(),
-            draft_prompt: "refund order 3".into(),
-            satisfied_prompt: "refund order 4".into(),
-            blocked_prompt: "refund order 5".into(),
-            satisfied_state: json!({"region": "US"}),
-            blocked_state: json!({"region": "EU"}),
-            draft_state: json!({"region": "MX"}),
-            action_tool: "issue_refund".into(),
-            procedure_fragment: "verify the account region".into(),
             control_demonstrations: controls.iter().map(|c| (*c).to_owned()).collect(),
-            ..ProceduralPack::default()
+            ..refund_pack()
         }
     }
 

@@ -79,24 +79,11 @@ impl ProceduralPack {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+    use crate::packs::procedural::fixture::refund_pack;
 
     fn pack() -> ProceduralPack {
-        ProceduralPack {
-            demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
-            review_prompt: "approve".into(),
-            draft_prompt: "refund order 3".into(),
-            draft_state: json!({"region": "EU"}),
-            satisfied_prompt: "refund order 4".into(),
-            satisfied_state: json!({"region": "US"}),
-            blocked_prompt: "refund order 5".into(),
-            blocked_state: json!({"region": "EU"}),
-            action_tool: "issue_refund".into(),
-            procedure_fragment: "verify the account region".into(),
-            ..ProceduralPack::default()
-        }
+        refund_pack()
     }
 
     #[test]

@@ -110,23 +110,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::packs::procedural::fixture::refund_pack;
     use crate::packs::procedural::THROUGH_APPROVAL;
 
     fn pack(prompt: Option<&str>, answer: Option<Value>) -> ProceduralPack {
         ProceduralPack {
-            demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
-            review_prompt: "approve the refund procedure".into(),
-            draft_prompt: "refund order 3".into(),
-            satisfied_prompt: "refund order 4".into(),
-            blocked_prompt: "refund order 5".into(),
-            satisfied_state: json!({"region": "US"}),
-            blocked_state: json!({"region": "EU"}),
-            draft_state: json!({"region": "MX"}),
-            action_tool: "issue_refund".into(),
-            procedure_fragment: "verify the account region".into(),
             approval_prompt: prompt.map(str::to_owned),
             approval_answer: answer,
-            ..ProceduralPack::default()
+            ..refund_pack()
         }
     }
 
