@@ -122,6 +122,9 @@ twins! {
     approval_grants_the_conversation_queue: ApprovalGrantsConversationQueue =>
         "approval/one-of-two", "resume first", "EffectsOfOneApproval",
         "EffectsOfOneApproval";
+    checkpoint_kept_per_conversation: CheckpointPerConversation =>
+        "approval/one-of-two", "resume second", "RequestsNotCrossed",
+        "RequestsNotCrossed";
     any_approver_accepted: AnyApproverAccepted =>
         "approval/foreign-answer", "foreign answer", "EffectsWithheld",
         "EffectsWithheld";

@@ -87,6 +87,7 @@ TWINS = {
     "approval-reused-in-conversation": "a conversation whose request was approved once has its later requests carried out without asking",
     "approval-grants-every-pending": "an approval is applied as a batch: every other pending request is carried out with the same answer, its token left redeemable",
     "approval-grants-conversation-queue": "an approval is applied to the conversation's queue: every other request pending in the same conversation is carried out with the same answer, its token left redeemable",
+    "checkpoint-per-conversation": "the paused turn is checkpointed under its conversation, one slot each: a second pause in the same conversation overwrites the first's, and either token continues the later request",
     "brief-shares-escalation-key": "the supervisor's brief before an escalation goes under the escalation's own key, so the escalation is refused as applied before",
     "any-approver-accepted": "the approver an answer names is never checked: anyone's approval escalates",
     "amendment-ignored": "the continuation hears the approval's decision only: an amended priority escalates as first asked",
@@ -820,6 +821,8 @@ class HelpDesk(Deployment):
         if self.has("checkpoint-in-memory"):
             return self._checkpoints_in_memory.get(token)
         stored = self.store.pause(token)
+        if stored is not None and self.has("checkpoint-per-conversation"):
+            stored = self.store.latest_pause(stored.conversation)
         return None if stored is None else stored.checkpoint
 
     def _spent(self, pause: PauseRow) -> bool:

@@ -537,7 +537,14 @@ impl Pauses {
             }
             self.spend(&token)?;
         }
-        let checkpoint = match row.checkpoint_id {
+        let slot = if self.has(Flaw::CheckpointPerConversation) {
+            self.store
+                .latest_checkpoint(&row.conversation)
+                .map_err(store_error)?
+        } else {
+            row.checkpoint_id
+        };
+        let checkpoint = match slot {
             Some(id) => self.load(id)?,
             None => None,
         };

@@ -399,7 +399,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 63] = [
+pub const TWINS: [PythonTwin; 64] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -557,6 +557,17 @@ pub const TWINS: [PythonTwin; 63] = [
             "resume first",
             "EffectsOfOneApproval",
             "EffectsOfOneApproval",
+        ),
+        &[],
+    ),
+    twin(
+        "checkpoint-per-conversation",
+        Pack::ApprovalResume,
+        (
+            "approval/one-of-two",
+            "resume second",
+            "RequestsNotCrossed",
+            "RequestsNotCrossed",
         ),
         &[],
     ),

@@ -31,6 +31,7 @@ impl Assertion {
             Self::GovernedEffectReached { .. } => "GovernedEffectReached",
             Self::AskedOrWithheld { .. } => "AskedOrWithheld",
             Self::EffectsOfOneApproval { .. } => "EffectsOfOneApproval",
+            Self::RequestsNotCrossed { .. } => "RequestsNotCrossed",
             Self::LedgerDelta { .. } => "LedgerDelta",
             Self::ToolEffects { .. } => "ToolEffects",
             Self::StageObserved { .. } => "StageObserved",
@@ -136,6 +137,7 @@ impl Assertion {
             | Self::KeysNotShared
             | Self::AskedOrWithheld { .. }
             | Self::EffectsOfOneApproval { .. }
+            | Self::RequestsNotCrossed { .. }
             | Self::LedgerDelta { .. }
             | Self::PauseTokenDistinct
             | Self::PauseTokenUnpredictable
@@ -236,6 +238,13 @@ impl Assertion {
                     .map(|(tool, n)| format!("{}={n}", super::check::tool_label(tool)))
                     .collect();
                 format!("EffectsOfOneApproval(approved: {})", tools.join(", "))
+            }
+            Self::RequestsNotCrossed { request, .. } => {
+                let tools: Vec<&str> = request
+                    .keys()
+                    .map(|tool| super::check::tool_label(tool))
+                    .collect();
+                format!("RequestsNotCrossed(tools: {})", tools.join(", "))
             }
             Self::ToolEffects {
                 tool,

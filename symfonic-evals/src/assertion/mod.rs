@@ -273,6 +273,22 @@ pub enum Assertion {
         /// Whether a retry under an applied key is the deployment's way.
         retries: Retries,
     },
+    /// The step resumes the later of two requests pending in one
+    /// conversation, after the earlier one's resume (`earlier`: the
+    /// argument digests that resume attempted, per tool). `request` holds
+    /// the earlier request's effects where they carry the same arguments
+    /// in every other conversation it ran in. Of each such tool, the
+    /// earlier resume must have attempted them; if it did not, while this
+    /// step did (the two approvals were taken for each other's requests)
+    /// or both resumes attempted one same effect (both tokens continued
+    /// one request), the check fails. Arguments that differ here from
+    /// elsewhere, with no such crossing, are not judged.
+    RequestsNotCrossed {
+        /// The earlier request's effects' argument digests, per tool.
+        request: BTreeMap<String, std::collections::BTreeSet<String>>,
+        /// What the earlier request's resume attempted, per tool.
+        earlier: BTreeMap<String, std::collections::BTreeSet<String>>,
+    },
     /// No attempt of the step that the ledger refused as already applied
     /// belongs to another effect than the one applied under its key: its
     /// tool, or its arguments when both name them, differ. Two different
@@ -597,6 +613,7 @@ impl Assertion {
                 | Self::EffectsFewerThan { .. }
                 | Self::EffectsWithheld { .. }
                 | Self::EffectsOfOneApproval { .. }
+                | Self::RequestsNotCrossed { .. }
                 | Self::EffectNotRepeated
                 | Self::KeysNotShared
                 | Self::GovernedEffectReached { .. }

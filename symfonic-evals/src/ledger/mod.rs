@@ -108,6 +108,27 @@ pub fn attempted_by_tool(events: &[LedgerEvent]) -> std::collections::BTreeMap<S
     per_tool(events.iter())
 }
 
+/// The argument digests of the effects `events` attempted, per tool
+/// (attempts that gave no arguments left out, a retry counted once): what
+/// a pack compares to tell which request a step carried out, without
+/// keeping a value.
+pub fn arguments_by_tool(events: &[LedgerEvent]) -> ArgumentsByTool {
+    let mut digests = ArgumentsByTool::new();
+    for event in events {
+        if let Some(arguments) = &event.arguments {
+            digests
+                .entry(event.tool.clone().unwrap_or_default())
+                .or_default()
+                .insert(arguments.clone());
+        }
+    }
+    digests
+}
+
+/// Argument digests per tool (an effect that names no tool under the
+/// empty name); see [`arguments_by_tool`].
+pub type ArgumentsByTool = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
 fn per_tool<'a>(
     events: impl Iterator<Item = &'a LedgerEvent>,
 ) -> std::collections::BTreeMap<String, u64> {

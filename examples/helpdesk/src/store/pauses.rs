@@ -76,6 +76,22 @@ impl Store {
         Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
     }
 
+    /// The id of the latest checkpoint written for `conversation`, if any.
+    ///
+    /// # Errors
+    ///
+    /// On a database error.
+    pub fn latest_checkpoint(&self, conversation: &str) -> rusqlite::Result<Option<i64>> {
+        self.db()
+            .query_row(
+                "SELECT MAX(id) FROM checkpoints WHERE conversation = ?1",
+                params![conversation],
+                |row| row.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+    }
+
     /// Issues a token for a pause, bound to `checkpoint_id` when there is one.
     ///
     /// # Errors

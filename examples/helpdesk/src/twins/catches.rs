@@ -307,6 +307,12 @@ impl Flaw {
                 "EffectsOfOneApproval",
                 "EffectsOfOneApproval",
             ),
+            Self::CheckpointPerConversation => at(
+                "approval/one-of-two",
+                "resume second",
+                "RequestsNotCrossed",
+                "RequestsNotCrossed",
+            ),
             Self::AnyApproverAccepted => at(
                 "approval/foreign-answer",
                 "foreign answer",

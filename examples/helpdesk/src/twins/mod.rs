@@ -145,6 +145,12 @@ flaws! {
     /// conversation, as a thread whose approval node runs every queued
     /// request. Other conversations are left alone.
     ApprovalGrantsConversationQueue = "approval-grants-conversation-queue" in ApprovalResume,
+    /// The paused turn is checkpointed under its conversation, one slot
+    /// each, as a thread keeps one state: a second pause in the same
+    /// conversation overwrites the first's, and either token, still
+    /// genuine, continues the later request. Each resume carries out one
+    /// request's effects, so counting them shows nothing.
+    CheckpointPerConversation = "checkpoint-per-conversation" in ApprovalResume,
     /// The approver an answer names is never checked: anyone's approval
     /// carries the request out.
     AnyApproverAccepted = "any-approver-accepted" in ApprovalResume,

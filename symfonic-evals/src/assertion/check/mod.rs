@@ -8,6 +8,7 @@ mod fixture;
 mod pause;
 pub(crate) mod procedures;
 mod record;
+mod requests;
 mod routes;
 pub(crate) mod tools;
 
@@ -166,6 +167,9 @@ impl Assertion {
             Self::AskedOrWithheld { approved } => effects::asked_or_withheld(evidence, approved),
             Self::EffectsOfOneApproval { approved, retries } => {
                 effects::of_one_approval(evidence, approved, *retries)
+            }
+            Self::RequestsNotCrossed { request, earlier } => {
+                requests::not_crossed(evidence, request, earlier)
             }
             Self::EffectsMatchOracle => effects::oracle(evidence),
             Self::CrashedEffectRetried => effects::crash_retried(evidence),

@@ -5,6 +5,8 @@
 
 mod edited;
 mod kept;
+mod learned;
+mod one_of_two;
 mod reset;
 mod scenarios;
 pub(crate) mod tokens;

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::kept::kept;
+use super::learned::resume_effects;
 use super::{ApprovalResumePack, PROBES};
 use crate::assertion::Assertion;
 use crate::evidence::{PAUSED, PAUSE_NAME, PAUSE_RESUMABLE};
@@ -177,9 +178,8 @@ impl ApprovalResumePack {
             "approval/second-request" => {
                 probe(vec![pause, resume, replay]).continued(SecondRequest { pack: self.clone() })
             }
-            "approval/one-of-two" => {
-                probe(vec![pause, resume, replay]).continued(OneOfTwo { pack: self.clone() })
-            }
+            "approval/one-of-two" => probe(vec![pause, resume, replay])
+                .continued(super::one_of_two::OneOfTwo { pack: self.clone() }),
             "approval/amended-answer" => {
                 // The amendment is the answer: the seed's resume checks,
                 // and the call it runs carries the change.
@@ -492,20 +492,6 @@ impl Continuation for SecondRequest {
     }
 }
 
-/// The applied effects, per tool, of the trial's first resume (its second
-/// step, answering the first): the effects one approval carries out.
-/// `None` when it applied none through the ledger.
-fn resume_effects(session: &Session<'_>) -> Option<std::collections::BTreeMap<String, u64>> {
-    let steps = session.steps();
-    let (paused, resumed) = (steps.first()?, steps.get(1)?);
-    let from = usize::try_from(paused.ledger.attempts).unwrap_or(usize::MAX);
-    let to = usize::try_from(resumed.ledger.attempts).unwrap_or(usize::MAX);
-    let mut events = session.context().ledger().events_since(from);
-    events.truncate(to.saturating_sub(from));
-    let approved = crate::ledger::applied_by_tool(&events);
-    (!approved.is_empty()).then_some(approved)
-}
-
 /// After an uncrashed pause, resume and replay (which learn one approval's
 /// effects, per tool): fresh fixtures, the pause, a real restart, and the
 /// resume, which must carry the request out as the uncrashed one did, not
@@ -634,105 +620,6 @@ impl Continuation for ForeignAnswer {
             }
         }
         for step in [answer, resume, pack.replay("replay", &foreign)] {
-            if session.run(&kept(step)).is_none() {
-                return;
-            }
-        }
-    }
-}
-
-/// After an approving pause, resume and replay (which learn one approval's
-/// effects, per tool): fresh fixtures, two requests paused in two
-/// conversations, the first approved. Its resume carries out its own
-/// request and no other; the second still pends and resumes on its own;
-/// both tokens are spent after. On a deployment declaring
-/// [`CONCURRENT_PAUSES`](crate::CONCURRENT_PAUSES), with `second_prompt`:
-/// fresh fixtures again and the same in one conversation, the earlier of
-/// the two pauses approved first (so a desk that answers the
-/// conversation's latest pause whatever the token is seen).
-struct OneOfTwo {
-    pack: ApprovalResumePack,
-}
-
-impl Continuation for OneOfTwo {
-    fn describe(&self) -> String {
-        "the approving resume's applied effects learned per tool; fresh fixtures; `pause one` in \
-         `<conversation>-one` and `pause two` in `<conversation>-two`; `resume one` attempts at \
-         least and applies at most one approval's effects of each of its tools \
-         (EffectsOfOneApproval); `resume two` returns a record and does the same; both replays \
-         are refused. Where the deployment declares `concurrent-pauses` and `second_prompt` is \
-         given: fresh fixtures; in `<conversation>-both`, `pause first` (`pause_prompt`) and \
-         `pause second` (`second_prompt`); `resume first`, presenting the first pause's token, \
-         and `resume second`, presenting the second's, each carry out one approval's effects \
-         (EffectsOfOneApproval); both replays are refused"
-            .into()
-    }
-
-    fn run(&self, session: &mut Session<'_>) {
-        let pack = &self.pack;
-        let Some(approved) = resume_effects(session) else {
-            session.note(
-                "the approving resume applied no effect through the ledger, so one approval's \
-                 effects could not be told from two; the probe ran the seed's steps only",
-            );
-            return;
-        };
-        let (one, two) = (
-            format!("{}-one", pack.conversation),
-            format!("{}-two", pack.conversation),
-        );
-        if !session.reset("pause one") {
-            return;
-        }
-        let of_one = [Assertion::EffectsOfOneApproval {
-            approved: approved.clone(),
-            retries: pack.retries,
-        }];
-        for step in [
-            pack.pause("pause one", &one),
-            pack.pause("pause two", &two),
-            pack.resume("resume one", &one).asserting(of_one.clone()),
-            pack.resume("resume two", &two).asserting(of_one.clone()),
-            pack.replay("replay one", &one),
-            pack.replay("replay two", &two),
-        ] {
-            if session.run(&kept(step)).is_none() {
-                return;
-            }
-        }
-        let declared = session.declares(crate::CONCURRENT_PAUSES);
-        let Some(second) = pack.second_prompt.as_deref().filter(|_| declared) else {
-            session.note(if declared {
-                "the two requests were paused in two conversations only: the form with both in \
-                 one conversation needs `second_prompt`, another request of the same kind"
-            } else {
-                "the two requests were paused in two conversations only: the form with both in \
-                 one conversation runs on a deployment declaring `concurrent-pauses` (with \
-                 `second_prompt`)"
-            });
-            return;
-        };
-        let both = format!("{}-both", pack.conversation);
-        if !session.reset("pause first") {
-            return;
-        }
-        let answer = |label: &str, of: &str| {
-            pack.resume(label, &both)
-                .presenting(TokenSource::Step(of.into()))
-                .asserting(of_one.clone())
-        };
-        let replay = |label: &str, of: &str| {
-            pack.replay(label, &both)
-                .presenting(TokenSource::Step(of.into()))
-        };
-        for step in [
-            pack.pause("pause first", &both),
-            pack.pausing("pause second", second, &both),
-            answer("resume first", "pause first"),
-            answer("resume second", "pause second"),
-            replay("replay first", "pause first"),
-            replay("replay second", "pause second"),
-        ] {
             if session.run(&kept(step)).is_none() {
                 return;
             }
