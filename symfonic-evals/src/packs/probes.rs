@@ -144,6 +144,13 @@ pub enum NotRunReason {
         /// The scenario in which the deployment hung.
         scenario: String,
     },
+    /// It ran, but the deployment published nothing its own check needs
+    /// (no approvers, no question id, no effect through the ledger): its
+    /// steps were the seed's and passed, which proves nothing new.
+    NothingToJudge {
+        /// Report-safe, in a sentence: what was missing.
+        why: String,
+    },
 }
 
 /// What a probe that is on by default says when its pack's arguments leave
@@ -167,6 +174,7 @@ impl std::fmt::Display for NotRunReason {
             Self::DeploymentHung { scenario } => {
                 write!(f, "not started: the deployment hung in {scenario}")
             }
+            Self::NothingToJudge { why } => write!(f, "ran, with nothing to judge: {why}"),
         }
     }
 }

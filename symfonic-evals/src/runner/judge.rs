@@ -365,6 +365,7 @@ mod tests {
             planned_steps: 3,
             finished: true,
             notes: Vec::new(),
+            unproven: None,
             duration: Duration::ZERO,
         };
         let run = PackRun {

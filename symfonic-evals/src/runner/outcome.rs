@@ -219,6 +219,13 @@ pub struct TrialRun {
     /// What the harness found worth saying beyond pass and fail (the
     /// smallest disagreeing state a sweep shrank to, say), report-safe.
     pub notes: Vec<String>,
+    /// Why the probe's own check could not be made on this deployment,
+    /// when so (the pause published nothing to forge, no approvers to
+    /// spell an outsider's answer from): its steps ran as the seed's and
+    /// passed, which proves nothing the seed does not, so a pack run lists
+    /// such a probe as not run, with this reason, rather than as passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unproven: Option<String>,
     /// Wall time of the whole trial: building, every step and restart, and
     /// the teardown.
     #[serde(

@@ -133,16 +133,25 @@ where
                             fixture,
                         };
                         let ran = run_scenarios(&scenarios, &factory, &settings);
-                        let mut hung = Vec::new();
+                        // Probes that ran and proved nothing, or never
+                        // started because the deployment hung.
+                        let mut left_out = Vec::new();
                         for (scenario, trials) in scenarios.iter().zip(ran.trials) {
-                            match &ran.hung_in {
-                                Some(hung_in) if trials.is_empty() => hung.push(ProbeNotRun {
-                                    probe: scenario.name.clone(),
-                                    reason: NotRunReason::DeploymentHung {
+                            let reason = match (&ran.hung_in, unproven(&trials)) {
+                                (Some(hung_in), _) if trials.is_empty() => {
+                                    Some(NotRunReason::DeploymentHung {
                                         scenario: hung_in.clone(),
-                                    },
+                                    })
+                                }
+                                (_, Some(why)) => Some(NotRunReason::NothingToJudge { why }),
+                                _ => None,
+                            };
+                            match reason {
+                                Some(reason) => left_out.push(ProbeNotRun {
+                                    probe: scenario.name.clone(),
+                                    reason,
                                 }),
-                                _ => run.scenarios.push(ScenarioRun {
+                                None => run.scenarios.push(ScenarioRun {
                                     name: scenario.name.clone(),
                                     kind: scenario.kind,
                                     trials,
@@ -154,7 +163,7 @@ where
                         let resolved: Vec<&str> =
                             scenarios.iter().map(|s| s.name.as_str()).collect();
                         run.probes_not_run = definition.probes_left_out(&resolved, Some(&evidence));
-                        run.probes_not_run.extend(hung);
+                        run.probes_not_run.extend(left_out);
                         if run.scenarios.iter().all(ScenarioRun::passed) {
                             Verdict::Passed
                         } else {
@@ -169,4 +178,48 @@ where
     (run.report_path, run.viewer_path) = crate::report::write_report(&run);
     record(name, occurrence, Recorded::Pack(Box::new(run.clone())));
     run
+}
+
+/// Why a probe proved nothing, when every trial of it passed without its
+/// own check being made ([`TrialRun::unproven`]): a failing trial, or one
+/// that made the check, keeps the probe in the run.
+fn unproven(trials: &[crate::TrialRun]) -> Option<String> {
+    if !trials.iter().all(crate::TrialRun::passed) {
+        return None;
+    }
+    let mut reasons = trials.iter().map(|trial| trial.unproven.clone());
+    reasons.try_fold(None::<String>, |first, why| {
+        why.map(|why| first.or(Some(why)))
+    })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unproven;
+    use crate::TrialRun;
+
+    fn trial(passed: bool, unproven: Option<&str>) -> TrialRun {
+        TrialRun {
+            trial: 0,
+            steps: Vec::new(),
+            planned_steps: 0,
+            finished: passed,
+            notes: Vec::new(),
+            unproven: unproven.map(str::to_owned),
+            duration: std::time::Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_probe_proves_nothing_only_when_every_trial_passed_without_its_check() {
+        let why = Some("the pause published no approvers");
+        assert_eq!(
+            unproven(&[trial(true, why), trial(true, why)]).as_deref(),
+            why
+        );
+        // One trial that made the check, or one that failed, keeps it run.
+        assert_eq!(unproven(&[trial(true, why), trial(true, None)]), None);
+        assert_eq!(unproven(&[trial(false, why)]), None);
+        assert_eq!(unproven(&[]), None);
+    }
 }

@@ -303,6 +303,17 @@ impl<'a> Session<'a> {
         lock(self.progress).notes.push(text.into());
     }
 
+    /// Says, report-safe, why the probe's own check cannot be made on this
+    /// deployment (it published nothing the check needs), as a note; a
+    /// trial that then passes counts the probe as not run for that reason
+    /// (see [`TrialRun::unproven`](crate::TrialRun::unproven)).
+    pub fn unproven(&mut self, why: impl Into<String>) {
+        let why = why.into();
+        let mut progress = lock(self.progress);
+        progress.notes.push(why.clone());
+        progress.unproven.get_or_insert(why);
+    }
+
     fn execute(&mut self, index: usize, step: &Step) -> StepRun {
         let started = Instant::now();
         let mut run = step_run(index, step, std::time::Duration::ZERO);

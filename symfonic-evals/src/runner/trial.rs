@@ -60,6 +60,7 @@ pub(crate) fn run_trial(
         started: Instant::now(),
         steps: Vec::with_capacity(scenario.steps.len()),
         notes: Vec::new(),
+        unproven: None,
         finished: false,
         tearing_down: false,
         abandoned: false,
@@ -87,6 +88,7 @@ pub(crate) fn run_trial(
             planned_steps,
             finished: p.finished,
             notes: std::mem::take(&mut p.notes),
+            unproven: p.unproven.take(),
             duration: began.elapsed(),
         }
     };

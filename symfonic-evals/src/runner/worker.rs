@@ -34,6 +34,8 @@ pub(crate) struct Progress {
     pub(crate) started: Instant,
     pub(crate) steps: Vec<StepRun>,
     pub(crate) notes: Vec<String>,
+    /// The first reason the probe's check could not be made, if any.
+    pub(crate) unproven: Option<String>,
     pub(crate) finished: bool,
     /// Every step is judged and the deployment is being dropped.
     pub(crate) tearing_down: bool,

@@ -89,14 +89,14 @@ impl Continuation for EditedCall {
             .first()
             .and_then(|id| held.iter().find(|call| &call.id == id))
         else {
-            session.note(
+            session.unproven(
                 "the pause named no held call editable (`editable`), so there was no edit to \
                  make; the probe ran the pause only",
             );
             return;
         };
         let Some((argument, edited)) = derive_edit(&call.arguments) else {
-            session.note(
+            session.unproven(
                 "the editable call has no number, string or boolean argument to change, so \
                  there was no edit to make; the probe ran the pause only",
             );

@@ -56,7 +56,7 @@ impl OneOfTwo {
         let seed = resume_events(session);
         let approved = applied_by_tool(&seed);
         if approved.is_empty() {
-            session.note(
+            session.unproven(
                 "the approving resume applied no effect through the ledger, so one approval's \
                  effects could not be told from two; the probe ran the seed's steps only",
             );

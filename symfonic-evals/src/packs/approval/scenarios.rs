@@ -368,7 +368,7 @@ impl Continuation for CrashInsideResume {
             return;
         }
         if let Some(why) = skipped {
-            session.note(format!("{why}; the probe ran the seed's replay only"));
+            session.unproven(format!("{why}; the probe ran the seed's replay only"));
             return;
         }
         if !session.reset("pause again") {
@@ -469,7 +469,7 @@ impl Continuation for SecondRequest {
     fn run(&self, session: &mut Session<'_>) {
         let pack = &self.pack;
         let Some(approved) = resume_effects(session) else {
-            session.note(
+            session.unproven(
                 "the approving resume applied no effect through the ledger, so a second request \
                  could not be told from a granted one; the probe ran the seed's steps only",
             );
@@ -582,7 +582,7 @@ impl Continuation for ForeignAnswer {
             .and_then(|record| record.pause())
             .and_then(|pause| pause.approvers.clone());
         let Some(outsider) = pack.foreign(published.as_deref()) else {
-            session.note(
+            session.unproven(
                 "the pause published no approvers (`Pause::answered_by`) and no `foreign_answer` \
                  was given, so an answer from someone not entitled could not be spelled; the \
                  probe resumed the pause as the seed does",
@@ -666,7 +666,7 @@ impl Continuation for ForgedQuestion {
                 return;
             }
         } else {
-            session.note(
+            session.unproven(
                 "the pause published no question id, so there was none to forge; \
                  the probe ran the seed's resume and replay only",
             );
