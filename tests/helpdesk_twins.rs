@@ -267,6 +267,9 @@ twins! {
     an_approved_call_skips_the_gate: ApprovedCallSkipsGate =>
         "procedural/through-approval", "approved, blocked", "StageObserved",
         "StageObserved(procedural_precondition";
+    a_gate_overrules_the_managers_denial: GateOverridesDenial =>
+        "procedural/through-approval", "denied, satisfied", "GovernedEffectWithheld",
+        "GovernedEffectWithheld(issue_refund, procedural_precondition)";
     promotion_counted_over_turns_since_first_seen: PromotionCountsTurnsSinceFirstSeen =>
         "procedural/one-demonstration-then-control", "control after one demonstration",
         "AttributeEquals", "AttributeEquals(procedural_promoted)";

@@ -279,9 +279,17 @@ impl Helpdesk {
         arguments: &Value,
         answer: &Value,
     ) -> ResolvedCall {
-        let judged = self
-            .decided(tool, arguments, answer)
-            .and_then(|approved| self.judged_after_approval(turn, tool, approved));
+        let decided = match self.decided(tool, arguments, answer) {
+            // The twin asks the gate instead of hearing the person out.
+            Err(_)
+                if self.has(Flaw::GateOverridesDenial)
+                    && Self::asks_a_manager_first(tool, arguments) =>
+            {
+                Ok(arguments.clone())
+            }
+            decided => decided,
+        };
+        let judged = decided.and_then(|approved| self.judged_after_approval(turn, tool, approved));
         let arguments = match judged {
             Ok(arguments) => arguments,
             Err(outcome) => {

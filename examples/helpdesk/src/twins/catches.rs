@@ -554,6 +554,12 @@ impl Flaw {
                 "StageObserved",
                 "StageObserved(procedural_precondition",
             ),
+            Self::GateOverridesDenial => at(
+                "procedural/through-approval",
+                "denied, satisfied",
+                "GovernedEffectWithheld",
+                "GovernedEffectWithheld(issue_refund, procedural_precondition)",
+            ),
             Self::PromotionCountsTurnsSinceFirstSeen => at(
                 "procedural/one-demonstration-then-control",
                 "control after one demonstration",

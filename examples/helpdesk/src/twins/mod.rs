@@ -275,6 +275,11 @@ flaws! {
     /// procedure gate (a graph whose approval node routes to the tool
     /// node).
     ApprovedCallSkipsGate = "approved-call-skips-gate" in Procedural,
+    /// After the manager answers, a call the gate would admit runs
+    /// whatever the manager said: the graph routes on the gate's verdict
+    /// alone, so a declined full refund under a satisfied procedure is
+    /// paid.
+    GateOverridesDenial = "gate-overrides-denial" in Procedural,
     /// A lesson's support is counted over the turns since it was first
     /// seen ("the pattern has held for two turns"), not over the
     /// demonstrations that show it: one demonstration and any later turn

@@ -398,16 +398,7 @@ impl ApprovalResumePack {
         if let Some(deny) = &self.deny_answer {
             return Some(deny.clone());
         }
-        let mut denial = self.answer.clone();
-        let mut booleans = Vec::new();
-        collect_booleans(&mut denial, &mut booleans);
-        match booleans.as_mut_slice() {
-            [only] if **only => {
-                **only = false;
-                Some(denial)
-            }
-            _ => None,
-        }
+        denial_of(&self.answer)
     }
 
     /// The answer the foreign-answer probe sends: `foreign_answer`, or
@@ -483,6 +474,22 @@ fn collect_leaves<'a>(value: &'a mut Value, out: &mut Vec<&'a mut Value>) {
             .iter_mut()
             .for_each(|child| collect_leaves(child, out)),
         leaf => out.push(leaf),
+    }
+}
+
+/// `answer` turned into a denial: its one boolean, when it holds exactly
+/// one and that one is `true`, flipped (`{"approved": true}` denies as
+/// `{"approved": false}`). `None` when no denial can be told from it.
+pub(crate) fn denial_of(answer: &Value) -> Option<Value> {
+    let mut denial = answer.clone();
+    let mut booleans = Vec::new();
+    collect_booleans(&mut denial, &mut booleans);
+    match booleans.as_mut_slice() {
+        [only] if **only => {
+            **only = false;
+            Some(denial)
+        }
+        _ => None,
     }
 }
 

@@ -5,7 +5,10 @@
 //! skips the second. After the seed approved the procedure, the request
 //! that pauses is approved under the blocked state (the gate must still
 //! refuse, with no governed effect) and under the satisfied state (the
-//! approved call is carried out, once).
+//! approved call is carried out, once); then, with the procedure in force,
+//! the approval holds as the approval pack requires: its replay is
+//! refused, and a denial under the satisfied state carries nothing out
+//! (a gate that would admit the call does not overrule the person).
 
 use serde_json::Value;
 
@@ -13,8 +16,9 @@ use super::scenarios::Conversations;
 use super::ProceduralPack;
 use crate::assertion::Assertion;
 use crate::evidence::{StageOutcome, PAUSED};
+use crate::packs::approval::denial_of;
 use crate::packs::arguments::ArgumentChecks;
-use crate::scenario::Step;
+use crate::scenario::{ErrorMatch, Step};
 
 impl ProceduralPack {
     /// `approval_prompt` and `approval_answer` come together, the prompt is
@@ -95,12 +99,33 @@ impl ProceduralPack {
             &self.satisfied_state,
         ));
         steps.push(
-            Step::resume("approved, satisfied", answer, &satisfied).asserting([
+            Step::resume("approved, satisfied", answer.clone(), &satisfied).asserting([
                 self.same_ids(),
                 Assertion::stage_observed(&self.precondition_stage, None, [("checked", 1)]),
                 Assertion::tool_effects(&self.action_tool, 1, self.retries),
             ]),
         );
+        // The person's decision holds with the procedure in force: the
+        // spent approval is not redeemed again, and a denial is not
+        // overruled by a gate that would admit the call.
+        steps.push(
+            Step::resume("replayed, satisfied", answer.clone(), &satisfied)
+                .expecting(ErrorMatch::any())
+                .asserting([Assertion::ledger_moved(0, 0, 0)]),
+        );
+        if let Some(denial) = denial_of(&answer) {
+            let denied = format!("{c}-approval-denied");
+            steps.push(paused(
+                "approval asked, denied",
+                &denied,
+                &self.satisfied_state,
+            ));
+            steps.push(
+                Step::resume("denied, satisfied", denial, &denied)
+                    .record_or_any_error()
+                    .asserting([self.governed_effect_withheld()]),
+            );
+        }
         steps
     }
 }
@@ -135,20 +160,24 @@ mod tests {
         assert!(with.check().is_ok());
         assert!(runs(&with));
         let steps = with.through_approval_steps();
-        let labels: Vec<&str> = steps[steps.len() - 4..]
+        let first = steps
             .iter()
-            .map(|s| s.label.as_str())
-            .collect();
+            .position(|s| s.label == "approval asked, blocked")
+            .expect("the composed steps follow the seed's");
+        let labels: Vec<&str> = steps[first..].iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
             labels,
             [
                 "approval asked, blocked",
                 "approved, blocked",
                 "approval asked, satisfied",
-                "approved, satisfied"
+                "approved, satisfied",
+                "replayed, satisfied",
+                "approval asked, denied",
+                "denied, satisfied"
             ]
         );
-        let refused = &steps[steps.len() - 3];
+        let refused = &steps[first + 1];
         assert!(refused.assertions.iter().any(|a| matches!(
             a,
             Assertion::StageObserved {
@@ -156,7 +185,22 @@ mod tests {
                 ..
             }
         )));
-        assert_eq!(steps[steps.len() - 4].state, Some(json!({"region": "EU"})));
+        assert_eq!(steps[first].state, Some(json!({"region": "EU"})));
+        // The denial is the answer's one boolean flipped; an answer that
+        // holds none leaves the denial out.
+        assert_eq!(
+            steps.last().map(|s| &s.input),
+            Some(&crate::scenario::StepInput::Resume {
+                answer: json!({"approved": false}),
+                token: crate::scenario::TokenSource::Own,
+                question: crate::scenario::QuestionSource::Genuine,
+            })
+        );
+        let unflippable = pack(Some("refund order 8 in full"), Some(json!({"ok": "yes"})));
+        assert!(!unflippable
+            .through_approval_steps()
+            .iter()
+            .any(|s| s.label == "denied, satisfied"));
     }
 
     #[test]
