@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from honest import TONE, VARIANTS, JsonLinesOutbox, Signer, ulid  # noqa: E402
 from model import EXPRESS_REFUND, INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
-from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
+from review import PRECONDITION_STAGE, asks_a_manager_first, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
     CONCURRENT_PAUSES,
@@ -134,6 +134,7 @@ TWINS = {
     "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
     "review-binds-last-tool": "an operator's review binds the approved procedure to the tool the desk ran last, as if the review were about the latest call",
     "alias-tool": "the desk offers an express refund reaching the refund's effect, and the gate judges calls by tool name, so no procedure governs it",
+    "approved-call-skips-gate": "a whole order's refund a manager approved runs as soon as it is approved: the approval leads straight to the tool, around the procedure gate",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "call-ids-per-turn": "call ids restart at call-1 every turn",
@@ -460,7 +461,7 @@ class HelpDesk(Deployment):
                     # Somebody said yes here before: taken for this request too.
                     record.tool_calls.append(ToolCall.succeeded(self._call_id(), call.name, call.arguments, {"approved": True}))
                     continue
-            if call.name == INTERACTION or (self._holds() and call.name in ESCALATIONS):
+            if call.name == INTERACTION or (self._holds() and call.name in ESCALATIONS) or asks_a_manager_first(call):
                 outcomes.append(self._ask(call, plan.calls[index + 1 :], request, record, turn, transcript))
                 break
             unjudged = plan.together and index > 0 and self.has("gate-judges-first-call-only")
@@ -516,17 +517,7 @@ class HelpDesk(Deployment):
         """One call through the gate (unless ``unjudged``: the twin's gate
         read only its message's first call), the bridge and the tool body."""
         call_id = self._call_id()
-        admitted = True
-        if not unjudged:
-            governed = self._governed_as(call.name)
-            governing = [p for p in self._policy() if p.action_tool == governed]
-            if self.has("gate-judges-first-procedure-only"):
-                governing = governing[:1]
-            stage, admitted, ids = judge(
-                governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
-            )
-            record.governance.append(stage)
-            enforced.update(ids)
+        admitted = unjudged or self._admits(call, state, record, enforced)
         if not admitted:
             record.tool_calls.append(ToolCall.refused(call_id, call.name, call.arguments, PRECONDITION_STAGE))
             transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")
@@ -554,6 +545,20 @@ class HelpDesk(Deployment):
             ascii_only = self.is_variant("ascii-escaped-results")
             transcript.append(f"tool {call.name} -> {json.dumps(shown, ensure_ascii=ascii_only)}")
         return Outcome(call.name, "succeeded", detail)
+
+    def _admits(self, call: ToolRequest, state: Any, record: TurnRecord, enforced: Set[str]) -> bool:
+        """The precondition gate's verdict on ``call`` under ``state``: its
+        stage traced in ``record``, the procedures it read in ``enforced``."""
+        governed = self._governed_as(call.name)
+        governing = [p for p in self._policy() if p.action_tool == governed]
+        if self.has("gate-judges-first-procedure-only"):
+            governing = governing[:1]
+        stage, admitted, ids = judge(
+            governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
+        )
+        record.governance.append(stage)
+        enforced.update(ids)
+        return admitted
 
     def _bridge(self, call: ToolRequest, turn: Turn) -> Tuple[str, Any]:
         """Hands the model's call to the bound body: ``(status, result or error)``."""
@@ -770,10 +775,15 @@ class HelpDesk(Deployment):
             rest = []
         checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest]}
         held = call.name != INTERACTION
+        manager = asks_a_manager_first(call)
         if held:
             # The call itself waits: the person may approve, amend, edit or
             # reject it.
             checkpoint["held"] = call.to_json()
+        if manager:
+            # The gate judges the approved call under the state it was
+            # asked in.
+            checkpoint["state"] = request.state
         if self.has("one-pending-pause"):
             self.store.forget_pauses()
         conversation = request.conversation
@@ -795,7 +805,9 @@ class HelpDesk(Deployment):
             asked = json.dumps(call.arguments, sort_keys=True)
             self._notice(turn, "post_notice", f"governed:held:{conversation}:{asked}", f"held: {asked}")
         question = {"tool": call.name, "arguments": call.arguments} if held else call.arguments
-        editable = [call_id] if held else []
+        # A whole order's refund is approved or not; only an escalation the
+        # desk holds may be edited.
+        editable = [call_id] if held and not manager else []
         record.pause = Pause(
             call.name,
             resumable,
@@ -948,6 +960,17 @@ class HelpDesk(Deployment):
         made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
         return made(call_id, detail, arguments), Outcome(held.name, status, detail if status == "succeeded" else None)
 
+    def _judged_after_approval(self, held: ToolRequest, checkpoint: Any, record: TurnRecord, enforced: Set[str]) -> bool:
+        """Whether the approved held call may run. A call a manager approves
+        before the gate (see ``asks_a_manager_first``) is judged by the gate
+        now, under the paused turn's state; an escalation the desk holds was
+        the person's alone to decide. The twin runs an approved call
+        straight away."""
+        if not asks_a_manager_first(held) or self.has("approved-call-skips-gate"):
+            return True
+        state = checkpoint.get("state") if isinstance(checkpoint, dict) else None
+        return self._admits(held, state, record, enforced)
+
     def _continue(self, request: ResumeRequest, turn: Turn, pause: PauseRow, approved: bool) -> TurnRecord:
         checkpoint = self._checkpoint(pause.token)
         later = checkpoint.get("next") if isinstance(checkpoint, dict) else None
@@ -957,15 +980,23 @@ class HelpDesk(Deployment):
         transcript = [*self._system(), f"recall:{recall}", answered]
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, request.answer)])
         outcomes: List[Outcome] = []
+        enforced: Set[str] = set()
         held = self._held_call(pause)
         if held is not None:
-            # The held call is settled by the answer: run, or refused by
-            # the person who said no.
-            if approved:
+            # The held call is settled by the answer: run, refused by the
+            # person who said no, or refused by the gate that judges a
+            # manager's approved call now.
+            if not approved:
+                resolved = ResolvedCall.refused(pause.call_id, "person")
+            elif self._judged_after_approval(held, checkpoint, record, enforced):
                 resolved, outcome = self._run_held(held, request.answer, turn, pause.call_id)
                 outcomes.append(outcome)
+                if outcome.status == "succeeded":
+                    transcript.append(f"tool {held.name} -> {json.dumps(outcome.result)}")
             else:
-                resolved = ResolvedCall.refused(pause.call_id, "person")
+                resolved = ResolvedCall.refused(pause.call_id, PRECONDITION_STAGE)
+                transcript.append(f"tool {held.name} refused by {PRECONDITION_STAGE}")
+                outcomes.append(Outcome(held.name, "refused"))
             record.resolved = [resolved]
         if self.has("notice-reposted-on-resume"):
             # The step that asked runs again from its top before it reads
@@ -1011,6 +1042,8 @@ class HelpDesk(Deployment):
             resume_checkpoint=checkpoint is not None,
             resume_continued=continued,
         )
+        record.attributes["procedural_enforcement_ids"] = sorted(enforced)
+        record.attributes.update(self._evidence())
         # Only now is the token spent for good: a crash before leaves it
         # claimed by a dead run, and the client's retry finishes the turn.
         self._finish(pause.token)
