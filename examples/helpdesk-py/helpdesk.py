@@ -219,6 +219,10 @@ class HelpDesk(Deployment):
         # The tool this process ran last: only the review-binds-last-tool
         # twin reads it.
         self._last_tool: Optional[str] = None
+        # Requests (conversation, prompt) a person approved and the desk
+        # carried out, in this process only: the asks-again-after-restart
+        # variant answers them again as done, and forgets them on a restart.
+        self._carried_out: Set[Tuple[str, str]] = set()
         self._bodies: Dict[str, Callable[[Dict[str, Any], Turn], Any]] = {
             "issue_refund": self._issue_refund,
             "escalate_ticket": self._escalate_ticket,
@@ -451,6 +455,13 @@ class HelpDesk(Deployment):
     def _user_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
         recall = "".join(f"\n- {text}" for text in self._recall())
         transcript = [*self._system(), f"recall:{recall}", f"user: {request.prompt}"]
+        if (request.conversation, request.prompt) in self._carried_out:
+            # Done in this conversation already: said so, nobody asked,
+            # nothing run again.
+            record = TurnRecord(answer="already done in this conversation", model_input="\n".join(transcript))
+            record.attributes["procedural_enforcement_ids"] = []
+            record.attributes.update(self._evidence())
+            return record
         plan = self.model.plan(request.prompt, "\n".join(transcript))
         record = TurnRecord()
         outcomes: List[Outcome] = []
@@ -773,7 +784,7 @@ class HelpDesk(Deployment):
             for early in rest:
                 self._execute(early, request.state, record, turn, transcript, set())
             rest = []
-        checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest]}
+        checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest], "prompt": request.prompt}
         held = call.name != INTERACTION
         manager = asks_a_manager_first(call)
         if held:
@@ -1031,6 +1042,10 @@ class HelpDesk(Deployment):
                     call = ToolRequest.from_json(value)
                     if call is not None:
                         self._execute(call, None, TurnRecord(), turn, [], set())
+        prompt = checkpoint.get("prompt") if isinstance(checkpoint, dict) else None
+        if self.is_variant("asks-again-after-restart") and isinstance(prompt, str):
+            if approved and any(o.status == "succeeded" for o in outcomes):
+                self._carried_out.add((request.conversation, prompt))
         if not approved and self.is_variant("notify-on-denial"):
             # The requester hears that a person said no.
             self._notice(turn, "notify_requester", f"denied:{request.conversation}", {"declined": pause.interaction})
