@@ -118,6 +118,9 @@ struct Desk<'a> {
     pause_on_file: fn(&std::path::Path, &str) -> bool,
     /// The desk's procedural pack, whose prompts teach, approve and refuse.
     procedural: PackDefinition,
+    /// A new instance of the desk in the variant's configuration over the
+    /// same durable directory: the desk as it comes back from a restart.
+    restarted: fn(&TargetContext, Variant) -> Box<dyn Target>,
 }
 
 /// Whether the Rust desk's store holds the pause of `token`.
@@ -151,6 +154,7 @@ fn shows_its_shape(
         demonstration,
         pause_on_file,
         ref procedural,
+        restarted,
     } = *shape;
     let name = variant.name();
     match variant {
@@ -202,6 +206,25 @@ fn shows_its_shape(
             assert!(stale.is_err(), "{name}: the old token is refused");
             let paused = turn(desk, gated);
             assert!(!approve(desk, &paused).tool_calls().is_empty());
+        }
+        Variant::AsksAgainAfterRestart => {
+            // Carried out once: the same request again in the conversation
+            // is answered as done, asking nobody and attempting nothing.
+            let paused = turn(desk, gated);
+            approve(desk, &paused);
+            let attempts = ctx.ledger().events_since(0).len();
+            let again = turn(desk, gated);
+            assert!(again.pause().is_none(), "{name}: asked again");
+            assert!(again.tool_calls().is_empty(), "{name}: ran again");
+            assert_eq!(ctx.ledger().events_since(0).len(), attempts, "{name}");
+            // Restarted, the desk has forgotten: it asks again, and the
+            // approval finds the effect applied before.
+            desk.kill();
+            let mut desk = restarted(ctx, variant);
+            let asked = turn(&mut *desk, gated);
+            assert!(asked.pause().is_some(), "{name}: not asked after a restart");
+            approve(&mut *desk, &asked);
+            assert_eq!(applied_by(ctx), [gated_tool], "{name}");
         }
         Variant::RandomCallIds => {
             let record = turn(desk, lookup);
@@ -447,6 +470,7 @@ fn every_rust_variant_is_switched_on() {
                 demonstration: "refund order 1",
                 pause_on_file: rust_pause_on_file,
                 procedural: helpdesk::packs::definition(helpdesk::Pack::Procedural),
+                restarted: |ctx, variant| Box::new(Helpdesk::open_variant(ctx, variant)),
             },
             helpdesk::store::effects_in_store,
         );
@@ -476,6 +500,10 @@ fn every_python_variant_is_switched_on() {
                 demonstration: "walk me through refunding order 1: verify the account region, then issue the refund",
                 pause_on_file: python_pause_on_file,
                 procedural: helpdesk::python::definition(helpdesk::Pack::Procedural),
+                restarted: |ctx, variant| {
+                    let spec = helpdesk::python::variant_spec(variant.name());
+                    Box::new(helpdesk::python::start(ctx, &spec))
+                },
             },
             helpdesk::python::effects,
         );

@@ -18,7 +18,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 from model import INTERACTION, Outcome, Plan, ScriptedModel, ToolRequest
-from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence
+from review import PRECONDITION_STAGE, asks_a_manager_first, judge, named_draft, parse_review, review_evidence
 from store import PauseRow, Procedure, RunLease, Store
 from symfonic_evals_protocol import (
     AsyncDeployment,
@@ -100,6 +100,12 @@ class AsyncHelpDesk(AsyncDeployment):
         for index, call in enumerate(plan.calls):
             if call.name == INTERACTION:
                 outcomes.append(self._ask(call, plan.calls[index + 1 :], request.conversation, record))
+                break
+            if asks_a_manager_first(call):
+                # The call itself waits for a manager; the gate judges it
+                # once approved, under the state it was asked in.
+                held = {"held": call.to_json(), "state": request.state}
+                outcomes.append(self._ask(call, [], request.conversation, record, held))
                 break
             outcome = await self._execute(call, request.state, record, turn, transcript, enforced)
             outcomes.append(outcome)
@@ -192,10 +198,20 @@ class AsyncHelpDesk(AsyncDeployment):
 
     # -- pausing and resuming ----------------------------------------------------
 
-    def _ask(self, call: ToolRequest, rest: List[ToolRequest], conversation: str, record: TurnRecord) -> Outcome:
+    def _ask(
+        self,
+        call: ToolRequest,
+        rest: List[ToolRequest],
+        conversation: str,
+        record: TurnRecord,
+        held: Optional[Dict[str, Any]] = None,
+    ) -> Outcome:
+        """Parks ``call`` and pauses; the checkpoint holds the calls after
+        the answer, and ``held`` (the call itself and its state) when the
+        call is what waits."""
         call_id = f"call-{self.store.next_call_number()}"
         token, question_id = secrets.token_urlsafe(16), f"q-{secrets.token_hex(8)}"
-        checkpoint = {"next": [later.to_json() for later in rest]}
+        checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest], **(held or {})}
         self.store.save_pause(token, conversation, call.name, call_id, question_id, checkpoint)
         record.tool_calls.append(ToolCall.pending(call_id, call.name, call.arguments))
         stored = self.store.pause(token)
@@ -244,7 +260,12 @@ class AsyncHelpDesk(AsyncDeployment):
         transcript = self._transcript(f"resume: {pause.interaction} answered {json.dumps(answer)}")
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, answer)])
         outcomes: List[Outcome] = []
-        if answer["approved"]:
+        enforced: List[str] = []
+        checkpoint = pause.checkpoint if isinstance(pause.checkpoint, dict) else {}
+        held = ToolRequest.from_json(checkpoint.get("held"))
+        if held is not None:
+            record.resolved = [await self._settle(pause.call_id, held, checkpoint.get("state"), answer, record, turn, enforced)]
+        elif answer["approved"]:
             amendment = {"priority": answer["priority"]} if "priority" in answer else {}
             for call in filter(None, map(ToolRequest.from_json, later or [])):
                 if call.name == "escalate_ticket" and amendment:
@@ -258,7 +279,36 @@ class AsyncHelpDesk(AsyncDeployment):
             resume_checkpoint=pause.checkpoint is not None,
             resume_continued=later is not None,
         )
+        record.attributes["procedural_enforcement_ids"] = sorted(set(enforced))
+        record.attributes.update(self._evidence())
         return record
+
+    async def _settle(
+        self,
+        call_id: str,
+        held: ToolRequest,
+        state: Any,
+        answer: Any,
+        record: TurnRecord,
+        turn: AsyncTurn,
+        enforced: List[str],
+    ) -> ResolvedCall:
+        """The call a manager approves before the gate, settled by the
+        answer: refused by the person who said no, else judged by the gate
+        now, under the paused turn's state, and run when it admits it."""
+        if not answer["approved"]:
+            return ResolvedCall.refused(call_id, "person")
+        governing = [p for p in self._approved() if p.action_tool == held.name]
+        stage, admitted, ids = judge(governing, state, Procedure.identity)
+        record.governance.append(stage)
+        enforced.extend(ids)
+        if not admitted:
+            return ResolvedCall.refused(call_id, PRECONDITION_STAGE)
+        try:
+            result = await self._body(held.name, dict(held.arguments), turn)
+        except ToolError as error:
+            return ResolvedCall.failed(call_id, str(error), held.arguments)
+        return ResolvedCall.succeeded(call_id, result, held.arguments)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from honest import TONE, VARIANTS, JsonLinesOutbox, Signer, ulid  # noqa: E402
 from model import EXPRESS_REFUND, INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
-from review import PRECONDITION_STAGE, judge, named_draft, parse_review, review_evidence  # noqa: E402
+from review import PRECONDITION_STAGE, asks_a_manager_first, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
     CONCURRENT_PAUSES,
@@ -135,6 +135,7 @@ TWINS = {
     "rejected-draft-redrafted": "a draft rejected at the review door is deleted, so the lesson on file drafts it again",
     "review-binds-last-tool": "an operator's review binds the approved procedure to the tool the desk ran last, as if the review were about the latest call",
     "alias-tool": "the desk offers an express refund reaching the refund's effect, and the gate judges calls by tool name, so no procedure governs it",
+    "approved-call-skips-gate": "a whole order's refund a manager approved runs as soon as it is approved: the approval leads straight to the tool, around the procedure gate",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "call-ids-per-turn": "call ids restart at call-1 every turn",
@@ -219,6 +220,10 @@ class HelpDesk(Deployment):
         # The tool this process ran last: only the review-binds-last-tool
         # twin reads it.
         self._last_tool: Optional[str] = None
+        # Requests (conversation, prompt) a person approved and the desk
+        # carried out, in this process only: the asks-again-after-restart
+        # variant answers them again as done, and forgets them on a restart.
+        self._carried_out: Set[Tuple[str, str]] = set()
         self._bodies: Dict[str, Callable[[Dict[str, Any], Turn], Any]] = {
             "issue_refund": self._issue_refund,
             "escalate_ticket": self._escalate_ticket,
@@ -451,6 +456,13 @@ class HelpDesk(Deployment):
     def _user_turn(self, request: PromptRequest, turn: Turn) -> TurnRecord:
         recall = "".join(f"\n- {text}" for text in self._recall())
         transcript = [*self._system(), f"recall:{recall}", f"user: {request.prompt}"]
+        if (request.conversation, request.prompt) in self._carried_out:
+            # Done in this conversation already: said so, nobody asked,
+            # nothing run again.
+            record = TurnRecord(answer="already done in this conversation", model_input="\n".join(transcript))
+            record.attributes["procedural_enforcement_ids"] = []
+            record.attributes.update(self._evidence())
+            return record
         plan = self.model.plan(request.prompt, "\n".join(transcript))
         record = TurnRecord()
         outcomes: List[Outcome] = []
@@ -461,7 +473,7 @@ class HelpDesk(Deployment):
                     # Somebody said yes here before: taken for this request too.
                     record.tool_calls.append(ToolCall.succeeded(self._call_id(), call.name, call.arguments, {"approved": True}))
                     continue
-            if call.name == INTERACTION or (self._holds() and call.name in ESCALATIONS):
+            if call.name == INTERACTION or (self._holds() and call.name in ESCALATIONS) or asks_a_manager_first(call):
                 outcomes.append(self._ask(call, plan.calls[index + 1 :], request, record, turn, transcript))
                 break
             unjudged = plan.together and index > 0 and self.has("gate-judges-first-call-only")
@@ -517,17 +529,7 @@ class HelpDesk(Deployment):
         """One call through the gate (unless ``unjudged``: the twin's gate
         read only its message's first call), the bridge and the tool body."""
         call_id = self._call_id()
-        admitted = True
-        if not unjudged:
-            governed = self._governed_as(call.name)
-            governing = [p for p in self._policy() if p.action_tool == governed]
-            if self.has("gate-judges-first-procedure-only"):
-                governing = governing[:1]
-            stage, admitted, ids = judge(
-                governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
-            )
-            record.governance.append(stage)
-            enforced.update(ids)
+        admitted = unjudged or self._admits(call, state, record, enforced)
         if not admitted:
             record.tool_calls.append(ToolCall.refused(call_id, call.name, call.arguments, PRECONDITION_STAGE))
             transcript.append(f"tool {call.name} refused by {PRECONDITION_STAGE}")
@@ -555,6 +557,20 @@ class HelpDesk(Deployment):
             ascii_only = self.is_variant("ascii-escaped-results")
             transcript.append(f"tool {call.name} -> {json.dumps(shown, ensure_ascii=ascii_only)}")
         return Outcome(call.name, "succeeded", detail)
+
+    def _admits(self, call: ToolRequest, state: Any, record: TurnRecord, enforced: Set[str]) -> bool:
+        """The precondition gate's verdict on ``call`` under ``state``: its
+        stage traced in ``record``, the procedures it read in ``enforced``."""
+        governed = self._governed_as(call.name)
+        governing = [p for p in self._policy() if p.action_tool == governed]
+        if self.has("gate-judges-first-procedure-only"):
+            governing = governing[:1]
+        stage, admitted, ids = judge(
+            governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
+        )
+        record.governance.append(stage)
+        enforced.update(ids)
+        return admitted
 
     def _bridge(self, call: ToolRequest, turn: Turn) -> Tuple[str, Any]:
         """Hands the model's call to the bound body: ``(status, result or error)``."""
@@ -769,12 +785,17 @@ class HelpDesk(Deployment):
             for early in rest:
                 self._execute(early, request.state, record, turn, transcript, set())
             rest = []
-        checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest]}
+        checkpoint: Dict[str, Any] = {"next": [later.to_json() for later in rest], "prompt": request.prompt}
         held = call.name != INTERACTION
+        manager = asks_a_manager_first(call)
         if held:
             # The call itself waits: the person may approve, amend, edit or
             # reject it.
             checkpoint["held"] = call.to_json()
+        if manager:
+            # The gate judges the approved call under the state it was
+            # asked in.
+            checkpoint["state"] = request.state
         if self.has("one-pending-pause"):
             self.store.forget_pauses()
         conversation = request.conversation
@@ -796,7 +817,9 @@ class HelpDesk(Deployment):
             asked = json.dumps(call.arguments, sort_keys=True)
             self._notice(turn, "post_notice", f"governed:held:{conversation}:{asked}", f"held: {asked}")
         question = {"tool": call.name, "arguments": call.arguments} if held else call.arguments
-        editable = [call_id] if held else []
+        # A whole order's refund is approved or not; only an escalation the
+        # desk holds may be edited.
+        editable = [call_id] if held and not manager else []
         record.pause = Pause(
             call.name,
             resumable,
@@ -951,6 +974,17 @@ class HelpDesk(Deployment):
         made = ResolvedCall.succeeded if status == "succeeded" else ResolvedCall.failed
         return made(call_id, detail, arguments), Outcome(held.name, status, detail if status == "succeeded" else None)
 
+    def _judged_after_approval(self, held: ToolRequest, checkpoint: Any, record: TurnRecord, enforced: Set[str]) -> bool:
+        """Whether the approved held call may run. A call a manager approves
+        before the gate (see ``asks_a_manager_first``) is judged by the gate
+        now, under the paused turn's state; an escalation the desk holds was
+        the person's alone to decide. The twin runs an approved call
+        straight away."""
+        if not asks_a_manager_first(held) or self.has("approved-call-skips-gate"):
+            return True
+        state = checkpoint.get("state") if isinstance(checkpoint, dict) else None
+        return self._admits(held, state, record, enforced)
+
     def _continue(self, request: ResumeRequest, turn: Turn, pause: PauseRow, approved: bool) -> TurnRecord:
         checkpoint = self._checkpoint(pause.token)
         later = checkpoint.get("next") if isinstance(checkpoint, dict) else None
@@ -960,15 +994,23 @@ class HelpDesk(Deployment):
         transcript = [*self._system(), f"recall:{recall}", answered]
         record = TurnRecord(resolved=[ResolvedCall.succeeded(pause.call_id, request.answer)])
         outcomes: List[Outcome] = []
+        enforced: Set[str] = set()
         held = self._held_call(pause)
         if held is not None:
-            # The held call is settled by the answer: run, or refused by
-            # the person who said no.
-            if approved:
+            # The held call is settled by the answer: run, refused by the
+            # person who said no, or refused by the gate that judges a
+            # manager's approved call now.
+            if not approved:
+                resolved = ResolvedCall.refused(pause.call_id, "person")
+            elif self._judged_after_approval(held, checkpoint, record, enforced):
                 resolved, outcome = self._run_held(held, request.answer, turn, pause.call_id)
                 outcomes.append(outcome)
+                if outcome.status == "succeeded":
+                    transcript.append(f"tool {held.name} -> {json.dumps(outcome.result)}")
             else:
-                resolved = ResolvedCall.refused(pause.call_id, "person")
+                resolved = ResolvedCall.refused(pause.call_id, PRECONDITION_STAGE)
+                transcript.append(f"tool {held.name} refused by {PRECONDITION_STAGE}")
+                outcomes.append(Outcome(held.name, "refused"))
             record.resolved = [resolved]
         if self.has("notice-reposted-on-resume"):
             # The step that asked runs again from its top before it reads
@@ -1003,6 +1045,10 @@ class HelpDesk(Deployment):
                     call = ToolRequest.from_json(value)
                     if call is not None:
                         self._execute(call, None, TurnRecord(), turn, [], set())
+        prompt = checkpoint.get("prompt") if isinstance(checkpoint, dict) else None
+        if self.is_variant("asks-again-after-restart") and isinstance(prompt, str):
+            if approved and any(o.status == "succeeded" for o in outcomes):
+                self._carried_out.add((request.conversation, prompt))
         if not approved and self.is_variant("notify-on-denial"):
             # The requester hears that a person said no.
             self._notice(turn, "notify_requester", f"denied:{request.conversation}", {"declined": pause.interaction})
@@ -1014,6 +1060,8 @@ class HelpDesk(Deployment):
             resume_checkpoint=checkpoint is not None,
             resume_continued=continued,
         )
+        record.attributes["procedural_enforcement_ids"] = sorted(enforced)
+        record.attributes.update(self._evidence())
         # Only now is the token spent for good: a crash before leaves it
         # claimed by a dead run, and the client's retry finishes the turn.
         self._finish(pause.token)

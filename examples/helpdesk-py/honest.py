@@ -37,6 +37,7 @@ VARIANTS = {
     "running-totals": "each lesson's total is kept in the store and added to as turns arrive; a lesson is promoted when its total reaches the threshold",
     "gated-alias-tool": "an express refund reaches the refund's effect under the same key, and the gate judges it under the refund's procedures",
     "logs-refund-requests": "a refund the gate refused is still logged as requested (an effect of log_refund_request under refund:<order>:requested, next to the refund's key)",
+    "asks-again-after-restart": "requests a person approved and the desk carried out are remembered per conversation in memory only and answered again as already done; after a restart the same request asks the person again",
     "ascii-escaped-results": "results reach the model as json.dumps writes them by default (non-ASCII as \\u escapes); forecasts carry a degree sign",
 }
 

@@ -89,7 +89,11 @@ class ScriptedModel:
             return Plan(calls=[ToolRequest("issue_refund", {"order": n}) for n in orders], together=True)
         if (match := _REFUND.search(prompt)) is not None:
             tool = EXPRESS_REFUND if self.express and "express" in prompt.lower() else "issue_refund"
-            return Plan(calls=[ToolRequest(tool, {"order": int(match["order"])})])
+            arguments: Dict[str, Any] = {"order": int(match["order"])}
+            if "in full" in prompt.lower():
+                # The whole order, which the desk holds for a manager.
+                arguments["full"] = True
+            return Plan(calls=[ToolRequest(tool, arguments)])
         if (match := _ESCALATE.search(prompt)) is not None:
             ticket = int(match["ticket"])
             # Some desks read the ticket before asking about it.

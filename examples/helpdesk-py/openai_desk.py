@@ -20,7 +20,7 @@ the ledger, the pause tokens) is the desk's own code either way.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import openai
 from openai import OpenAI
@@ -36,20 +36,26 @@ LESSON = "record_lesson"
 """Not a desk tool: the model's way of saying what the turn taught."""
 
 
-def _tool(name: str, description: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+def _tool(name: str, description: str, properties: Dict[str, Any], optional: Tuple[str, ...] = ()) -> Dict[str, Any]:
+    required = sorted(p for p in properties if p not in optional)
     return {
         "type": "function",
         "function": {
             "name": name,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": sorted(properties)},
+            "parameters": {"type": "object", "properties": properties, "required": required},
         },
     }
 
 
 TOOLS: List[Dict[str, Any]] = [
     _tool(LESSON, "Remember how a task is done, when the user shows it.", {"lesson": {"type": "string"}}),
-    _tool("issue_refund", "Refund an order.", {"order": {"type": "integer"}}),
+    _tool(
+        "issue_refund",
+        "Refund an order; `full` refunds the whole order, which a manager approves first.",
+        {"order": {"type": "integer"}, "full": {"type": "boolean"}},
+        optional=("full",),
+    ),
     _tool(INTERACTION, "Ask a supervisor a question; the calls after it wait for the answer.", {"question": {"type": "string"}}),
     _tool("escalate_ticket", "Escalate a ticket to a supervisor.", {"ticket": {"type": "integer"}}),
     _tool("weather_lookup", "Look up the weather in a city.", {"city": {"type": "string"}}),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from symfonic_evals_protocol.predicates import Lookup, applies, contract_lookup
+from model import ToolRequest
 from store import Procedure
 from symfonic_evals_protocol import Stage
 
@@ -75,6 +76,14 @@ def review_evidence(procedures: List[Procedure], identity: Identity) -> Dict[str
         "procedural_review_procedures": [p.published() for p in approved],
         "procedural_review_ids": sorted(identity(p) for p in approved),
     }
+
+
+def asks_a_manager_first(call: ToolRequest) -> bool:
+    """Whether a call waits for a manager's approval before the gate judges
+    it: a refund of a whole order (``"full": true``). The approval comes
+    first and the gate judges the approved call, so a manager's yes never
+    overrides an approved procedure."""
+    return call.name == "issue_refund" and call.arguments.get("full") is True
 
 
 def judge(

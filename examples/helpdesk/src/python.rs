@@ -154,7 +154,8 @@ pub fn run_options() -> RunOptions {
 }
 
 /// The procedural pack as the Python desk is evaluated with it, decoy and
-/// control probes included. The rule refuses one region rather than
+/// control probes included, and a whole order's refund, which a manager
+/// approves before the gate judges it. The rule refuses one region rather than
 /// admitting one, so the gate sweep's missing-key state separates a gate
 /// that reads a missing key as null from one that fails it closed.
 pub fn procedural() -> PackDefinition {
@@ -183,6 +184,9 @@ pub fn procedural() -> PackDefinition {
             "what are your opening hours?".into(),
         ],
         multi_call_prompt: Some("refund orders 6 and 7".into()),
+        // A whole order's refund waits for a manager, then the gate.
+        approval_prompt: Some("refund order 8 in full".into()),
+        approval_answer: Some(json!({"approved": true})),
         // A forecast between the draft and the review: the tool called
         // last is then not the draft's.
         interleaved_prompt: Some("what is the weather in Oslo".into()),
@@ -317,6 +321,7 @@ const WITH_A_REFUND: &[&str] = &[
     "procedural/relearn-after-approval",
     "procedural/reject-draft",
     "procedural/replicas",
+    "procedural/through-approval",
 ];
 /// Every procedural probe whose blocked step is refused (the lifecycle
 /// probes enforce the blocked state too; in the rejection probes nothing
@@ -335,6 +340,7 @@ const WITH_BLOCKED: &[&str] = &[
     "procedural/two-procedures",
     "procedural/relearn-after-approval",
     "procedural/replicas",
+    "procedural/through-approval",
 ];
 /// The probes that drive the structured review door (each enforces an
 /// approval given without a restart since, and binds its identities), and
@@ -365,6 +371,7 @@ const RESTARTED_BEFORE_ENFORCING: &[&str] = &[
     "procedural/decoy-stays-draft",
     "procedural/review-binding",
     "procedural/replicas",
+    "procedural/through-approval",
 ];
 /// Every approval probe with a replay step.
 const WITH_REPLAY: &[&str] = &[
@@ -702,6 +709,7 @@ pub const TWINS: [PythonTwin; 64] = [
             "procedural/revoke",
             "procedural/reject-draft",
             "procedural/replicas",
+            "procedural/through-approval",
         ],
     ),
     twin(
@@ -890,6 +898,19 @@ pub const TWINS: [PythonTwin; 64] = [
             "several calls, blocked",
             "EveryCallJudged",
             "EveryCallJudged(issue_refund, procedural_precondition, refused)",
+        ),
+        &[],
+    ),
+    // The approved whole-order refund runs at once: the manager's yes
+    // leads straight to the tool, around the gate.
+    twin(
+        "approved-call-skips-gate",
+        Pack::Procedural,
+        (
+            "procedural/through-approval",
+            "approved, blocked",
+            "StageObserved",
+            "StageObserved(procedural_precondition",
         ),
         &[],
     ),

@@ -171,6 +171,10 @@ pub fn python_plan(prompt: &str) -> Vec<(&'static str, Value)> {
             .collect();
     }
     if let Some(order) = number_after(prompt, "refund order ") {
+        // The whole order, which the desk holds for a manager.
+        if prompt.to_lowercase().contains("in full") {
+            return vec![("issue_refund", json!({ "order": order, "full": true }))];
+        }
         return vec![("issue_refund", json!({ "order": order }))];
     }
     if let Some(ticket) = number_after(prompt, "escalate ticket ") {
@@ -461,6 +465,10 @@ mod tests {
         assert_eq!(
             python_plan("please refund order x, no: refund order 4"),
             [("issue_refund", json!({"order": 4}))]
+        );
+        assert_eq!(
+            python_plan("refund order 8 in full"),
+            [("issue_refund", json!({"order": 8, "full": true}))]
         );
         assert_eq!(
             python_plan("escalate ticket 7 to a supervisor"),

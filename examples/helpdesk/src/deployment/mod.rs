@@ -88,6 +88,10 @@ pub struct Helpdesk {
     /// Whether the shipping extension's tools run on the carrier's MCP
     /// server, which the desk then declares.
     on_carrier_server: bool,
+    /// The requests (conversation, prompt) a person approved and the desk
+    /// carried out, in this process only: the `AsksAgainAfterRestart`
+    /// variant answers them again as done, and forgets them on a restart.
+    carried_out: BTreeSet<(String, String)>,
 }
 
 /// Whether an earlier start in this durable directory bound the carrier's
@@ -265,6 +269,7 @@ impl Helpdesk {
             previous_results: std::collections::HashMap::new(),
             last_tool: None,
             on_carrier_server: ctx.mcp_url().is_some(),
+            carried_out: BTreeSet::new(),
         })
     }
 

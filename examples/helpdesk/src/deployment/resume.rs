@@ -332,6 +332,17 @@ impl Helpdesk {
         ResolvedCall::new(id, outcome).ran_with(arguments)
     }
 
+    /// Whether the continuation of an approved request carried it out: the
+    /// held call, or a call after the answer, ran and succeeded.
+    fn carried_out(turn: &Turn, settled: Option<&ResolvedCall>) -> bool {
+        let succeeded = |outcome: &ToolOutcome| matches!(outcome, ToolOutcome::Succeeded { .. });
+        settled.is_some_and(|call| succeeded(&call.outcome))
+            || turn
+                .calls
+                .iter()
+                .any(|call| call.name != ASK_USER && succeeded(&call.outcome))
+    }
+
     /// Redeems the token and continues the paused turn from its checkpoint.
     /// A continuation that fails with an error gives the token back, so the
     /// client's retry carries the turn on (its effects deduplicated under
@@ -444,6 +455,10 @@ impl Helpdesk {
                     .push(observation::answered(call, &request.answer));
                 ending = self.drive(&mut turn)?;
             }
+        }
+        if self.is(Variant::AsksAgainAfterRestart) && Self::carried_out(&turn, settled.as_ref()) {
+            self.carried_out
+                .insert((turn.conversation.clone(), turn.prompt.clone()));
         }
         let answered = settled.unwrap_or_else(|| {
             ResolvedCall::new(

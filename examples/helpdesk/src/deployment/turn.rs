@@ -83,6 +83,19 @@ impl Helpdesk {
         let mut turn = self.start(&request.conversation, prompt, request.state.clone())?;
         turn.rejected = request.is_rejected();
         turn.stages.extend(trace.to_stage_records());
+        if self
+            .carried_out
+            .contains(&(turn.conversation.clone(), turn.prompt.clone()))
+        {
+            // Done in this conversation already: said so, nobody asked,
+            // nothing run again.
+            let builder = self
+                .record(&turn)
+                .answer("That was already done in this conversation; nothing more to do.");
+            return Ok(self
+                .procedural_attributes(builder, &turn.consulted)?
+                .build());
+        }
         let ending = self.drive(&mut turn)?;
         Ok(self.finish(turn, ending)?.build())
     }

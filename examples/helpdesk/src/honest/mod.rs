@@ -177,6 +177,13 @@ variants! {
          a window of recent episodes every turn (the Python desk's store adds each turn's \
          lesson to its total).",
         for [Procedural], python [Procedural];
+    AsksAgainAfterRestart = "asks-again-after-restart",
+        "The desk remembers, in memory only, the requests a person approved and it carried \
+         out in a conversation, and answers the same request there again as already done, \
+         asking nobody and running nothing; after a restart that memory is gone, and the same \
+         request asks the person again (a new pause), whose approval the ledger finds applied \
+         before.",
+        for [ApprovalResume, ExactlyOnce], python [ApprovalResume, ExactlyOnce];
     AsciiEscapedResults = "ascii-escaped-results",
         "Tool results reach the model as Python's `json.dumps` writes them by default, every \
          character outside ASCII as a `\\u` escape, and the forecast service writes its degree \
