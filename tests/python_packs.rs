@@ -194,6 +194,7 @@ twins! {
     a_gate_judging_one_of_two_procedures_is_caught => "gate-judges-first-procedure-only",
     a_gate_judging_the_first_call_only_is_caught => "gate-judges-first-call-only",
     an_approved_call_skipping_the_gate_is_caught => "approved-call-skips-gate",
+    a_gate_overruling_the_managers_denial_is_caught => "gate-overrides-denial",
     promotion_counted_over_turns_since_first_seen_is_caught => "promotion-counts-turns-since-first-seen",
     relearning_that_redrafts_an_approved_procedure_is_caught => "relearn-redrafts-approved",
     a_revoked_procedure_left_in_recall_is_caught => "revoked-in-recall",

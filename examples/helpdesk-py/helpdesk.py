@@ -136,6 +136,7 @@ TWINS = {
     "review-binds-last-tool": "an operator's review binds the approved procedure to the tool the desk ran last, as if the review were about the latest call",
     "alias-tool": "the desk offers an express refund reaching the refund's effect, and the gate judges calls by tool name, so no procedure governs it",
     "approved-call-skips-gate": "a whole order's refund a manager approved runs as soon as it is approved: the approval leads straight to the tool, around the procedure gate",
+    "gate-overrides-denial": "after the manager answers, a whole order's refund the gate admits runs whatever the manager said: the gate's verdict alone routes the call",
     # extension
     "extension-unbound": "weather_lookup is declared but no implementation is bound",
     "call-ids-per-turn": "call ids restart at call-1 every turn",
@@ -1000,7 +1001,8 @@ class HelpDesk(Deployment):
             # The held call is settled by the answer: run, refused by the
             # person who said no, or refused by the gate that judges a
             # manager's approved call now.
-            if not approved:
+            overruled = self.has("gate-overrides-denial") and asks_a_manager_first(held)
+            if not approved and not overruled:
                 resolved = ResolvedCall.refused(pause.call_id, "person")
             elif self._judged_after_approval(held, checkpoint, record, enforced):
                 resolved, outcome = self._run_held(held, request.answer, turn, pause.call_id)

@@ -406,7 +406,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 64] = [
+pub const TWINS: [PythonTwin; 66] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -911,6 +911,17 @@ pub const TWINS: [PythonTwin; 64] = [
             "approved, blocked",
             "StageObserved",
             "StageObserved(procedural_precondition",
+        ),
+        &[],
+    ),
+    twin(
+        "gate-overrides-denial",
+        Pack::Procedural,
+        (
+            "procedural/through-approval",
+            "denied, satisfied",
+            "GovernedEffectWithheld",
+            "GovernedEffectWithheld(issue_refund, procedural_precondition)",
         ),
         &[],
     ),
