@@ -6,7 +6,9 @@ The model is LangChain's ``ChatOpenAI``, unmodified: the OpenAI SDK under it
 reads ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``, which the harness points
 at its model endpoint (replaying the pack's cassette), as ``openai_desk.py``
 in ``examples/helpdesk-py`` does. ``escalate_ticket`` asks a supervisor with
-``interrupt()`` before it escalates; ``weather_lookup`` is the tool the
+``interrupt()`` before it escalates, naming in the interrupt's payload who
+may answer (the duty supervisor and the ticket's owner), which the adapter
+publishes on the pause and checks each answer against; ``weather_lookup`` is the tool the
 ``extensions`` capability contributes, witnessed from its body. The rest
 (a thread per conversation, the SQLite checkpointer, pause tokens, replay
 refusal, retries, the evidence) is the adapter's.
@@ -40,14 +42,22 @@ TWINS = {  # twin: broken variants, each a defect real LangGraph desks have
     "trusts-framework-replay": "LangGraph is trusted to refuse a second resume (it does not): "  # twin
     "the adapter's spent-mark and staleness checks are skipped",  # twin
     "checkpoint-in-memory": "compiled with InMemorySaver, as LangGraph's quickstart does: a restart loses the pause",  # twin
+    "any-approver-accepted": "the approver check is left to the graph, which reads only 'approved': "  # twin
+    "anyone's yes escalates",  # twin
 }  # twin
 HONEST = {  # twin: honest variants, correct desks shaped as real ones are, which every pack must pass
     "namespaced-threads": "thread ids carry a tenant prefix, mapped through the adapter's thread_config seam",  # twin
     "notify-on-denial": "a declined escalation tells the requester so, an effect of notify_requester on the denial",  # twin
+    "notice-on-governed-calls": "the escalation is announced on the desk's channel: a post_notice effect under its own "  # twin
+    "key when it is held for a person, and another when it runs",  # twin
+    "asks-again-after-restart": "escalated tickets are remembered in process memory only: the same request again is "  # twin
+    "answered as already done without acting, and after a restart the desk asks again",  # twin
 }  # twin
 TWIN = None  # twin: the twin or honest variant this process runs, if any
+ESCALATED = set()  # twin: asks-again-after-restart's memory of the tickets this process escalated
 SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+OWNERS = {7: "rosa.lima", 8: "tomas.berg"}  # who raised each ticket; they may approve its escalation
 
 
 @tool
@@ -55,13 +65,22 @@ def escalate_ticket(ticket: int) -> dict:
     """Escalate a ticket to a supervisor; a supervisor approves it first."""
     if TWIN == "notice-before-interrupt":  # twin
         effects.apply(f"notice:{uuid.uuid4()}", tool="notify_requester", arguments={"ticket": ticket})  # twin
-    answer = interrupt({"question": f"may I escalate ticket {ticket}?"})
+    if TWIN == "asks-again-after-restart" and ticket in ESCALATED:  # twin
+        return {"escalated": ticket, "already_done": True}  # twin: nothing asked, nothing applied
+    if TWIN == "notice-on-governed-calls":  # twin: keyed by the request, so LangGraph's re-run posts it once
+        held = f"governed:held:{effects.request.conversation}:{ticket}"  # twin
+        effects.apply(held, tool="post_notice", arguments={"ticket": ticket, "held": True})  # twin
+    # Who may answer: the payload's approvers, which the adapter publishes on the pause and checks answers against.
+    answer = interrupt({"question": f"may I escalate ticket {ticket}?", "approvers": ["duty-supervisor", OWNERS[ticket]]})
     if not answer["approved"]:
         if TWIN == "notify-on-denial":  # twin
             conversation = effects.request.conversation  # twin: keyed by the request, so a retry posts nothing twice
             effects.apply(f"denied:{conversation}:{ticket}", tool="notify_requester", arguments={"ticket": ticket})  # twin
         return {"escalated": False}
     effects.apply(f"escalate:{ticket}", tool="escalate_ticket", arguments={"ticket": ticket})  # keyed by the request
+    if TWIN == "notice-on-governed-calls":  # twin
+        effects.apply(f"governed:ran:{ticket}", tool="post_notice", arguments={"ticket": ticket, "held": False})  # twin
+    ESCALATED.add(ticket)  # twin
     return {"escalated": ticket}
 
 
@@ -97,6 +116,11 @@ class TrustsFramework(LangGraphDeployment):
         pass  # LangGraph is trusted to refuse a replayed resume
 
 
+class AnyApprover(LangGraphDeployment):
+    def entitled(self, pause, approver):
+        return True  # left to the graph, which reads only "approved"
+
+
 class NamespacedThreads(LangGraphDeployment):
     def thread_config(self, conversation, **extra):
         config = super().thread_config(conversation, **extra)
@@ -104,7 +128,11 @@ class NamespacedThreads(LangGraphDeployment):
         return config
 
 
-KINDS = {"trusts-framework-replay": TrustsFramework, "namespaced-threads": NamespacedThreads}
+KINDS = {
+    "trusts-framework-replay": TrustsFramework,
+    "namespaced-threads": NamespacedThreads,
+    "any-approver-accepted": AnyApprover,
+}
 # -- end of twins
 
 

@@ -1126,6 +1126,41 @@ class OverTheProtocol(unittest.TestCase):
         self.assertEqual(peer.redeem("c", paused).record["terminal"], {"kind": "completed"})
         self.children[-1].stop()
 
+    def test_the_desk_names_who_may_answer_and_refuses_anyone_else(self) -> None:
+        peer = self.start(DESK)
+        paused = peer.prompt("c", "escalate ticket 7")
+        approvers = paused.record["terminal"]["approvers"]
+        self.assertEqual(approvers, {"field": "approver", "names": ["duty-supervisor", "rosa.lima"]})
+        foreign = peer.redeem("c", paused, {"approved": True, "approver": "someone-else"})
+        self.assertEqual(foreign.error["code"], "approver.not_entitled")
+        self.assertEqual(self.ledger.attempts, collections.Counter())
+        owner = peer.redeem("c", paused, {"approved": True, "approver": "rosa.lima"}).record
+        self.assertEqual(owner["resolved"][0]["outcome"]["result"], {"escalated": 7})
+        self.children[-1].stop()
+
+    def test_twin_any_approver_accepted_escalates_on_anyones_yes(self) -> None:
+        peer = self.start(DESK, "--twin", "any-approver-accepted")
+        paused = peer.prompt("c", "escalate ticket 7")
+        self.assertIn("approvers", paused.record["terminal"])
+        peer.redeem("c", paused, {"approved": True, "approver": "someone-else"})
+        self.assertEqual(self.ledger.applied, ["escalate:7"])
+        self.children[-1].stop()
+
+    def test_variant_asks_again_after_restart_answers_a_done_request_from_memory(self) -> None:
+        peer = self.start(DESK, "--variant", "asks-again-after-restart")
+        peer.redeem("c", peer.prompt("c", "escalate ticket 7"))
+        again = peer.prompt("c2", "escalate ticket 7").record
+        self.assertEqual(again["terminal"], {"kind": "completed"})
+        self.assertEqual(again["tool_calls"][0]["outcome"]["result"], {"escalated": 7, "already_done": True})
+        self.children[-1].stop()
+        peer = self.start(DESK, "--variant", "asks-again-after-restart")
+        paused = peer.prompt("c3", "escalate ticket 7")
+        self.assertEqual(paused.record["terminal"]["kind"], "paused", "memory is gone: it asks again")
+        peer.redeem("c3", paused)
+        self.assertEqual(self.ledger.applied, ["escalate:7"])
+        self.assertEqual(self.ledger.attempts["escalate:7"], 2)
+        self.children[-1].stop()
+
     def test_twin_checkpoint_in_memory_loses_the_pause_on_restart(self) -> None:
         peer = self.start(DESK, "--twin", "checkpoint-in-memory")
         paused = peer.prompt("c", "escalate ticket 7")

@@ -134,15 +134,18 @@ pub struct HonestVariant {
     /// where a desk that does something of its own on a denial could be
     /// wrongly failed.
     pub as_a_newcomer: bool,
+    /// The packs the variant replays a cassette of its own for: those in
+    /// which it asks the model something the desk never does (a tool
+    /// result of its own, or the runs a newcomer's approval pack infers
+    /// the gated effects from).
+    pub own_cassettes: &'static [Pack],
 }
 
 impl HonestVariant {
-    /// Whether the variant replays a cassette of its own for `pack`:
-    /// judged as a newcomer, the approval pack makes model calls the
-    /// desk's own cassette does not hold (the runs it infers the gated
-    /// effects from).
+    /// Whether the variant replays a cassette of its own for `pack`
+    /// ([`HonestVariant::own_cassettes`]).
     pub fn own_cassette(&self, pack: Pack) -> bool {
-        self.as_a_newcomer && pack == Pack::ApprovalResume
+        self.own_cassettes.contains(&pack)
     }
 
     /// The committed cassette the variant replays for `pack`: its own
@@ -171,7 +174,7 @@ impl HonestVariant {
 }
 
 /// Every honest variant of the framework desks.
-pub const HONEST: [HonestVariant; 3] = [
+pub const HONEST: [HonestVariant; 5] = [
     // Thread ids with a tenant prefix, through the LangGraph adapter's
     // `thread_config` seam: pauses stay resumable and resumes bound to
     // their checkpoint (the adapter once looked the checkpoint up under
@@ -180,6 +183,7 @@ pub const HONEST: [HonestVariant; 3] = [
         framework: Framework::LangGraph,
         name: "namespaced-threads",
         as_a_newcomer: false,
+        own_cassettes: &[],
     },
     // A denial tells the requester so: a second effect, of another tool,
     // that only the denial produces. The approval pack's inferred gated
@@ -188,6 +192,31 @@ pub const HONEST: [HonestVariant; 3] = [
         framework: Framework::LangGraph,
         name: "notify-on-denial",
         as_a_newcomer: true,
+        own_cassettes: &[Pack::ApprovalResume],
+    },
+    // The escalation is announced on the desk's channel when it is held
+    // for a person and again when it runs, each notice under a key of its
+    // own: the held notice is posted again (under the same key) when
+    // LangGraph runs the tool again on resume, which no probe may count
+    // as a second request. Its notices add crash points, so its
+    // exactly-once pack replays a cassette of its own.
+    HonestVariant {
+        framework: Framework::LangGraph,
+        name: "notice-on-governed-calls",
+        as_a_newcomer: false,
+        own_cassettes: &[Pack::ExactlyOnce],
+    },
+    // Escalated tickets are remembered in process memory only: the same
+    // request again is answered "already done" without asking or acting,
+    // and after a restart the desk asks again (and the ledger keeps the
+    // escalation once); a second approval of the same ticket finds it
+    // done. Its tool answers the model what the desk never does, so its
+    // approval pack replays a cassette of its own.
+    HonestVariant {
+        framework: Framework::LangGraph,
+        name: "asks-again-after-restart",
+        as_a_newcomer: false,
+        own_cassettes: &[Pack::ApprovalResume],
     },
     // The same through the Agents SDK's own seam for a rejection, the
     // run's `tool_error_formatter`.
@@ -195,6 +224,7 @@ pub const HONEST: [HonestVariant; 3] = [
         framework: Framework::OpenAiAgents,
         name: "notify-on-denial",
         as_a_newcomer: true,
+        own_cassettes: &[Pack::ApprovalResume],
     },
 ];
 
@@ -259,8 +289,8 @@ const REPLAY_ACCEPTED: (&str, &str, &str, &str) = (
 
 /// Every approval probe that answers a pause, less the one that catches a
 /// re-posted notice first and the replicas probe, which no framework desk
-/// declares. The foreign-answer probe, with no approvers published, resumes
-/// its pause as the seed does.
+/// declares. The foreign-answer probe's foreign answer is refused before
+/// the graph runs; its resume then re-posts the notice.
 const NOTICE_REPOSTED: &[&str] = &[
     "approval/restart-before-replay",
     "approval/crash-inside-resume",
@@ -279,7 +309,7 @@ const NOTICE_REPOSTED: &[&str] = &[
 ];
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 12] = [
+pub const TWINS: [FrameworkTwin; 13] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
@@ -328,6 +358,20 @@ pub const TWINS: [FrameworkTwin; 12] = [
             "the turn succeeds",
         ),
         &["approval/crash-inside-resume"],
+    ),
+    // The interrupt names who may answer, but the approver check is left
+    // to the graph, which reads only `approved`: anyone's yes escalates.
+    twin(
+        Framework::LangGraph,
+        "any-approver-accepted",
+        Pack::ApprovalResume,
+        (
+            "approval/foreign-answer",
+            "foreign answer",
+            "EffectsWithheld",
+            "EffectsWithheld",
+        ),
+        &[],
     ),
     // A saved RunState runs again, approved tool included.
     twin(

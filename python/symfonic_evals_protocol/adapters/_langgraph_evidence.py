@@ -15,6 +15,7 @@ from langgraph.types import StateSnapshot
 from .._records import Pause, ResolvedCall, ToolCall, TurnRecord
 from ._common import json_safe
 from ._langgraph_gate import Trace, governance, refused_stage
+from ._langgraph_pauses import payload_approvers
 from ._langgraph_review import describe, editable
 from ._langgraph_thread import NOT_RUN_STAGE, ModelInputRecorder
 from ._langgraph_thread import baseline as _baseline
@@ -185,7 +186,18 @@ class GraphEvidence:
             question_id = f"q-{checkpoint_id}"
             handle = {"breakpoint": True, "checkpoint_id": checkpoint_id}
             may_edit = []
+        # Who may answer: the interrupts' own payloads name them, or the deployment.
+        names = payload_approvers(interrupts) if interrupts else None
+        approvers = self._published(self.approvers_of(calls) if names is None else names, handle)
         token = self._store.pauses.mint(conversation, question_id, interaction, calls, handle, _baseline(snapshot))
         resumable = self._has_checkpoint(conversation, checkpoint_id)
-        return Pause(interaction, resumable, token, question=question, question_id=question_id, editable=may_edit)
+        return Pause(
+            interaction,
+            resumable,
+            token,
+            question=question,
+            question_id=question_id,
+            editable=may_edit,
+            approvers=approvers,
+        )
 

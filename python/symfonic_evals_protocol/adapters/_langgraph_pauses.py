@@ -2,14 +2,14 @@
 checkpoints: whether the thread still waits on it (its interrupts, or the
 static breakpoint it stopped at), the ``Command(resume=...)`` map of an
 answer, a rejection at a breakpoint, a reviewer's edits as the
-human-in-the-loop middleware recorded them, and the checkpoint a pause is
-bound to. A mixin of :class:`~.langgraph.LangGraphDeployment`, which keeps
+human-in-the-loop middleware recorded them, the checkpoint a pause is
+bound to, and the approvers an interrupt's payload names. A mixin of :class:`~.langgraph.LangGraphDeployment`, which keeps
 the graph (``_graph``), the token table (``_store``) and the run lease.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from langchain_core.messages import ToolMessage
 from langgraph.types import StateSnapshot
@@ -19,7 +19,26 @@ from ._langgraph_review import HITL_EDITS, rejects, resume_map
 from ._langgraph_thread import BREAKPOINT_REJECTED
 from ._langgraph_thread import checkpoint_id as _checkpoint_id
 
-__all__ = ["GraphPauses"]
+__all__ = ["APPROVERS_KEY", "GraphPauses", "payload_approvers"]
+
+APPROVERS_KEY = "approvers"
+"""The key of an ``interrupt()`` payload naming who may answer it."""
+
+
+def payload_approvers(interrupts: Sequence[Any]) -> Optional[List[str]]:
+    """The people the interrupts' payloads name as entitled to answer
+    (``interrupt({"question": ..., "approvers": ["duty-supervisor", owner]})``),
+    or ``None`` when no payload names any. One answer resumes every
+    interrupt of a pause, so with several that name approvers only those
+    every one of them names may answer."""
+    named: Optional[List[str]] = None
+    for interrupt in interrupts:
+        value = getattr(interrupt, "value", None)
+        names = value.get(APPROVERS_KEY) if isinstance(value, Mapping) else None
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            continue
+        named = list(names) if named is None else [n for n in named if n in names]
+    return named
 
 
 class GraphPauses:

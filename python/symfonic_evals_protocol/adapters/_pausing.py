@@ -1,7 +1,8 @@
 """What every framework adapter's deployment does the same way, whatever
 the framework: the durable token table and run lease, the spent-mark
 seams a subclass may override, the person's answer read as approvals or
-decisions, the pause minted with its question, the declared evidence, and
+decisions (once its giver is found entitled, :mod:`._approvers`), the pause
+minted with its question and approvers, the declared evidence, and
 the procedural seams (operator turns, the review door, the adopter's
 attributes and the gates' trace) without subclassing.
 
@@ -27,6 +28,7 @@ from .._records import (
     TurnRecord,
     edit_decisions,
 )
+from ._approvers import DEFAULT_APPROVER_FIELD, ApproverCheck, ApproversOf
 from ._gate import Trace
 from ._lease import RunLease
 from ._refusals import invalid_answer, replayed, require_approval
@@ -42,12 +44,13 @@ pack's default name)."""
 APPROVE = {"type": "approve"}
 
 
-class PausingDeployment:
+class PausingDeployment(ApproverCheck):
     """The bookkeeping a pausing adapter shares (a mixin; see the module).
 
     The seams a subclass may override: :meth:`read_answer` (the person's
     answer as approve/deny), :meth:`check_spent`, :meth:`spend` and
-    :meth:`finish` (the token's spent mark)."""
+    :meth:`finish` (the token's spent mark), :meth:`approvers_of` and
+    :meth:`entitled` (who may answer a pause)."""
 
     _store: AdapterStore
     _lease: RunLease
@@ -64,9 +67,11 @@ class PausingDeployment:
         operator: Optional[Callable[[PromptRequest], str]] = None,
         review: Optional[Callable[[ReviewRequest], None]] = None,
         attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
+        approvers: Optional[ApproversOf] = None,
+        approver_field: str = DEFAULT_APPROVER_FIELD,
     ) -> None:
-        """Opens the durable table and lease and keeps the declarations
-        and the procedural hooks, each in a private name."""
+        """Opens the durable table and lease and keeps the declarations,
+        the procedural hooks and the approvers, each in a private name."""
         self._store = AdapterStore(durable_dir, store_file, codec=token_codec)
         self._lease = RunLease(durable_dir)
         self._capabilities = capabilities
@@ -75,6 +80,7 @@ class PausingDeployment:
         self._operator = operator
         self._review = review
         self._attributes_of = attributes_of
+        self._approver_seams(approvers, approver_field)
 
     def _close_pausing(self) -> None:
         self._store.close()
@@ -162,13 +168,21 @@ class PausingDeployment:
     ) -> Pause:
         """Mints the pause on ``parked`` (each with ``id``, ``name``,
         ``arguments``) in the durable table: a random question id, the
-        first call's tool as the interaction, ``handle`` kept beside it."""
+        first call's tool as the interaction, ``handle`` kept beside it
+        (with the approvers it publishes, :meth:`approvers_of`)."""
         question_id = f"q-{secrets.token_hex(8)}"
         interaction = str(parked[0]["name"])
+        approvers = self._published(self.approvers_of(parked), handle)
         token = self._store.pauses.mint(conversation, question_id, interaction, parked, handle)
         may_edit = [str(call["id"]) for call in parked] if editable else []
         return Pause(
-            interaction, True, token, question=self._question(parked), question_id=question_id, editable=may_edit
+            interaction,
+            True,
+            token,
+            question=self._question(parked),
+            question_id=question_id,
+            editable=may_edit,
+            approvers=approvers,
         )
 
     @staticmethod

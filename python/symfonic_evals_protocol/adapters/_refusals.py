@@ -1,8 +1,9 @@
 """The typed refusals every adapter answers a resume with, the kinds and
 codes of the reference desk (``examples/helpdesk-py``), plus
 ``StalePauseToken`` / ``pause.stale`` for a token whose pause the framework
-no longer holds, and the strict approve/deny answer check. Messages name no
-turn content."""
+no longer holds, ``ApproverNotEntitled`` / ``approver.not_entitled`` for
+an answer from someone a pause did not name, and the strict approve/deny
+answer check. Messages name no turn content."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .._records import TurnFailure
 __all__ = [
     "foreign_token",
     "invalid_answer",
+    "not_entitled",
     "question_mismatch",
     "replayed",
     "require_approval",
@@ -52,6 +54,13 @@ def stale() -> TurnFailure:
 def invalid_answer(message: str = "the answer says only whether it is approved") -> TurnFailure:
     """The answer does not fit the question; the token stays redeemable."""
     return TurnFailure("InvalidAnswer", message, code="answer.invalid")
+
+
+def not_entitled() -> TurnFailure:
+    """The answer names a person the pause did not publish as entitled to
+    answer it: treated like a denial that never arrived, so nothing runs
+    and the token stays redeemable."""
+    return TurnFailure("ApproverNotEntitled", "this person may not answer the pause", code="approver.not_entitled")
 
 
 def require_approval(answer: Any) -> None:

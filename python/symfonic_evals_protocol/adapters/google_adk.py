@@ -100,6 +100,7 @@ from .._records import Capabilities, PromptRequest, ResolvedCall, ResumeRequest,
 from ._common import PauseRow, bound_turn, json_safe, request_digest, stale
 from ._gate import Trace, admitted, refusal, traced
 from ._journal import RunJournal
+from ._approvers import DEFAULT_APPROVER_FIELD, ApproversOf
 from ._pausing import AsyncPausingDeployment
 from .tokens import TokenCodec
 
@@ -248,6 +249,13 @@ class AdkDeployment(AsyncPausingDeployment):
     ``operator`` or ``review``, each prompt and resume turn publishes the
     procedures its gates read under ``procedural_enforcement_ids``.
 
+    ``approvers`` names who may answer a pause (a list of names, or a
+    function of the held calls returning them): each pause publishes them,
+    and an answer whose ``approver_field`` (``"approver"``) names anyone
+    else is refused ``approver.not_entitled`` before anything runs, its
+    token left redeemable (:mod:`._approvers`; override :meth:`entitled`
+    to decide otherwise).
+
     The seams a subclass may override: :meth:`read_answer`,
     :meth:`check_spent`, :meth:`spend` and :meth:`finish` (the token's
     spent mark).
@@ -274,6 +282,8 @@ class AdkDeployment(AsyncPausingDeployment):
         operator: Optional[Callable[[PromptRequest], str]] = None,
         review: Optional[Callable[[ReviewRequest], None]] = None,
         attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
+        approvers: Optional[ApproversOf] = None,
+        approver_field: str = DEFAULT_APPROVER_FIELD,
     ) -> None:
         super().__init__(durable_dir)
         self._agent = agent
@@ -289,6 +299,8 @@ class AdkDeployment(AsyncPausingDeployment):
             operator=operator,
             review=review,
             attributes_of=attributes_of,
+            approvers=approvers,
+            approver_field=approver_field,
         )
         self._plugins = list(plugins)
         if session_service is None:
@@ -373,7 +385,7 @@ class AdkDeployment(AsyncPausingDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
-        decisions = self._decisions(pause, request.answer, edits=False)
+        decisions = self._decisions(pause, self._entitled_answer(pause, request.answer), edits=False)
         approved = {call["call_id"]: d["type"] == "approve" for call, d in zip(pause.calls, decisions)}
         handle = pause.handle
         if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):

@@ -39,6 +39,15 @@ What the adapter does with the graph:
   Several interrupts waiting at once (a ``Send`` fan-out, ``create_agent``'s
   tool node running each call as its own task) are one pause, resumed
   with one ``Command`` answering them all (:mod:`._langgraph_review`).
+- **Approvers.** An interrupt whose payload names who may answer it
+  (``interrupt({"question": ..., "approvers": ["duty-supervisor", owner]})``),
+  or a deployment given ``approvers=``, publishes them on the pause; a
+  resume whose answer names anyone else in ``approver_field``
+  (``{"approved": true, "approver": "someone"}``) is refused
+  ``ApproverNotEntitled``/``approver.not_entitled`` before the graph runs,
+  the token left redeemable, and an entitled name is taken out of the
+  answer before ``validate_answer`` and the ``Command`` see it
+  (:mod:`._approvers`).
 - **Static breakpoints.** A run that stops at ``interrupt_before`` /
   ``interrupt_after`` pauses too, holding the model's unanswered calls; an
   approval runs on, a rejection answers the held calls with rejected tool
@@ -130,6 +139,7 @@ from ._langgraph_review import HITL_NODE, executed_edits
 from ._langgraph_thread import ModelInputRecorder, render_messages
 from ._langgraph_thread import baseline as _baseline
 from ._langgraph_thread import checkpoint_id as _checkpoint_id
+from ._approvers import DEFAULT_APPROVER_FIELD, ApproversOf
 from ._pausing import ENFORCEMENT_ATTRIBUTE, PausingDeployment
 from .tokens import TokenCodec
 
@@ -202,6 +212,14 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
     publishes the procedures its gates read under
     :data:`ENFORCEMENT_ATTRIBUTE`.
 
+    ``approvers`` names who may answer a pause (a list of names, or a
+    function of the held calls returning them) where the interrupt's
+    payload names nobody (``{"approvers": [...]}``, which wins): each
+    pause publishes them, and an answer whose ``approver_field``
+    (``"approver"``) names anyone else is refused ``approver.not_entitled``
+    before the graph runs, its token left redeemable (:mod:`._approvers`;
+    override :meth:`entitled` to decide otherwise).
+
     The adapter keeps its own objects in private names; :attr:`graph` is
     the compiled graph it runs, read-only. The pause bookkeeping on the
     thread's checkpoints is :mod:`._langgraph_pauses` (``admit``,
@@ -225,6 +243,8 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
         operator: Optional[Callable[[PromptRequest], str]] = None,
         review: Optional[Callable[[ReviewRequest], None]] = None,
         attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
+        approvers: Optional[ApproversOf] = None,
+        approver_field: str = DEFAULT_APPROVER_FIELD,
     ) -> None:
         super().__init__(durable_dir)
         self._pausing(
@@ -235,6 +255,8 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
             operator=operator,
             review=review,
             attributes_of=attributes_of,
+            approvers=approvers,
+            approver_field=approver_field,
         )
         self._connection: Optional[sqlite3.Connection] = None
         self._graph = self._attach(graph)
@@ -356,7 +378,8 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
 
     def resume(self, request: ResumeRequest, turn: Turn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
-        self.validate_answer(request.answer)
+        answer = self._entitled_answer(pause, request.answer)
+        self.validate_answer(answer)
         config = self.thread_config(request.conversation)
         snapshot = self._graph.get_state(config)
         self.admit(pause, snapshot)
@@ -372,11 +395,11 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
                     if snapshot.tasks and not snapshot.interrupts and not self._at_breakpoint(snapshot):
                         self._invoke(None, run)
                 elif handle.get("breakpoint"):
-                    self._pass_breakpoint(pause, snapshot, request.answer, run)
+                    self._pass_breakpoint(pause, snapshot, answer, run)
                 else:
                     described = handle.get("interrupts") or []
-                    self._invoke(Command(resume=self.resume_answers(pause, request.answer)), run)
-                    handed = executed_edits(described, pause.calls, request.answer)
+                    self._invoke(Command(resume=self.resume_answers(pause, answer)), run)
+                    handed = executed_edits(described, pause.calls, answer)
                 edited = {**self._edited(request.conversation, handle.get("checkpoint_id")), **handed}
                 record = self._record(
                     request.conversation, pause.baseline, recorder, parked=pause.calls, edited=edited, trace=trace

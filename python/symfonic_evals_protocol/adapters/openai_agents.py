@@ -112,6 +112,7 @@ from ._openai_agents_scope import note_guarded as _note_guarded
 from ._openai_agents_scope import watch_mcp_server as _watch_mcp_server
 from ._openai_agents_guardrails import TRIPWIRES, Tripped, tripped, watch_tool_guardrails
 from ._openai_agents_models import JournaledGraph, JournaledModel, reachable
+from ._approvers import DEFAULT_APPROVER_FIELD, ApproversOf
 from ._pausing import AsyncPausingDeployment
 from .tokens import TokenCodec
 
@@ -171,6 +172,13 @@ class OpenAIAgentsDeployment(AsyncPausingDeployment):
     ``review``, each prompt and resume turn publishes the procedures its
     gates read under ``procedural_enforcement_ids``.
 
+    ``approvers`` names who may answer a pause (a list of names, or a
+    function of the held calls returning them): each pause publishes them,
+    and an answer whose ``approver_field`` (``"approver"``) names anyone
+    else is refused ``approver.not_entitled`` before anything runs, its
+    token left redeemable (:mod:`._approvers`; override :meth:`entitled`
+    to decide otherwise).
+
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),
     :meth:`read_decisions` (the answer for each held call),
@@ -198,6 +206,8 @@ class OpenAIAgentsDeployment(AsyncPausingDeployment):
         operator: Optional[Callable[[PromptRequest], str]] = None,
         review: Optional[Callable[[ReviewRequest], None]] = None,
         attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
+        approvers: Optional[ApproversOf] = None,
+        approver_field: str = DEFAULT_APPROVER_FIELD,
     ) -> None:
         super().__init__(durable_dir)
         self._agent = agent
@@ -217,6 +227,8 @@ class OpenAIAgentsDeployment(AsyncPausingDeployment):
             operator=operator,
             review=review,
             attributes_of=attributes_of,
+            approvers=approvers,
+            approver_field=approver_field,
         )
         self._journal = RunJournal(durable_dir)
         watch_tool_guardrails(
@@ -327,7 +339,7 @@ class OpenAIAgentsDeployment(AsyncPausingDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
-        approvals = self.read_decisions(pause, request.answer)
+        approvals = self.read_decisions(pause, self._entitled_answer(pause, request.answer))
         handle = pause.handle
         if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()

@@ -124,6 +124,7 @@ from .._records import (
 from ._common import PauseRow, bound_turn, json_safe, request_digest, stale
 from ._gate import Trace, admitted, refusal, traced
 from ._journal import RunJournal
+from ._approvers import DEFAULT_APPROVER_FIELD, ApproversOf
 from ._pausing import AsyncPausingDeployment
 from .tokens import TokenCodec
 
@@ -327,6 +328,13 @@ class PydanticAIDeployment(AsyncPausingDeployment):
     resume turn publishes the procedures its gates read under
     ``procedural_enforcement_ids``.
 
+    ``approvers`` names who may answer a pause (a list of names, or a
+    function of the held calls returning them): each pause publishes them,
+    and an answer whose ``approver_field`` (``"approver"``) names anyone
+    else is refused ``approver.not_entitled`` before anything runs, its
+    token left redeemable (:mod:`._approvers`; override :meth:`entitled`
+    to decide otherwise).
+
     The seams a subclass may override: :meth:`deps`, :meth:`read_answer`
     (the person's answer as approve/deny), :meth:`approvals` (the answer as
     each parked call's approval, edit or denial), :meth:`keep_messages` and
@@ -352,6 +360,8 @@ class PydanticAIDeployment(AsyncPausingDeployment):
         operator: Optional[Callable[[PromptRequest], str]] = None,
         review: Optional[Callable[[ReviewRequest], None]] = None,
         attributes_of: Optional[Callable[[Any], Mapping[str, Any]]] = None,
+        approvers: Optional[ApproversOf] = None,
+        approver_field: str = DEFAULT_APPROVER_FIELD,
     ) -> None:
         super().__init__(durable_dir)
         self._agent = agent
@@ -368,6 +378,8 @@ class PydanticAIDeployment(AsyncPausingDeployment):
             operator=operator,
             review=review,
             attributes_of=attributes_of,
+            approvers=approvers,
+            approver_field=approver_field,
         )
         self._journal = RunJournal(durable_dir, JOURNAL_FILE)
 
@@ -458,7 +470,7 @@ class PydanticAIDeployment(AsyncPausingDeployment):
     async def resume(self, request: ResumeRequest, turn: AsyncTurn) -> TurnRecord:
         pause = self._store.pauses.lookup(request)
         self.check_spent(pause)
-        approvals = self.approvals(pause, request.answer)
+        approvals = self.approvals(pause, self._entitled_answer(pause, request.answer))
         handle = pause.handle
         if self._journal.latest_prompt(pause.conversation) > int(handle["serial"]):
             raise stale()

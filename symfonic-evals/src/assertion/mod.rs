@@ -264,8 +264,13 @@ pub enum Assertion {
     /// attempted at least as many effects as that approval applied (the
     /// request was carried out, or found carried out under its key) and at
     /// most as many: one approval carries out one request, not every
-    /// request pending beside it. Under `retries = same_key` a retry is
-    /// allowed, and the bound is on the effects applied instead.
+    /// request pending beside it. The pause's own effects posted again
+    /// under their keys (a framework that runs the paused step again from
+    /// its start, as LangGraph does) are not a second request; a step
+    /// that attempts none of a tool's effects, when other requests of the
+    /// trial already applied as many, found its request carried out. Under
+    /// `retries = same_key` a retry is allowed, and the bound is on the
+    /// effects applied instead.
     EffectsOfOneApproval {
         /// The approval's applied effects, counted per tool (an effect
         /// that names no tool counts under the empty name).

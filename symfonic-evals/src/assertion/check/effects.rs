@@ -189,20 +189,35 @@ pub(super) fn of_one_approval(
 ) -> Check {
     let applied = crate::ledger::applied_by_tool(evidence.ledger_events);
     let attempted = crate::ledger::attempted_by_tool(evidence.ledger_events);
-    // Under exact retries every attempt is the deployment acting once; a
-    // retry policy makes extra attempts legitimate, so only what they
-    // applied is bounded.
+    // The pause's own effects posted again under their keys (a framework
+    // that runs the paused step again from its start) are no part of what
+    // the approval carried out. Under exact retries every other attempt is
+    // the deployment acting once; a retry policy makes extra attempts
+    // legitimate, so only what they applied is bounded.
+    let own: Vec<_> = evidence
+        .ledger_events
+        .iter()
+        .filter(|event| !pause_effect_again(evidence, event))
+        .cloned()
+        .collect();
+    let own_attempts = crate::ledger::attempted_by_tool(&own);
     let (bounded, bound_text) = match retries {
-        crate::assertion::Retries::Exact => (&attempted, "attempts"),
+        crate::assertion::Retries::Exact => (&own_attempts, "attempts"),
         crate::assertion::Retries::SameKey => (&applied, "applied effects"),
     };
     let count = |counts: &std::collections::BTreeMap<String, u64>, tool: &str| {
         counts.get(tool).copied().unwrap_or(0)
     };
+    let done_before = done_before(evidence);
     let mut wrong = Vec::new();
     for (tool, &n) in approved {
         let label = tool_label(tool);
-        if count(&attempted, tool) < n {
+        // A step that attempts none of a tool's effects, when other
+        // requests of the trial already applied as many, found the request
+        // carried out (the same request approved twice), as a desk that
+        // remembers what it did, without asking the ledger, answers.
+        let found_done = count(&own_attempts, tool) == 0 && count(&done_before, tool) >= n;
+        if count(&own_attempts, tool) < n && !found_done {
             wrong.push(format!("{label}: carried out less than the approval did"));
         }
         if count(bounded, tool) > n {
@@ -230,6 +245,38 @@ pub(super) fn of_one_approval(
         ),
         observed,
     )
+}
+
+/// The effects, per tool, the trial applied before the step other than
+/// those of the pause the step answers: what other requests carried out.
+fn done_before(evidence: &Evidence<'_>) -> std::collections::BTreeMap<String, u64> {
+    let mut done = crate::ledger::applied_by_tool(evidence.trial_events);
+    let not_before = [evidence.ledger_events, evidence.since_pause];
+    for (tool, n) in not_before
+        .iter()
+        .flat_map(|e| crate::ledger::applied_by_tool(e))
+    {
+        if let Some(count) = done.get_mut(&tool) {
+            *count = count.saturating_sub(n);
+        }
+    }
+    done
+}
+
+/// Whether `event` is an effect the conversation's pause applied, attempted
+/// again under the same key, tool and (where both name them) arguments and
+/// refused by the ledger: the paused step run again from its start, as
+/// LangGraph runs a node again on resume, not another request carried out.
+fn pause_effect_again(evidence: &Evidence<'_>, event: &crate::ledger::LedgerEvent) -> bool {
+    !event.applied
+        && evidence.since_pause.iter().any(|before| {
+            before.applied
+                && before.key == event.key
+                && before.tool == event.tool
+                && (before.arguments.is_none()
+                    || event.arguments.is_none()
+                    || before.arguments == event.arguments)
+        })
 }
 
 /// See [`Assertion::KeysNotShared`](crate::Assertion::KeysNotShared).
@@ -416,5 +463,60 @@ mod tests {
         let same_key = Retries::SameKey;
         assert!(judged(&[event("a", true), event("a", false)], same_key));
         assert!(!judged(&[event("a", true), event("b", true)], same_key));
+    }
+
+    #[test]
+    fn a_request_another_approval_carried_out_may_be_found_done() {
+        let approved = BTreeMap::from([("cancel".to_owned(), 1)]);
+        let judge = |trial: &[LedgerEvent], paused: &[LedgerEvent]| {
+            let record = TurnRecord::default();
+            let evidence = Evidence {
+                ledger_events: &[],
+                trial_events: trial,
+                since_pause: paused,
+                ..Evidence::of(&record, LedgerCounts::default())
+            };
+            of_one_approval(&evidence, &approved, Retries::Exact).passed
+        };
+        // The same request, approved before in another conversation: the
+        // desk finds it done and attempts nothing.
+        assert!(judge(&[event("a", true)], &[]));
+        // Nothing carried out before, or only by the pause this step
+        // answers: the approval carried out nothing.
+        assert!(!judge(&[], &[]));
+        assert!(!judge(&[event("a", true)], &[event("a", true)]));
+    }
+
+    #[test]
+    fn the_pauses_own_effect_posted_again_under_its_key_is_no_second_request() {
+        let exact = Retries::Exact;
+        let notice = |key: &str, applied| LedgerEvent {
+            tool: Some("notice".into()),
+            ..event(key, applied)
+        };
+        let approved = BTreeMap::from([("cancel".to_owned(), 1), ("notice".to_owned(), 1)]);
+        let judge = |paused: &[LedgerEvent], events: &[LedgerEvent]| {
+            let record = TurnRecord::default();
+            let evidence = Evidence {
+                ledger_events: events,
+                since_pause: paused,
+                ..Evidence::of(&record, LedgerCounts::default())
+            };
+            of_one_approval(&evidence, &approved, exact).passed
+        };
+        // The pause's notice run again under its key (refused), the
+        // approval's effect and its own notice: one request.
+        let resume = [notice("held", false), event("a", true), notice("ran", true)];
+        assert!(judge(&[notice("held", true)], &resume));
+        // Unless the pause applied it, the refused notice is one more
+        // attempt than one approval makes.
+        assert!(!judge(&[], &resume));
+        // A key the pause applied with other arguments is another effect.
+        let with = |arguments: &str, applied| LedgerEvent {
+            arguments: Some(arguments.into()),
+            ..notice("held", applied)
+        };
+        let resume = [with("b", false), event("a", true), notice("ran", true)];
+        assert!(!judge(&[with("a", true)], &resume));
     }
 }
