@@ -60,7 +60,8 @@ pub(super) struct Unnamed {
 type Leaf = (Vec<String>, Value);
 
 /// Every candidate for `preconditions` around `declared`, without repeats
-/// and never equal to a declared state. Ordered by priority: the value
+/// (one may equal another declared state: the draft state, which the
+/// sweep does not otherwise try after the approval). Ordered by priority: the value
 /// another declared state holds at the same path before values of other
 /// leaves, each value's first alternative on every base before any
 /// second, bases in `declared` order.
@@ -143,9 +144,7 @@ pub(super) fn unnamed(preconditions: &[Value], declared: &[Declared<'_>]) -> Unn
     ranked.sort_by_key(|(tier, rank, ..)| (*tier, *rank));
     let mut candidates: Vec<(Candidate, bool)> = Vec::new();
     for (_, _, candidate, admitted) in ranked {
-        let repeat = candidates.iter().any(|(c, _)| c.state == candidate.state)
-            || declared.iter().any(|d| *d.state == candidate.state);
-        if !repeat {
+        if !candidates.iter().any(|(c, _)| c.state == candidate.state) {
             candidates.push((candidate, admitted));
         }
     }
@@ -346,6 +345,17 @@ mod tests {
         );
         assert!(varied.contains(&"ACCOUNT.owner") && varied.contains(&"flags"));
         assert_eq!(found.leaves, 2);
+    }
+
+    #[test]
+    fn the_draft_state_itself_is_tried_when_a_leaf_makes_the_blocked_state_it() {
+        let pre = vec![json!([{"state": {"path": "region", "op": "neq", "value": "EU"}}])];
+        let satisfied = json!({"region": "US", "priority": "normal"});
+        let blocked = json!({"region": "EU", "priority": "normal"});
+        let draft = json!({"region": "EU", "priority": "urgent"});
+        let found = unnamed(&pre, &declared(&satisfied, &blocked, &draft));
+        assert_eq!(found.candidates[0].0.state, draft);
+        assert!(!found.candidates[0].1);
     }
 
     #[test]
