@@ -17,10 +17,10 @@ use symfonic_evals::{
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
-    draft_prompt = "refund order 3", draft_state = { "region": "EU" },
+    draft_prompt = "refund order 3", draft_state = { "region": "EU", "priority": "urgent" },
     review_prompt = "approve the refund procedure: governs issue_refund when region eq US and receipt exists",
-    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "receipt": "r-104" },
-    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "receipt": "r-105" },
+    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "receipt": "r-104", "priority": "normal" },
+    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "receipt": "r-105", "priority": "normal" },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
     restart_before_enforcement = true,

@@ -236,6 +236,11 @@ twins! {
     gate_judges_only_the_first_predicate: GateJudgesFirstPredicateOnly =>
         "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",
         "refuse";
+    gate_keeps_a_fast_lane_for_urgent_refunds: GateUrgentFastLane =>
+        "procedural/gate-sweep",
+        "sweep 17: `priority` named by no predicate, on the blocked state: the value the draft \
+         state holds",
+        "GateAgrees", "refuse";
     review_approves_every_draft: ReviewApprovesEveryDraft =>
         "procedural/decoy-stays-draft", "review", "AttributeEquals",
         "AttributeEquals(procedural_review)";
@@ -418,6 +423,24 @@ fn every_flaw_is_pinned_above_exactly_once() {
         assert_eq!(pins, 1, "{flaw:?} is pinned {pins} times");
     }
     assert_eq!(PINNED.len(), Flaw::ALL.len());
+}
+
+#[test]
+fn the_urgent_fast_lane_shrinks_to_the_field_it_reads() {
+    // The gate admits the blocked state with the draft's urgent priority;
+    // the shrink removes every key the contract reads and keeps the one
+    // the gate does, reported as its shape, never its value.
+    let rendered = run_twin(Flaw::GateUrgentFastLane).render();
+    let note = rendered
+        .lines()
+        .find(|l| l.contains("note: smallest disagreeing state"))
+        .unwrap_or_else(|| panic!("no shrink note:\n{rendered}"));
+    assert!(
+        note.contains(": {\"priority\": string sha256:")
+            && note.contains("the contract refuses it and the gate did not"),
+        "{note}"
+    );
+    assert!(!rendered.contains("\"urgent\""), "{rendered}");
 }
 
 #[test]

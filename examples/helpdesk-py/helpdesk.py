@@ -115,6 +115,7 @@ TWINS = {
     "identity-labels": "procedures are named by constant labels, not by digests of their content",
     "gate-folds-case": "the gate matches state keys in any casing, not UPPER then lower",
     "gate-missing-is-null": "the gate reads a missing state key as null",
+    "gate-urgent-fast-lane": "the gate waves an urgent request (priority urgent in the turn state) through without judging its procedures",
     "approves-every-draft": "a review approves every draft on file, not the one it names",
     "promoted-counts-episodes": "the promoted count, published only when the cycle promoted something, is the number of episodes kept",
     "refusal-hits-store": "a call the gate refused still writes its effect to the store, outside the ledger",
@@ -566,8 +567,14 @@ class HelpDesk(Deployment):
         governing = [p for p in self._policy() if p.action_tool == governed]
         if self.has("gate-judges-first-procedure-only"):
             governing = governing[:1]
+        # The fast lane: an urgent request is read but not judged.
+        fast_lane = self.has("gate-urgent-fast-lane") and isinstance(state, dict) and state.get("priority") == "urgent"
         stage, admitted, ids = judge(
-            governing, state, self._identity, self._lookup(), evaluate=not self.has("gate-ignores-state")
+            governing,
+            state,
+            self._identity,
+            self._lookup(),
+            evaluate=not (self.has("gate-ignores-state") or fast_lane),
         )
         record.governance.append(stage)
         enforced.update(ids)

@@ -23,14 +23,14 @@ pub fn procedural() -> PackDefinition {
     PackDefinition::Procedural(ProceduralPack {
         demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
         draft_prompt: "refund order 3".into(),
-        draft_state: json!({ "region": "EU" }),
+        draft_state: json!({ "region": "EU", "priority": "urgent" }),
         review_prompt: "approve the refund procedure: governs issue_refund when region eq US \
                         and receipt exists"
             .into(),
         satisfied_prompt: "refund order 4".into(),
-        satisfied_state: json!({ "region": "US", "receipt": "r-104" }),
+        satisfied_state: json!({ "region": "US", "receipt": "r-104", "priority": "normal" }),
         blocked_prompt: "refund order 5".into(),
-        blocked_state: json!({ "region": "EU", "receipt": "r-105" }),
+        blocked_state: json!({ "region": "EU", "receipt": "r-105", "priority": "normal" }),
         action_tool: "issue_refund".into(),
         procedure_fragment: "verify the account region".into(),
         decoy_demonstrations: (21..=24).map(|n| format!("track order {n}")).collect(),

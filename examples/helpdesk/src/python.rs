@@ -166,13 +166,13 @@ pub fn procedural() -> PackDefinition {
             .map(|n| format!("walk me through refunding order {n}: {lesson}"))
             .collect(),
         draft_prompt: "refund order 3".into(),
-        draft_state: json!({"region": "EU"}),
+        draft_state: json!({"region": "EU", "priority": "urgent"}),
         review_prompt: "approve the refund procedure: governs issue_refund when region neq EU"
             .into(),
         satisfied_prompt: "refund order 4".into(),
-        satisfied_state: json!({"region": "US"}),
+        satisfied_state: json!({"region": "US", "priority": "normal"}),
         blocked_prompt: "refund order 5".into(),
-        blocked_state: json!({"region": "EU"}),
+        blocked_state: json!({"region": "EU", "priority": "normal"}),
         action_tool: "issue_refund".into(),
         procedure_fragment: "verify the account region".into(),
         decoy_demonstrations: (11..=12)
@@ -406,7 +406,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 66] = [
+pub const TWINS: [PythonTwin; 67] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -810,6 +810,23 @@ pub const TWINS: [PythonTwin; 66] = [
             "GateAgrees",
             "GateAgrees",
         ),
+        &[],
+    ),
+    twin(
+        "gate-urgent-fast-lane",
+        Pack::Procedural,
+        (
+            "procedural/gate-sweep",
+            // The blocked state with the draft's urgent priority, a field
+            // no predicate names, after the 11 states the one predicate
+            // gives.
+            "sweep 12: `priority` named by no predicate, on the blocked state: the value the \
+             draft state holds",
+            "GateAgrees",
+            "GateAgrees",
+        ),
+        // The two-procedure probe's second rule, composed from the
+        // states, names the priority, so its sweep leaves it as it is.
         &[],
     ),
     twin(

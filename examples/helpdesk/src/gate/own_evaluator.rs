@@ -5,7 +5,8 @@
 //! by its identity, exactly as the library's stage does, so everything a
 //! reviewer and the seed scenario see agrees. Only the judging differs: a
 //! hand-rolled key lookup in front of the library's comparison, or a
-//! hand-written copy of the rule. Each agrees with the library on the two
+//! hand-written copy of the rule, or a fast lane on a field the rule does
+//! not name. Each agrees with the library on the two
 //! states the seed tries and disagrees on some state a gate sweep
 //! generates, which is the point of carrying one.
 
@@ -38,6 +39,9 @@ pub enum Judge {
     Compiled(Value),
     /// The stored precondition's first predicate alone, by the library.
     FirstPredicateOnly,
+    /// The stored precondition by the library, except that an urgent
+    /// request (`"priority": "urgent"` in the turn state) skips it.
+    UrgentFastLane,
 }
 
 /// The stage; see the module documentation.
@@ -98,6 +102,10 @@ impl Judge {
                         .all(|predicate| holds(state, predicate, *lookup))
             }
             Self::Compiled(rule) => skill_applies(state, rule),
+            Self::UrgentFastLane => {
+                state.get("priority") == Some(&json!("urgent"))
+                    || skill_applies(state, precondition)
+            }
             Self::FirstPredicateOnly => {
                 precondition_problem(precondition).is_none()
                     && state_predicates_in(precondition)

@@ -22,6 +22,12 @@ const fn at(
     }
 }
 
+/// The sweep step that sets the blocked state's `priority` to the draft
+/// state's (urgent), a leaf no predicate names.
+const URGENT_ON_BLOCKED: &str =
+    "sweep 17: `priority` named by no predicate, on the blocked state: the value the draft state \
+     holds";
+
 /// Every procedural scenario that repeats the seed's enforcement steps
 /// before the lifecycle probes.
 const PROCEDURAL_ENFORCING: &[&str] = &[
@@ -485,6 +491,7 @@ impl Flaw {
             ),
             Self::GateMissingKeyAsNull => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateJudgesFirstPredicateOnly => sweep("sweep 6: `receipt` exists: key missing"),
+            Self::GateUrgentFastLane => sweep(URGENT_ON_BLOCKED),
             Self::GateEnforcesCompiledRule => sweep("sweep 12: `region` eq: null"),
             Self::ReviewApprovesEveryDraft => at(
                 "procedural/decoy-stays-draft",
@@ -772,6 +779,8 @@ impl Flaw {
             Self::GateKeysCaseInsensitive | Self::GateKeysLowerCaseOnly => {
                 &[&["procedural/gate-sweep", "procedural/two-procedures"]]
             }
+            // The two-procedure probe's sweep varies the same leaf.
+            Self::GateUrgentFastLane => &[&["procedural/gate-sweep", "procedural/two-procedures"]],
             // A compiled copy of the seed's rule disagrees with the rules
             // the harness composes.
             Self::GateEnforcesCompiledRule => &[&[

@@ -226,6 +226,11 @@ flaws! {
     /// predicate: the pack's blocked state fails that one, so the seed
     /// passes.
     GateJudgesFirstPredicateOnly = "gate-judges-first-predicate-only" in Procedural,
+    /// The gate keeps a fast lane for urgent refunds: a turn whose
+    /// `priority` is `"urgent"` is admitted whatever the approved
+    /// procedure says. The pack's satisfied and blocked states are both of
+    /// normal priority, so the seed and every state it varies pass.
+    GateUrgentFastLane = "gate-urgent-fast-lane" in Procedural,
     /// An operator's approval turn approves every draft on file, not the
     /// one it selects (the admin API approves the one it names).
     ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,

@@ -18,6 +18,7 @@ mod rules;
 mod scenarios;
 mod sweep;
 mod sweep_states;
+mod sweep_unnamed;
 mod through_approval;
 
 #[cfg(test)]
@@ -48,6 +49,14 @@ pub const GATE_SWEEP_PER_PREDICATE: u32 = 6;
 
 /// The most states the default sweep budget grows to.
 pub const MAX_DEFAULT_GATE_SWEEP: u32 = 48;
+
+/// How many states per state leaf no published predicate names the
+/// default sweep budget adds (one the contract refuses, one it admits), so
+/// a gate with a second door on another field is tried on every such leaf.
+pub const GATE_SWEEP_PER_UNNAMED_LEAF: u32 = 2;
+
+/// The most states the default sweep budget adds for unnamed leaves.
+pub const MAX_UNNAMED_GATE_SWEEP: u32 = 8;
 
 /// The probes of the procedural pack, in the order they run.
 pub const PROBES: &[Probe] = &[
@@ -81,7 +90,9 @@ pub const PROBES: &[Probe] = &[
     Probe::default_on(
         "procedural/gate-sweep",
         "a gate that agrees with the contract only on the two states the seed tries: key casing, \
-         missing keys, null, wrong types, neighbouring values, list membership",
+         missing keys, null, wrong types, neighbouring values, list membership, and a second door \
+         on a field no predicate names (the declared states with such a leaf set to a value seen \
+         in another of them)",
     ),
     Probe::enabled_by(
         "procedural/decoy-stays-draft",
@@ -273,7 +284,9 @@ pub struct ProceduralPack {
     pub interleaved_prompt: Option<String>,
     /// How many states the gate sweep judges. The default, 16, grows to 6
     /// per published predicate plus the two declared states when that is
-    /// more (up to 48); any other value is used as it is.
+    /// more (up to 48), then adds 2 per state leaf no predicate names (up
+    /// to 8 more); any other value is the total, at most a quarter of it
+    /// for unnamed leaves.
     pub gate_sweep: u32,
     /// How the seed's ledger counts treat retries: `exact` (the default:
     /// every attempt applies, no duplicate) or `same_key`, where a retry
@@ -486,6 +499,29 @@ impl ProceduralPack {
             "is how many states the sweep judges, at least one (skip the probe to run none)",
         );
         checks.probes(&self.skip_probes, PROBES);
+    }
+}
+
+/// The sweep's turns for `gate_sweep`, split between states varying the
+/// named paths and (at most `available`) states varying the `leaves` no
+/// predicate names. The default adds the second share on top of the named
+/// budget, which stays as it was; any other value is the total, a quarter
+/// of it at most going to unnamed leaves.
+pub(crate) fn gate_sweep_split(
+    gate_sweep: u32,
+    predicates: usize,
+    leaves: usize,
+    available: usize,
+) -> (usize, usize) {
+    let named = gate_sweep_budget(gate_sweep, predicates);
+    if gate_sweep == DEFAULT_GATE_SWEEP {
+        let extra = (GATE_SWEEP_PER_UNNAMED_LEAF as usize * leaves)
+            .min(MAX_UNNAMED_GATE_SWEEP as usize)
+            .min(available);
+        (named, extra)
+    } else {
+        let share = (named / 4).min(available);
+        (named - share, share)
     }
 }
 

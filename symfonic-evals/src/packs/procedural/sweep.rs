@@ -5,7 +5,10 @@
 //!
 //! The states are not drawn at random: each names an edge class a gate can
 //! get wrong (see `sweep_states`), so a disagreement found once is found on
-//! every run. On the first disagreement the sweep shrinks the state, a
+//! every run. After them, within the budget, come the declared states with
+//! one leaf no predicate names set to a value seen in another of them (see
+//! `sweep_unnamed`): the contract's verdict does not move, and a gate with
+//! a second door on that field does. On the first disagreement the sweep shrinks the state, a
 //! greedy search that removes keys and cuts lists while the gate still
 //! disagrees with the contract, each try a real turn under a fixed budget,
 //! and reports the smallest disagreeing state as its shape (keys, types and
@@ -17,6 +20,7 @@
 use serde_json::Value;
 
 use super::sweep_states::{candidates, shape, size, smaller, Candidate};
+use super::sweep_unnamed::{unnamed, Declared};
 use super::ProceduralPack;
 use crate::assertion::check::procedures::{published, Unreadable};
 use crate::assertion::{Assertion, GateVerdict};
@@ -35,6 +39,9 @@ pub(super) struct GateSweep {
     stage: String,
     procedures: String,
     bases: [Value; 2],
+    /// The draft state: the third state the pack declares, read for the
+    /// values of leaves no predicate names.
+    draft: Value,
     /// The budget argument (the default follows the predicates).
     states: u32,
 }
@@ -48,6 +55,7 @@ impl GateSweep {
             stage: pack.precondition_stage.clone(),
             procedures: pack.procedures_attribute.clone(),
             bases: [pack.satisfied_state.clone(), pack.blocked_state.clone()],
+            draft: pack.draft_state.clone(),
             states: pack.gate_sweep,
         }
     }
@@ -133,8 +141,46 @@ impl GateSweep {
             .iter()
             .map(|p| crate::contracts::state_predicates_in(p).len())
             .sum();
-        let budget = super::gate_sweep_budget(self.states, predicates);
-        choose(preconditions, &bases, budget)
+        let [satisfied, blocked] = &self.bases;
+        // Blocked first: a second door that admits is the likelier flaw.
+        let declared = [
+            Declared {
+                name: "blocked",
+                state: blocked,
+                tool_runs: false,
+            },
+            Declared {
+                name: "satisfied",
+                state: satisfied,
+                tool_runs: true,
+            },
+            Declared {
+                name: "draft",
+                state: &self.draft,
+                tool_runs: true,
+            },
+        ];
+        let others = unnamed(preconditions, &declared);
+        let (named, share) = super::gate_sweep_split(
+            self.states,
+            predicates,
+            others.leaves,
+            others.candidates.len(),
+        );
+        let mut chosen = choose(preconditions, &bases, named);
+        let others = others.candidates.into_iter().map(|(candidate, admitted)| {
+            let verdict = if admitted {
+                GateVerdict::Admit
+            } else {
+                GateVerdict::Refuse
+            };
+            (candidate, verdict)
+        });
+        let others: Vec<_> = others
+            .filter(|(c, _)| !chosen.iter().any(|(d, _)| d.state == c.state))
+            .collect();
+        chosen.extend(alternate(others, share, GateVerdict::Refuse));
+        chosen
     }
 
     /// Shrinks a disagreeing state while the gate keeps disagreeing.
@@ -178,21 +224,30 @@ impl GateSweep {
 /// side in generation order.
 fn choose(preconditions: &[Value], bases: &[&Value], n: usize) -> Vec<(Candidate, GateVerdict)> {
     let rules: Vec<&Value> = preconditions.iter().collect();
-    let (mut admit, mut refuse): (Vec<_>, Vec<_>) = candidates(&rules, bases)
-        .into_iter()
-        .map(|c| {
-            let verdict = GateSweep::verdict(preconditions, &c.state);
-            (c, verdict)
-        })
-        .partition(|(_, v)| *v == GateVerdict::Admit);
-    admit.reverse();
-    refuse.reverse();
+    let judged = candidates(&rules, bases).into_iter().map(|c| {
+        let verdict = GateSweep::verdict(preconditions, &c.state);
+        (c, verdict)
+    });
+    alternate(judged.collect(), n, GateVerdict::Admit)
+}
+
+/// Up to `n` of `judged`, alternating verdicts starting with `first` (the
+/// other side fills in when one runs out), each side in its given order.
+fn alternate(
+    judged: Vec<(Candidate, GateVerdict)>,
+    n: usize,
+    first: GateVerdict,
+) -> Vec<(Candidate, GateVerdict)> {
+    let (mut leading, mut trailing): (Vec<_>, Vec<_>) =
+        judged.into_iter().partition(|(_, v)| *v == first);
+    leading.reverse();
+    trailing.reverse();
     let mut out = Vec::new();
     while out.len() < n {
         let pick = if out.len() % 2 == 0 {
-            admit.pop().or_else(|| refuse.pop())
+            leading.pop().or_else(|| trailing.pop())
         } else {
-            refuse.pop().or_else(|| admit.pop())
+            trailing.pop().or_else(|| leading.pop())
         };
         match pick {
             Some(pick) => out.push(pick),
@@ -206,10 +261,13 @@ impl Continuation for GateSweep {
     fn describe(&self) -> String {
         let budget = if self.states == super::DEFAULT_GATE_SWEEP {
             format!(
-                "{} (or {} per published predicate and 2, at most {})",
+                "{} (or {} per published predicate and 2, at most {}; then {} per state leaf no \
+                 predicate names, at most {} more)",
                 super::DEFAULT_GATE_SWEEP,
                 super::GATE_SWEEP_PER_PREDICATE,
-                super::MAX_DEFAULT_GATE_SWEEP
+                super::MAX_DEFAULT_GATE_SWEEP,
+                super::GATE_SWEEP_PER_UNNAMED_LEAF,
+                super::MAX_UNNAMED_GATE_SWEEP
             )
         } else {
             self.states.to_string()
@@ -217,7 +275,8 @@ impl Continuation for GateSweep {
         format!(
             "up to {budget} turns of the satisfied prompt, each in a fresh conversation, under states \
              generated from the preconditions published in `{}` (key casing, missing keys, null, \
-             wrong types, neighbouring values, list membership): each GateAgrees with the \
+             wrong types, neighbouring values, list membership), then the declared states with one \
+             leaf no predicate names set to a value seen elsewhere in them: each GateAgrees with the \
              contract's evaluator (admitted: `{}` not rejected, `{}` succeeds, a ledger attempt; \
              refused: rejected, no success, the ledger unmoved); the first disagreement is shrunk \
              in up to {SHRINK_BUDGET} more turns",
@@ -285,6 +344,66 @@ mod tests {
                 .count();
             assert!(admitted >= 4 && chosen.len() - admitted >= 4, "{labels:#?}");
         }
+    }
+
+    fn refund_sweep(gate_sweep: u32) -> (GateSweep, Vec<Value>) {
+        let mut pack = super::super::fixture::refund_pack();
+        pack.satisfied_state = json!({"region": "US", "receipt": "r-104", "priority": "normal"});
+        pack.blocked_state = json!({"region": "EU", "receipt": "r-105", "priority": "normal"});
+        pack.draft_state = json!({"region": "EU", "priority": "urgent"});
+        pack.gate_sweep = gate_sweep;
+        let pre = vec![json!([
+            {"state": {"path": "region", "op": "eq", "value": "US"}},
+            {"state": {"path": "receipt", "op": "exists"}},
+        ])];
+        (GateSweep::of(&pack), pre)
+    }
+
+    #[test]
+    fn unnamed_leaves_come_after_the_named_budget_refused_first() {
+        let (sweep, pre) = refund_sweep(super::super::DEFAULT_GATE_SWEEP);
+        let chosen = sweep.choose(&pre);
+        // The named budget is untouched (2 predicates: 16), and one unnamed
+        // leaf adds two states: the blocked state carrying the draft's
+        // value, refused, then the satisfied one carrying it, admitted.
+        assert_eq!(chosen.len(), 18);
+        let (blocked, verdict) = &chosen[16];
+        assert_eq!(*verdict, GateVerdict::Refuse);
+        assert_eq!(
+            blocked.state,
+            json!({"region": "EU", "receipt": "r-105", "priority": "urgent"})
+        );
+        assert_eq!(chosen[17].1, GateVerdict::Admit);
+        assert!(chosen[..16]
+            .iter()
+            .all(|(c, _)| !c.shape.contains("named by no predicate")));
+        // Without the leaf the named candidates are those of before.
+        let mut bare = super::super::fixture::refund_pack();
+        bare.satisfied_state = json!({"region": "US", "receipt": "r-104"});
+        bare.blocked_state = json!({"region": "EU", "receipt": "r-105"});
+        let before: Vec<String> = GateSweep::of(&bare)
+            .choose(&pre)
+            .into_iter()
+            .map(|(c, _)| c.shape)
+            .collect();
+        let now: Vec<String> = chosen[..16].iter().map(|(c, _)| c.shape.clone()).collect();
+        assert_eq!(before, now);
+    }
+
+    #[test]
+    fn a_budget_given_is_the_total_a_quarter_of_it_for_unnamed_leaves() {
+        let (sweep, pre) = refund_sweep(8);
+        let chosen = sweep.choose(&pre);
+        assert_eq!(chosen.len(), 8);
+        let unnamed: Vec<&str> = chosen
+            .iter()
+            .filter(|(c, _)| c.shape.contains("named by no predicate"))
+            .map(|(c, _)| c.shape.as_str())
+            .collect();
+        assert_eq!(unnamed.len(), 2, "{unnamed:#?}");
+        assert_eq!(super::super::gate_sweep_split(3, 1, 4, 9), (3, 0));
+        assert_eq!(super::super::gate_sweep_split(16, 1, 9, 30), (16, 8));
+        assert_eq!(super::super::gate_sweep_split(16, 1, 9, 3), (16, 3));
     }
 
     #[test]
