@@ -123,6 +123,9 @@ twins! {
         "approval/one-of-two", "resume first", "EffectsOfOneApproval",
         "EffectsOfOneApproval";
     checkpoint_kept_per_conversation: CheckpointPerConversation =>
+        "approval/one-of-two", "resume second", "EffectsOfOneApproval",
+        "EffectsOfOneApproval";
+    pauses_answered_last_first: PausesAnsweredLastFirst =>
         "approval/one-of-two", "resume second", "RequestsNotCrossed",
         "RequestsNotCrossed";
     any_approver_accepted: AnyApproverAccepted =>

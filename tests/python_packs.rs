@@ -169,6 +169,7 @@ twins! {
     an_approval_granting_every_pending_request_is_caught => "approval-grants-every-pending",
     an_approval_for_the_conversation_queue_is_caught => "approval-grants-conversation-queue",
     a_checkpoint_kept_per_conversation_is_caught => "checkpoint-per-conversation",
+    pauses_answered_last_first_are_caught => "pauses-answered-last-first",
     an_approval_from_anyone_is_caught => "any-approver-accepted",
     an_amendment_heard_only_as_a_decision_is_caught => "amendment-ignored",
     an_edit_heard_only_as_an_approval_is_caught => "edited-call-ignored",

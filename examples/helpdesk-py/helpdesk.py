@@ -87,6 +87,7 @@ TWINS = {
     "approval-reused-in-conversation": "a conversation whose request was approved once has its later requests carried out without asking",
     "approval-grants-every-pending": "an approval is applied as a batch: every other pending request is carried out with the same answer, its token left redeemable",
     "approval-grants-conversation-queue": "an approval is applied to the conversation's queue: every other request pending in the same conversation is carried out with the same answer, its token left redeemable",
+    "pauses-answered-last-first": "a conversation's pending pauses are a stack: any genuine token continues the latest pause not yet continued, so two requests answered first-to-last run last-first",
     "checkpoint-per-conversation": "the paused turn is checkpointed under its conversation, one slot each: a second pause in the same conversation overwrites the first's, and either token continues the later request",
     "brief-shares-escalation-key": "the supervisor's brief before an escalation goes under the escalation's own key, so the escalation is refused as applied before",
     "any-approver-accepted": "the approver an answer names is never checked: anyone's approval escalates",
@@ -211,6 +212,10 @@ class HelpDesk(Deployment):
         self._run = RunLease(durable_dir)
         self._approved_in_memory: Dict[int, Procedure] = {}
         self._checkpoints_in_memory: Dict[str, Any] = {}
+        # The last-first twin's stack: which pause each presented token
+        # continues, and the pauses continued already.
+        self._answering: Dict[str, str] = {}
+        self._continued: Set[str] = set()
         # Each tool's last result, and results by call: two twins' memory.
         self._previous_results: Dict[str, Any] = {}
         self._cached_results: Dict[str, Any] = {}
@@ -849,6 +854,7 @@ class HelpDesk(Deployment):
         self._notice(turn, "post_notice", key, {"pending": interaction})
 
     def _checkpoint(self, token: str) -> Any:
+        token = self._answering.get(token, token)
         if self.has("checkpoint-in-memory"):
             return self._checkpoints_in_memory.get(token)
         stored = self.store.pause(token)
@@ -933,6 +939,11 @@ class HelpDesk(Deployment):
             raise TurnFailure("QuestionMismatch", "the answer addresses another question", code="question.mismatch")
         if self._spent(pause):
             self._replayed()
+        if self.has("pauses-answered-last-first"):
+            stacked = self.store.tokens_of(pause.conversation)
+            top = next((token for token in stacked if token not in self._continued), pause.token)
+            self._continued.add(top)
+            self._answering[pause.token] = top
         # Validated before the token is spent: an unfit answer leaves the
         # pause redeemable by a fitting one.
         held = self._held_call(pause)

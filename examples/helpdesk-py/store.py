@@ -367,6 +367,12 @@ class Store:
             )
             return cursor.rowcount == 1
 
+    def tokens_of(self, conversation: str) -> List[str]:
+        """Every token issued in a conversation, latest first: the
+        ``pauses-answered-last-first`` twin's stack."""
+        rows = self._db.execute("SELECT token FROM pauses WHERE conversation = ? ORDER BY rowid DESC", (conversation,))
+        return [row[0] for row in rows]
+
     def pending_tokens(self) -> List[str]:
         """Every token no redemption has claimed yet, oldest first: the
         ``approval-grants-every-pending`` twin's queue."""

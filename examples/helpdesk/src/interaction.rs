@@ -87,6 +87,8 @@ pub struct Issued {
 struct Volatile {
     checkpoints: BTreeMap<i64, Value>,
     spent: BTreeSet<String>,
+    /// The checkpoints a resume has continued (the last-first twin's).
+    continued: BTreeSet<i64>,
 }
 
 /// Pausing and redeeming over the store.
@@ -539,8 +541,23 @@ impl Pauses {
         }
         let slot = if self.has(Flaw::CheckpointPerConversation) {
             self.store
-                .latest_checkpoint(&row.conversation)
+                .checkpoints_of(&row.conversation)
                 .map_err(store_error)?
+                .first()
+                .copied()
+        } else if self.has(Flaw::PausesAnsweredLastFirst) {
+            // Any genuine token answers the top of the conversation's
+            // stack of pauses not yet continued.
+            let stacked = self
+                .store
+                .checkpoints_of(&row.conversation)
+                .map_err(store_error)?;
+            let mut memory = self.memory();
+            let top = stacked
+                .into_iter()
+                .find(|id| !memory.continued.contains(id));
+            memory.continued.extend(top);
+            top
         } else {
             row.checkpoint_id
         };

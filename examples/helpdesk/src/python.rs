@@ -406,7 +406,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 67] = [
+pub const TWINS: [PythonTwin; 68] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -569,6 +569,17 @@ pub const TWINS: [PythonTwin; 67] = [
     ),
     twin(
         "checkpoint-per-conversation",
+        Pack::ApprovalResume,
+        (
+            "approval/one-of-two",
+            "resume second",
+            "EffectsOfOneApproval",
+            "EffectsOfOneApproval",
+        ),
+        &[],
+    ),
+    twin(
+        "pauses-answered-last-first",
         Pack::ApprovalResume,
         (
             "approval/one-of-two",

@@ -76,20 +76,18 @@ impl Store {
         Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
     }
 
-    /// The id of the latest checkpoint written for `conversation`, if any.
+    /// The ids of the checkpoints written for `conversation`, latest
+    /// first.
     ///
     /// # Errors
     ///
     /// On a database error.
-    pub fn latest_checkpoint(&self, conversation: &str) -> rusqlite::Result<Option<i64>> {
-        self.db()
-            .query_row(
-                "SELECT MAX(id) FROM checkpoints WHERE conversation = ?1",
-                params![conversation],
-                |row| row.get(0),
-            )
-            .optional()
-            .map(Option::flatten)
+    pub fn checkpoints_of(&self, conversation: &str) -> rusqlite::Result<Vec<i64>> {
+        let conn = self.db();
+        let mut query =
+            conn.prepare("SELECT id FROM checkpoints WHERE conversation = ?1 ORDER BY id DESC")?;
+        let ids = query.query_map(params![conversation], |row| row.get(0))?;
+        ids.collect()
     }
 
     /// Issues a token for a pause, bound to `checkpoint_id` when there is one.

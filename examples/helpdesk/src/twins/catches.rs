@@ -313,7 +313,14 @@ impl Flaw {
                 "EffectsOfOneApproval",
                 "EffectsOfOneApproval",
             ),
+            // Its second resume attempts again what the first applied.
             Self::CheckpointPerConversation => at(
+                "approval/one-of-two",
+                "resume second",
+                "EffectsOfOneApproval",
+                "EffectsOfOneApproval",
+            ),
+            Self::PausesAnsweredLastFirst => at(
                 "approval/one-of-two",
                 "resume second",
                 "RequestsNotCrossed",

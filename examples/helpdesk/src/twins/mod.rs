@@ -151,6 +151,11 @@ flaws! {
     /// genuine, continues the later request. Each resume carries out one
     /// request's effects, so counting them shows nothing.
     CheckpointPerConversation = "checkpoint-per-conversation" in ApprovalResume,
+    /// A conversation's pending pauses are a stack: any genuine token of
+    /// the conversation continues the latest pause not yet continued, so
+    /// two requests answered first-to-last are carried out last-first,
+    /// each with one request's effects, each under the other's approval.
+    PausesAnsweredLastFirst = "pauses-answered-last-first" in ApprovalResume,
     /// The approver an answer names is never checked: anyone's approval
     /// carries the request out.
     AnyApproverAccepted = "any-approver-accepted" in ApprovalResume,
