@@ -47,6 +47,13 @@ APPROVE = {"type": "approve"}
 class PausingDeployment(ApproverCheck):
     """The bookkeeping a pausing adapter shares (a mixin; see the module).
 
+    ``approvers`` names who may answer a pause (a list of names, or a
+    function of the held calls returning them): each pause publishes them,
+    and an answer whose ``approver_field`` (``"approver"``) names anyone
+    else is refused ``approver.not_entitled`` before anything runs, its
+    token left redeemable (:mod:`._approvers`; override :meth:`entitled`
+    to decide otherwise).
+
     The seams a subclass may override: :meth:`read_answer` (the person's
     answer as approve/deny), :meth:`check_spent`, :meth:`spend` and
     :meth:`finish` (the token's spent mark), :meth:`approvers_of` and

@@ -172,12 +172,8 @@ class OpenAIAgentsDeployment(AsyncPausingDeployment):
     ``review``, each prompt and resume turn publishes the procedures its
     gates read under ``procedural_enforcement_ids``.
 
-    ``approvers`` names who may answer a pause (a list of names, or a
-    function of the held calls returning them): each pause publishes them,
-    and an answer whose ``approver_field`` (``"approver"``) names anyone
-    else is refused ``approver.not_entitled`` before anything runs, its
-    token left redeemable (:mod:`._approvers`; override :meth:`entitled`
-    to decide otherwise).
+    ``approvers`` and ``approver_field``: who may answer a pause, as
+    :class:`._pausing.PausingDeployment` describes.
 
     The seams a subclass may override: :meth:`input_for` (what the agent is
     run on), :meth:`read_answer` (the person's answer as approve/reject),

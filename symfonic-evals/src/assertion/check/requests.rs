@@ -26,7 +26,7 @@ pub(super) fn not_crossed(
             continue;
         }
         let label = tool_label(tool);
-        if !own.is_empty() && own.is_subset(now) {
+        if own.is_subset(now) {
             crossed.push(format!(
                 "{label}: the earlier request's effect was carried out by this resume, not by \
                  its own (the approvals were taken for each other's requests)"

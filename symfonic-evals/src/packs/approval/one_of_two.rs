@@ -73,20 +73,22 @@ impl OneOfTwo {
             approved,
             retries: pack.retries,
         }];
+        for step in [pack.pause("pause one", &one), pack.pause("pause two", &two)] {
+            run_counting(session, &kept(step))?;
+        }
+        // The request's arguments as each of its lone resumes carried them.
         let mut witnesses = vec![arguments_by_tool(&seed)];
         for step in [
-            pack.pause("pause one", &one),
-            pack.pause("pause two", &two),
             pack.resume("resume one", &one).asserting(of_one.clone()),
             pack.resume("resume two", &two).asserting(of_one.clone()),
+        ] {
+            witnesses.push(arguments_by_tool(&run_counting(session, &kept(step))?));
+        }
+        for step in [
             pack.replay("replay one", &one),
             pack.replay("replay two", &two),
         ] {
-            let resumes = step.label.starts_with("resume");
-            let events = run_counting(session, &kept(step))?;
-            if resumes {
-                witnesses.push(arguments_by_tool(&events));
-            }
+            run_counting(session, &kept(step))?;
         }
         let declared = session.declares(crate::CONCURRENT_PAUSES);
         let Some(second) = pack.second_prompt.as_deref().filter(|_| declared) else {
