@@ -136,9 +136,10 @@ KINDS = {
 # -- end of twins
 
 
-def desk(durable_dir):
-    kind = KINDS.get(TWIN, LangGraphDeployment)  # twin: an adopter returns LangGraphDeployment(...)
-    return kind(durable_dir, build_graph(), extension_tools=["weather_lookup"], validate_answer=require_approval)
+def desk():
+    # The graph is built before the handshake, the deployment over the durable directory after it.
+    kind = KINDS.get(TWIN, LangGraphDeployment)  # twin: an adopter writes LangGraphDeployment.factory(...)
+    return kind.factory(build_graph, extension_tools=["weather_lookup"], validate_answer=require_approval)
 
 
 def twin_of(argv=None):  # twin
@@ -149,4 +150,4 @@ def twin_of(argv=None):  # twin
 
 if __name__ == "__main__":
     TWIN = twin_of()  # twin
-    sys.exit(serve(desk))
+    sys.exit(serve(desk()))

@@ -61,6 +61,7 @@ from ._records import (
     TurnRecord,
     edit_decisions,
 )
+from ._staged import Staged, staged
 from ._sync import Deployment, Turn, serve
 from ._wire import DURABLE_DIR_ENV, PROTOCOL_VERSION, durable_dir
 
@@ -101,5 +102,7 @@ __all__ = [
     "durable_dir",
     "now",
     "serve",
+    "Staged",
+    "staged",
     "serve_async",
 ]

@@ -15,6 +15,7 @@ from typing import IO, Any, Callable, List, Optional
 
 from . import _wire
 from ._records import Capabilities, PromptRequest, ProtocolError, ResetRequest, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
+from ._staged import prepare_early
 
 __all__ = ["AsyncTurn", "AsyncDeployment", "serve_async"]
 
@@ -167,6 +168,7 @@ async def serve_async(
     channel = _wire.Channel(reader if reader is not None else sys.stdin.buffer, out)
     if writer is None:
         sys.stdout = sys.stderr
+    prepare_early(factory)
     hello = await _read(channel)
     if hello is None:
         return 0

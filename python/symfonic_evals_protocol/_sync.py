@@ -7,6 +7,7 @@ from typing import IO, Any, Callable, List, Optional, Union
 
 from . import _wire
 from ._async import AsyncDeployment, serve_channel
+from ._staged import prepare_early
 from ._records import Capabilities, ProtocolError, PromptRequest, ResetRequest, ResumeRequest, ReviewRequest, TurnFailure, TurnRecord
 
 __all__ = ["Turn", "Deployment", "serve"]
@@ -136,12 +137,17 @@ def serve(
     quote turn content; and the process keeps serving. A
     :class:`ProtocolError` ends it.
 
+    A :class:`Staged` factory (:func:`staged`, or an adapter's
+    ``deployment(...)``) builds its first stage before reading the
+    handshake, so a spare started ahead of a restart has it built.
+
     ``exception_messages=True`` is the opt-in for deployments whose
     exception texts hold no turn content: each exception's message (its
     ``str()``, up to 2,000 characters) is then sent too, and reports and
     failure messages show it in clear.
     """
     channel = _streams(reader, writer)
+    prepare_early(factory)
     hello = channel.read()
     if hello is None:
         return 0

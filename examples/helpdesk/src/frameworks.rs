@@ -80,11 +80,15 @@ impl Framework {
 
     /// The command that starts the desk, or its twin `twin`, under
     /// `python` (an interpreter with the framework and the companion
-    /// installed), forked from an interpreter that imported it once.
+    /// installed), forked from an interpreter that imported it once, with
+    /// a spare forked ahead of a trial's later restarts: the desk's
+    /// factory is staged, so the spare has its graph or agent built before
+    /// the handshake.
     pub fn spec(self, python: impl Into<OsString>, twin: Option<&str>) -> ProcessSpec {
         let spec = ProcessSpec::new(python)
             .arg(self.dir().join("desk.py"))
-            .fork_server(true);
+            .fork_server(true)
+            .spare(true);
         match twin {
             Some(twin) => spec.args(["--twin", twin]),
             None => spec,

@@ -26,6 +26,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import StateGraph
 
 from .._async import AsyncDeployment, AsyncTurn
+from .._staged import StagedFactory
 from .._records import Capabilities, PromptRequest, ResumeRequest, ReviewRequest, TurnRecord
 from .langgraph import CHECKPOINT_FILE, LangGraphDeployment
 
@@ -70,7 +71,7 @@ class _OnLoop(LangGraphDeployment):
         done.result()
 
 
-class AsyncLangGraphDeployment(AsyncDeployment):
+class AsyncLangGraphDeployment(StagedFactory, AsyncDeployment):
     """A LangGraph graph run asynchronously, served as an
     :class:`AsyncDeployment`: ``graph`` and ``options`` as
     :class:`~.langgraph.LangGraphDeployment` takes them (``validate_answer``,

@@ -19,6 +19,7 @@ import secrets
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from .._async import AsyncDeployment, AsyncTurn
+from .._staged import StagedFactory
 from .._records import (
     Capabilities,
     Pause,
@@ -44,7 +45,7 @@ pack's default name)."""
 APPROVE = {"type": "approve"}
 
 
-class PausingDeployment(ApproverCheck):
+class PausingDeployment(StagedFactory, ApproverCheck):
     """The bookkeeping a pausing adapter shares (a mixin; see the module).
 
     ``approvers`` names who may answer a pause (a list of names, or a

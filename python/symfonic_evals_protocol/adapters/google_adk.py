@@ -517,7 +517,10 @@ def _answer(events: List[Event]) -> str:
 
 
 def deployment(make_agent: Callable[[], BaseAgent], **options: Any) -> Callable[[str], AdkDeployment]:
-    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
-    agent in the process that serves it, with ``options`` as
-    :class:`AdkDeployment` takes them."""
-    return lambda durable_dir: AdkDeployment(durable_dir, make_agent(), **options)
+    """The factory :func:`symfonic_evals_protocol.serve` takes:
+    ``make_agent()`` builds the agent before the handshake, in the process
+    that serves it, and the deployment over it opens once the handshake
+    names the durable directory, with ``options`` as :class:`AdkDeployment`
+    takes them (see
+    :func:`symfonic_evals_protocol.adapters.langgraph.deployment`)."""
+    return AdkDeployment.factory(make_agent, **options)

@@ -427,11 +427,16 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
 
 
 def deployment(make_graph: Callable[[], Any], **options: Any) -> Callable[[str], LangGraphDeployment]:
-    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
-    graph in the process that serves it (after the fork server forked, so
-    its model clients read that process's environment), with ``options``
-    as :class:`LangGraphDeployment` takes them."""
-    return lambda durable_dir: LangGraphDeployment(durable_dir, make_graph(), **options)
+    """The factory :func:`symfonic_evals_protocol.serve` takes:
+    ``make_graph()`` builds the graph before the handshake, in the process
+    that serves it (after the fork server forked, so its model clients read
+    that process's environment), and the deployment over it opens once the
+    handshake names the durable directory, with ``options`` as
+    :class:`LangGraphDeployment` takes them. ``make_graph`` must not touch
+    the durable directory (a spare process builds it while the previous
+    one still serves). A subclass's ``factory(make_graph, **options)`` is
+    the same for the subclass."""
+    return LangGraphDeployment.factory(make_graph, **options)
 
 
 # The asynchronous flavour builds on the class above.

@@ -538,7 +538,10 @@ def _guardrail_stages(result: Any, scope: _Scope) -> List[Stage]:
 def deployment(
     make_agent: Callable[[], Agent[Any]], **options: Any
 ) -> Callable[[str], OpenAIAgentsDeployment]:
-    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
-    agent in the process that serves it (after the fork server forked), with
-    ``options`` as :class:`OpenAIAgentsDeployment` takes them."""
-    return lambda durable_dir: OpenAIAgentsDeployment(durable_dir, make_agent(), **options)
+    """The factory :func:`symfonic_evals_protocol.serve` takes:
+    ``make_agent()`` builds the agent before the handshake, in the process
+    that serves it (after the fork server forked), and the deployment over
+    it opens once the handshake names the durable directory, with
+    ``options`` as :class:`OpenAIAgentsDeployment` takes them (see
+    :func:`symfonic_evals_protocol.adapters.langgraph.deployment`)."""
+    return OpenAIAgentsDeployment.factory(make_agent, **options)

@@ -606,8 +606,11 @@ class PydanticAIDeployment(AsyncPausingDeployment):
 
 
 def deployment(make_agent: Callable[[], Agent[Any, Any]], **options: Any) -> Callable[[str], PydanticAIDeployment]:
-    """The factory :func:`symfonic_evals_protocol.serve` takes: builds the
-    agent in the process that serves it (after the fork server forked, so
-    its model client reads that process's environment), with ``options`` as
-    :class:`PydanticAIDeployment` takes them."""
-    return lambda durable_dir: PydanticAIDeployment(durable_dir, make_agent(), **options)
+    """The factory :func:`symfonic_evals_protocol.serve` takes:
+    ``make_agent()`` builds the agent before the handshake, in the process
+    that serves it (after the fork server forked, so its model client reads
+    that process's environment), and the deployment over it opens once the
+    handshake names the durable directory, with ``options`` as
+    :class:`PydanticAIDeployment` takes them (see
+    :func:`symfonic_evals_protocol.adapters.langgraph.deployment`)."""
+    return PydanticAIDeployment.factory(make_agent, **options)

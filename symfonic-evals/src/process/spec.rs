@@ -250,15 +250,18 @@ impl ProcessSpec {
     /// restart answers from it instead of a cold start: for runtimes that
     /// cannot fork an initialised process (Node), whose every restart
     /// otherwise pays the runtime's start and the framework's import
-    /// again. The spare has the same arguments and environment as the
-    /// start it stands in for, and is killed with its trial. A step after a restart a spare answered says so in the
-    /// report ("from a spare").
+    /// again, and for forked deployments that build much before their
+    /// handshake (a Python companion's two-stage factory, `staged`, builds
+    /// its graph or agent and their model clients there). The spare has
+    /// the same arguments and environment as the start it stands in for,
+    /// and is killed with its trial. A step after a restart a spare
+    /// answered says so in the report ("from a spare").
     ///
     /// Sound only for a deployment that reads nothing durable before its
     /// handshake, which names the durable directory: the companions build
-    /// the deployment after it (`serve(factory)` calls the factory then).
-    /// Ignored with a fork server (forking is cheaper still) and for a
-    /// child on a private socket.
+    /// the durable part of the deployment after it (`serve(factory)` calls
+    /// the factory, or a staged factory's second stage, then). Ignored for
+    /// a child on a private socket.
     ///
     /// ```
     /// use symfonic_evals::process::ProcessSpec;
@@ -273,7 +276,7 @@ impl ProcessSpec {
 
     /// Whether starts keep a spare (see [`ProcessSpec::spare`]).
     pub(crate) fn keeps_spare(&self) -> bool {
-        self.spare && self.channel == Channel::Stdio && !self.forks()
+        self.spare && self.channel == Channel::Stdio
     }
 
     /// Whether starts go through the fork server (see
