@@ -279,3 +279,47 @@ fn adopter_lines_skip_docstrings_comments_and_twins() {
     let source = "\"\"\"A module.\n\nMore.\n\"\"\"\nimport a\n# a comment\n\ndef f():\n    \"\"\"One line.\"\"\"\n    return 1  # twin: 2\n    return 3  # adopter: return 2\n    return 2\n# -- twins\nclass T: pass\n# -- end of twins\nmain()\n";
     assert_eq!(adopter_lines(source).len(), 5);
 }
+
+/// The Agents SDK desk with its forecasts behind `MCPServerStdio`, bound to
+/// the harness's fixture through the stdio bridge
+/// (`mcp_server_params("stdio")`): the adapter recognises the bridge as the
+/// fixture, so the extension pack checks every call against what the
+/// fixture received, and the desk's committed cassette replays (the
+/// fixture lists and answers the same tool either way).
+#[test]
+fn the_agents_sdk_desk_reaches_the_fixture_through_the_stdio_bridge() {
+    if symfonic_evals::mcp::stdio_bridge().is_none() {
+        // `cargo test --workspace` (the README's command, and CI) builds
+        // the bridge beside the test binaries; a filtered build may not.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the stdio bridge is not built"
+        );
+        eprintln!(
+            "skipped: build the bridge with `cargo build -p symfonic-evals --bin symfonic-evals-mcp-stdio`"
+        );
+        return;
+    }
+    let framework = Framework::OpenAiAgents;
+    let pack = helpdesk::Pack::ExtensionTool;
+    let spec = symfonic_evals::process::ProcessSpec::new(framework_python())
+        .arg(framework.dir().join("stdio_desk.py"))
+        .args(["--forecasts", "fixture"])
+        .fork_server(true);
+    let mut options = options(framework, pack, None);
+    options.replay.mode = Some(ReplayMode::Replay);
+    let run = run_pack(
+        "openai-agents-desk::stdio-fixture::extension-tools",
+        &frameworks::definition(pack),
+        &options,
+        move |ctx| python::start(ctx, &spec),
+    );
+    run.assert_passed();
+    assert!(
+        run.probes_not_run()
+            .iter()
+            .all(|p| p.probe != "extension/mcp-fixture"),
+        "the fixture was not recognised behind the stdio bridge: {:?}",
+        run.probes_not_run()
+    );
+}

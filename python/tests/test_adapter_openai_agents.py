@@ -245,6 +245,27 @@ class InProcess(unittest.TestCase):
         self.assertEqual(capabilities["operations"], ["resume"])
         self.assertEqual(capabilities["traits"], ["idempotent-effects"])
 
+    def test_the_fixture_is_recognised_over_http_and_behind_its_stdio_bridge(self) -> None:
+        from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
+        from unittest import mock
+
+        from symfonic_evals_protocol.adapters.openai_agents import _is_fixture
+
+        env = {"MCP_SERVER_URL": "http://127.0.0.1:7/mcp", "MCP_SERVER_COMMAND": "/bin/bridge", "MCP_STDIO_ADDR": "127.0.0.1:8"}
+        with mock.patch.dict(os.environ, env):
+            bridged = MCPServerStdio(params={"command": "/bin/bridge", "args": ["127.0.0.1:8"]})
+            own = MCPServerStdio(params={"command": sys.executable, "args": ["forecast_server.py"]})
+            other_port = MCPServerStdio(params={"command": "/bin/bridge", "args": ["127.0.0.1:9"]})
+            http = MCPServerStreamableHttp(params={"url": "http://127.0.0.1:7/mcp"})
+            elsewhere = MCPServerStreamableHttp(params={"url": "http://127.0.0.1:7/other"})
+            self.assertEqual(
+                [_is_fixture(s.params) for s in (bridged, own, other_port, http, elsewhere)],
+                [True, False, False, True, False],
+            )
+        with mock.patch.dict(os.environ, {}, clear=True):
+            self.assertFalse(_is_fixture(bridged.params))
+            self.assertFalse(_is_fixture(http.params))
+
     def test_a_tool_awaiting_approval_pauses_the_turn(self) -> None:
         record = self.pause()
         terminal = record["terminal"]

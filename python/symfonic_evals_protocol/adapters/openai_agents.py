@@ -85,7 +85,7 @@ except ImportError as missing:  # pragma: no cover - exercised without the SDK
     ) from missing
 
 from .._async import AsyncTurn
-from .._mcp import MCP_FIXTURE, mcp_url
+from .._mcp import MCP_FIXTURE, mcp_server_params, mcp_url
 from .._records import (
     Capabilities,
     Pause,
@@ -256,10 +256,7 @@ class OpenAIAgentsDeployment(AsyncPausingDeployment):
             capabilities.capability("tools")
         if any(getattr(tool, "needs_approval", False) is not False for tool in tools):
             capabilities.capability("human").operation("resume")
-        url = mcp_url()
-        if url is not None and any(
-            isinstance(getattr(server, "params", None), dict) and server.params.get("url") == url for server in servers
-        ):
+        if any(_is_fixture(getattr(server, "params", None)) for server in servers):
             capabilities.with_trait(MCP_FIXTURE)
         return self._declared(capabilities)
 
@@ -533,6 +530,19 @@ def _guardrail_stages(result: Any, scope: _Scope) -> List[Stage]:
     if isinstance(result, Tripped) and result.stage not in names:
         names.append(result.stage)
     return [*(Stage(name, "rejected") for name in names), *scope.trace.governance()]
+
+
+def _is_fixture(params: Any) -> bool:
+    """Whether an MCP server's ``params`` bind the harness's fixture: its
+    URL (a streamable HTTP server's params are a dict), or its stdio
+    bridge, ``mcp_server_params("stdio")`` (a stdio server keeps them as
+    the ``mcp`` package's ``StdioServerParameters``)."""
+    url = mcp_url()
+    if isinstance(params, dict):
+        return url is not None and params.get("url") == url
+    bridge = mcp_server_params("stdio")
+    command, args = getattr(params, "command", None), getattr(params, "args", None)
+    return bridge is not None and command == bridge["command"] and list(args or []) == bridge["args"]
 
 
 def deployment(
