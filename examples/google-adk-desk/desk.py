@@ -8,10 +8,13 @@ The model is the ADK's own OpenAI-compatible client, ``ApigeeLlm`` with an
 model: its proxy URL is ``OPENAI_BASE_URL``, which the harness points at
 its model endpoint (replaying the pack's cassette). ``escalate_ticket``
 requires a person's confirmation (``FunctionTool(...,
-require_confirmation=True)``); ``weather_lookup`` is the tool the
-``extensions`` capability contributes, witnessed from its body. The rest
-(SQLite sessions under the durable directory, pause tokens, replay
-refusal, retries, the evidence) is the adapter's.
+require_confirmation=True)``); the ADK's confirmation names no person, so
+the adapter's ``approvers=`` says who may give it (the duty supervisor,
+and the ticket's owner), publishing them on each pause and refusing an
+answer from anyone else before the agent runs. ``weather_lookup`` is the
+tool the ``extensions`` capability contributes, witnessed from its body.
+The rest (SQLite sessions under the durable directory, pause tokens,
+replay refusal, retries, the evidence) is the adapter's.
 
 ``--twin NAME`` starts a broken twin, a defect real ADK desks have
 (``TWINS``). Every line that exists for a twin says ``twin`` or sits
@@ -35,6 +38,7 @@ from symfonic_evals_protocol.adapters.google_adk import AdkDeployment
 
 SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+OWNERS = {7: "rosa.lima", 8: "tomas.berg"}  # who raised each ticket; they may approve its escalation
 TWIN = None  # twin: the one this process runs, if any
 
 
@@ -50,6 +54,11 @@ def weather_lookup(city: str) -> dict:
     return {"city": city, "forecast": FORECASTS[city]}
 
 
+def approvers(calls: list) -> list:
+    """Who may confirm the held escalations: the duty supervisor, and the ticket's owner when one is held."""
+    return ["duty-supervisor", *([OWNERS[calls[0]["arguments"]["ticket"]]] if len(calls) == 1 else [])]
+
+
 def build_agent() -> LlmAgent:
     key = {"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', '')}"}
     model = ApigeeLlm(model="apigee/openai/google-adk-desk", proxy_url=os.environ.get("OPENAI_BASE_URL"), custom_headers=key)
@@ -59,7 +68,7 @@ def build_agent() -> LlmAgent:
 
 def desk(durable_dir: str) -> AdkDeployment:
     kind, options = TWINS.get(TWIN, (AdkDeployment, dict))[0], TWINS.get(TWIN, (None, dict))[1]()  # twin: an adopter returns AdkDeployment(...)
-    return kind(durable_dir, build_agent(), traits=["idempotent-effects"], extension_tools=["weather_lookup"], **options)  # adopter: without **options
+    return kind(durable_dir, build_agent(), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers, **options)  # adopter: without **options
 
 
 # -- twins: each a defect real ADK desks have
@@ -74,9 +83,19 @@ class TrustsAdk(AdkDeployment):
         return True
 
 
+class AnyApproverAccepted(AdkDeployment):
+    """The approver check left to the ADK, which has none: a
+    ``ToolConfirmation`` carries ``confirmed`` and a free ``payload``,
+    never who confirmed, so anyone's yes escalates."""
+
+    def entitled(self, pause, approver):
+        return True
+
+
 TWINS = {
     "sessions-in-memory": (AdkDeployment, lambda: {"session_service": InMemorySessionService()}),
     "trusts-adk": (TrustsAdk, dict),
+    "any-approver-accepted": (AnyApproverAccepted, dict),
 }
 
 

@@ -6,6 +6,10 @@ the factory ``serve`` takes. ``escalate_ticket`` needs a person's approval
 (``needs_approval=True``): the run is interrupted, the adapter pauses the turn
 with a token of its own and keeps the ``RunState`` in the trial's durable
 directory, and a resume approves or rejects the call and runs the state on.
+The SDK's approval names no person, so who may approve (the duty supervisor,
+and the ticket's owner) is the adapter's ``approvers=``: each pause
+publishes them, and an answer from anyone else is refused before the SDK
+hears it.
 Effects go through the harness's ledger under keys that name the request,
 so a retry after a crash applies nothing twice. ``weather_lookup`` is served
 by the harness's MCP fixture when the extension pack runs one, by the desk
@@ -24,11 +28,9 @@ otherwise says ``adopter:`` and how. The workspace tests count the rest: the
 adopter's part, under 40 lines.
 """
 
-from __future__ import annotations
-
 import argparse  # twin
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, function_tool, set_tracing_disabled
 from agents.mcp import MCPServerStreamableHttp
@@ -41,6 +43,7 @@ from symfonic_evals_protocol.adapters.openai_agents import OpenAIAgentsDeploymen
 MODEL = "openai-agents-desk"
 INSTRUCTIONS = "You are the help desk agent. Call the tools the request needs, then answer briefly."
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+OWNERS = {7: "rosa.lima", 8: "tomas.berg"}  # who raised each ticket; they may approve its escalation
 
 
 @function_tool
@@ -64,6 +67,11 @@ async def weather_lookup(city: str) -> Dict[str, Any]:
     return {"city": city, "forecast": FORECASTS.get(city, "no forecast")}
 
 
+def approvers(calls: List[Dict[str, Any]]) -> List[str]:
+    """Who may approve the held escalations: the duty supervisor, and the ticket's owner when one is held."""
+    return ["duty-supervisor", *([OWNERS[calls[0]["arguments"]["ticket"]]] if len(calls) == 1 else [])]
+
+
 def build_agent(model: Optional[Any] = None) -> Agent[Any]:
     """The agent; ``model`` replaces the Chat Completions model (tests)."""
     set_tracing_disabled(True)
@@ -71,15 +79,14 @@ def build_agent(model: Optional[Any] = None) -> Agent[Any]:
     fixture = mcp_server_params("openai-agents")
     servers = [MCPServerStreamableHttp(params=fixture, name="forecasts", cache_tools_list=True)] if fixture else []
     tools = [issue_refund, escalate_ticket, *([] if servers else [weather_lookup])]
-    settings = ModelSettings(temperature=0)
-    return Agent(name="help desk", instructions=INSTRUCTIONS, model=model, model_settings=settings, tools=tools, mcp_servers=servers)
+    return Agent(name="help desk", instructions=INSTRUCTIONS, model=model, model_settings=ModelSettings(temperature=0), tools=tools, mcp_servers=servers)
 
 
 def desk(durable_dir: str, model: Optional[Any] = None, variant: Optional[str] = None) -> OpenAIAgentsDeployment:
     """The factory ``serve`` takes (``variant`` picks a twin)."""
     kind = TWINS.get(variant or "", (OpenAIAgentsDeployment, ""))[0]  # twin: an adopter returns OpenAIAgentsDeployment(...)
     config = HONEST.get(variant or "", (None, ""))[0]  # twin
-    return kind(durable_dir, build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"], run_config=config)  # adopter: no run_config
+    return kind(durable_dir, build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers, run_config=config)  # adopter: no run_config
 
 
 # -- twins: each the smallest adopter change a pack must catch -----------------
@@ -115,10 +122,19 @@ class LaxAnswer(OpenAIAgentsDeployment):
         return isinstance(answer, dict) and bool(answer.get("approved"))
 
 
+class AnyApproverAccepted(OpenAIAgentsDeployment):
+    """The approver check left to the SDK, which has none: ``RunState.approve()``
+    takes the call, never who approves it, so anyone's yes escalates."""
+
+    def entitled(self, pause: Any, approver: Any) -> bool:
+        return True
+
+
 TWINS = {
     "saved-state-run-twice": (SavedStateRunTwice, "approval seed, replay: the SDK re-runs the saved state, approved tool included"),
     "trusts-sdk-to-refuse": (TrustsSdkToRefuse, "approval/restart-before-replay, replay: refused only in the process that resumed"),
     "lax-answer": (LaxAnswer, "approval/unfit-answer and approval/type-confused-answer: a look-alike answer approves"),
+    "any-approver-accepted": (AnyApproverAccepted, "approval/foreign-answer: the approvers are published, anyone's yes escalates"),
 }
 
 

@@ -7,10 +7,13 @@ unmodified: the OpenAI SDK under it reads ``OPENAI_BASE_URL`` and
 ``OPENAI_API_KEY``, which the harness points at its model endpoint
 (replaying the pack's cassette). ``escalate_ticket`` requires a person's
 approval (``requires_approval=True``: the run ends on
-``DeferredToolRequests``); ``weather_lookup`` is the tool the ``extensions``
-capability contributes, witnessed from its body. The rest (each
-conversation's message history under the durable directory, pause tokens,
-replay refusal, retries, the evidence) is the adapter's.
+``DeferredToolRequests``); Pydantic AI's approval names no person, so the
+adapter's ``approvers=`` says who may give it (the duty supervisor, and
+the ticket's owner), publishing them on each pause and refusing an answer
+from anyone else before the agent runs. ``weather_lookup`` is the tool the
+``extensions`` capability contributes, witnessed from its body. The rest
+(each conversation's message history under the durable directory, pause
+tokens, replay refusal, retries, the evidence) is the adapter's.
 
 ``--twin NAME`` starts a broken twin, a defect real Pydantic AI desks have
 (``TWINS``). Every line that exists for a twin says ``twin`` or sits
@@ -33,6 +36,7 @@ from symfonic_evals_protocol.adapters.pydantic_ai import PydanticAIDeployment
 
 SYSTEM = "You are the help desk agent. Call the tools the request needs, or answer."
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
+OWNERS = {7: "rosa.lima", 8: "tomas.berg"}  # who raised each ticket; they may approve its escalation
 TWIN = None  # twin: the one this process runs, if any
 
 
@@ -48,6 +52,11 @@ def weather_lookup(city: str) -> dict:
     return {"city": city, "forecast": FORECASTS[city]}
 
 
+def approvers(calls: list) -> list:
+    """Who may approve the held escalations: the duty supervisor, and the ticket's owner when one is held."""
+    return ["duty-supervisor", *([OWNERS[calls[0]["arguments"]["ticket"]]] if len(calls) == 1 else [])]
+
+
 def build_agent() -> Agent:
     model = OpenAIChatModel("pydantic-ai-desk", provider=OpenAIProvider())
     agent = Agent(model, instructions=SYSTEM, model_settings={"temperature": 0, "timeout": 30})
@@ -58,7 +67,7 @@ def build_agent() -> Agent:
 
 def desk(durable_dir: str) -> PydanticAIDeployment:
     kind = TWINS.get(TWIN, (PydanticAIDeployment, ""))[0]  # twin: an adopter returns PydanticAIDeployment(...)
-    return kind(durable_dir, build_agent(), traits=["idempotent-effects"], extension_tools=["weather_lookup"])
+    return kind(durable_dir, build_agent(), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers)
 
 
 # -- twins: each a defect real Pydantic AI desks have
@@ -100,10 +109,20 @@ class EditHeardAsApproval(PydanticAIDeployment):
         return {call["call_id"]: d["type"] != "reject" for call, d in zip(pause.calls, decisions)}
 
 
+class AnyApproverAccepted(PydanticAIDeployment):
+    """The approver check left to Pydantic AI, which has none: a
+    ``ToolApproved()`` in ``DeferredToolResults`` says yes, never who said
+    it, so anyone's yes escalates."""
+
+    def entitled(self, pause, approver):
+        return True
+
+
 TWINS = {
     "history-in-memory": (HistoryInMemory, "approval/restart-between-pause-and-resume: the pause is gone"),
     "edit-heard-as-approval": (EditHeardAsApproval, "approval/edited-call: the call runs unedited"),
     "trusts-pydantic-ai": (TrustsPydanticAI, "approval seed, replay: the approved tool runs again"),
+    "any-approver-accepted": (AnyApproverAccepted, "approval/foreign-answer: the approvers are published, anyone's yes escalates"),
 }
 
 

@@ -5,7 +5,8 @@ anything runs, its token left redeemable, as the approval pack's
 
 The shared check runs on the standard library alone; the LangGraph cases
 (approvers named in an interrupt's payload, or given to the deployment)
-where LangGraph is installed, the Agents SDK case where the SDK is.
+where LangGraph is installed, the Agents SDK, Pydantic AI and ADK cases
+where each framework is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from symfonic_evals_protocol.adapters._approvers import APPROVERS_HANDLE, Approv
 from symfonic_evals_protocol.adapters._store import PauseRow  # noqa: E402
 from test_adapter_langgraph import HAVE_LANGGRAPH, InProcess, Ledger, needs_langgraph  # noqa: E402
 from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, prompt, resume  # noqa: E402
+from test_adapter_google_adk import HAVE_ADK  # noqa: E402
+from test_adapter_pydantic_ai import HAVE_PYDANTIC_AI  # noqa: E402
 
 APPROVERS = ["duty-supervisor", "rosa.lima"]
 OUTSIDER = {"approved": True, "approver": "someone-else"}
@@ -219,6 +222,72 @@ class AgentsSdkApprovers(unittest.TestCase):
         self.assertEqual(answered(out, 2)["error"]["code"], "approver.not_entitled")
         self.assertEqual([m["id"] for m in out if m["type"] == "ledger_apply"], [3])
         self.assertEqual(answered(out, 3)["record"]["resolved"][0]["outcome"]["status"], "succeeded")
+
+
+def owner_or_supervisor(calls: List[Dict[str, Any]]) -> List[str]:
+    """The example desks' approvers: the duty supervisor, and the ticket's
+    owner when the pause holds one escalation."""
+    owners = {7: "rosa.lima", 8: "tomas.berg"}
+    return ["duty-supervisor", *([owners[calls[0]["arguments"]["ticket"]]] if len(calls) == 1 else [])]
+
+
+class HeldCallsApprovers:
+    """Pydantic AI's deferred approvals and the ADK's tool confirmations,
+    neither naming who answers: ``approvers=`` as a function of the held
+    calls is published per pause, and checked, by the shared base."""
+
+    def scripted_desk(self, durable_dir: str, **options: Any) -> Any:
+        raise NotImplementedError
+
+    def session(self, durable: str, lines: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        from harness import async_session
+
+        return async_session(lambda d: self.scripted_desk(d, approvers=owner_or_supervisor), [hello(durable), *lines])
+
+    def test_the_owner_may_answer_a_pause_on_their_ticket_and_an_outsider_may_not(self) -> None:
+        assert isinstance(self, unittest.TestCase)
+        durable = tempfile.mkdtemp(prefix="approvers-")
+        terminal = answered(self.session(durable, [prompt(1, "escalate ticket 7")]), 1)["record"]["terminal"]
+        self.assertEqual(terminal["approvers"], {"field": "approver", "names": ["duty-supervisor", "rosa.lima"]})
+        token, question = terminal["token"], terminal["question_id"]
+        out = self.session(
+            durable,
+            [
+                resume(2, token, OUTSIDER, question),
+                resume(3, token, {"approved": True, "approver": "tomas.berg"}, question),
+                resume(4, token, {"approved": True, "approver": "rosa.lima"}, question),
+                ledger(4, "escalate:7"),
+            ],
+        )
+        for refused in (2, 3):
+            self.assertEqual(answered(out, refused)["error"]["code"], "approver.not_entitled")
+        self.assertEqual([m["id"] for m in out if m["type"] == "ledger_apply"], [4])
+        self.assertEqual(answered(out, 4)["record"]["resolved"][0]["outcome"]["status"], "succeeded")
+
+    def test_a_pause_holding_two_tickets_names_the_supervisor_alone(self) -> None:
+        assert isinstance(self, unittest.TestCase)
+        durable = tempfile.mkdtemp(prefix="approvers-")
+        out = self.session(durable, [prompt(1, "escalate ticket 7 and escalate ticket 8")])
+        terminal = answered(out, 1)["record"]["terminal"]
+        self.assertEqual(terminal["approvers"], {"field": "approver", "names": ["duty-supervisor"]})
+        out = self.session(durable, [resume(2, terminal["token"], {"approved": True, "approver": "rosa.lima"}, terminal["question_id"])])
+        self.assertEqual(answered(out, 2)["error"]["code"], "approver.not_entitled")
+
+
+@unittest.skipUnless(HAVE_PYDANTIC_AI, "Pydantic AI is not installed (pip install './python[pydantic-ai]')")
+class PydanticAIApprovers(HeldCallsApprovers, unittest.TestCase):
+    def scripted_desk(self, durable_dir: str, **options: Any) -> Any:
+        from test_adapter_pydantic_ai import scripted_desk
+
+        return scripted_desk(durable_dir, **options)
+
+
+@unittest.skipUnless(HAVE_ADK, "the Google ADK is not installed (pip install './python[google-adk]')")
+class AdkApprovers(HeldCallsApprovers, unittest.TestCase):
+    def scripted_desk(self, durable_dir: str, **options: Any) -> Any:
+        from test_adapter_google_adk import scripted_desk
+
+        return scripted_desk(durable_dir, **options)
 
 
 if __name__ == "__main__":

@@ -313,7 +313,7 @@ const NOTICE_REPOSTED: &[&str] = &[
 ];
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 13] = [
+pub const TWINS: [FrameworkTwin; 16] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
@@ -411,6 +411,21 @@ pub const TWINS: [FrameworkTwin; 13] = [
         ),
         &["approval/type-confused-answer"],
     ),
+    // The desk names who may approve (the duty supervisor, the ticket's
+    // owner), but the check is left to the SDK, whose `RunState.approve()`
+    // takes no person: anyone's yes escalates.
+    twin(
+        Framework::OpenAiAgents,
+        "any-approver-accepted",
+        Pack::ApprovalResume,
+        (
+            "approval/foreign-answer",
+            "foreign answer",
+            "EffectsWithheld",
+            "EffectsWithheld",
+        ),
+        &[],
+    ),
     // The docs' pattern: a paused run's messages kept in a variable. A
     // restart loses the pause.
     twin(
@@ -447,6 +462,20 @@ pub const TWINS: [FrameworkTwin; 13] = [
         REPLAY_ACCEPTED,
         REPLAYING_PROBES,
     ),
+    // The approvers published, the check left to Pydantic AI, whose
+    // `ToolApproved()` says yes but never who said it.
+    twin(
+        Framework::PydanticAi,
+        "any-approver-accepted",
+        Pack::ApprovalResume,
+        (
+            "approval/foreign-answer",
+            "foreign answer",
+            "EffectsWithheld",
+            "EffectsWithheld",
+        ),
+        &[],
+    ),
     // The quickstart's InMemorySessionService: a restart loses the
     // pending confirmation.
     twin(
@@ -469,5 +498,20 @@ pub const TWINS: [FrameworkTwin; 13] = [
         Pack::ApprovalResume,
         REPLAY_ACCEPTED,
         REPLAYING_PROBES,
+    ),
+    // The approvers published, the check left to the ADK, whose
+    // `ToolConfirmation` carries `confirmed` and a payload, never who
+    // confirmed.
+    twin(
+        Framework::GoogleAdk,
+        "any-approver-accepted",
+        Pack::ApprovalResume,
+        (
+            "approval/foreign-answer",
+            "foreign answer",
+            "EffectsWithheld",
+            "EffectsWithheld",
+        ),
+        &[],
     ),
 ];
