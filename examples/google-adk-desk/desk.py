@@ -66,9 +66,10 @@ def build_agent() -> LlmAgent:
     return LlmAgent(name="help_desk", model=model, instruction=SYSTEM, tools=tools)
 
 
-def desk(durable_dir: str) -> AdkDeployment:
-    kind, options = TWINS.get(TWIN, (AdkDeployment, dict))[0], TWINS.get(TWIN, (None, dict))[1]()  # twin: an adopter returns AdkDeployment(...)
-    return kind(durable_dir, build_agent(), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers, **options)  # adopter: without **options
+def desk():
+    # The agent is built before the handshake, the deployment over the durable directory after it.
+    kind, options = TWINS.get(TWIN, (AdkDeployment, dict))[0], TWINS.get(TWIN, (None, dict))[1]()  # twin: an adopter writes AdkDeployment.factory(...)
+    return kind.factory(build_agent, traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers, **options)  # adopter: without **options
 
 
 # -- twins: each a defect real ADK desks have
@@ -108,4 +109,4 @@ def twin_of(argv=None):
 
 if __name__ == "__main__":
     TWIN = twin_of()  # twin
-    sys.exit(serve(desk))
+    sys.exit(serve(desk()))

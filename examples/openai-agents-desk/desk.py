@@ -82,11 +82,11 @@ def build_agent(model: Optional[Any] = None) -> Agent[Any]:
     return Agent(name="help desk", instructions=INSTRUCTIONS, model=model, model_settings=ModelSettings(temperature=0), tools=tools, mcp_servers=servers)
 
 
-def desk(durable_dir: str, model: Optional[Any] = None, variant: Optional[str] = None) -> OpenAIAgentsDeployment:
-    """The factory ``serve`` takes (``variant`` picks a twin)."""
-    kind = TWINS.get(variant or "", (OpenAIAgentsDeployment, ""))[0]  # twin: an adopter returns OpenAIAgentsDeployment(...)
+def desk(model: Optional[Any] = None, variant: Optional[str] = None) -> Any:
+    """The factory ``serve`` takes, the agent built before the handshake (``variant`` picks a twin)."""
+    kind = TWINS.get(variant or "", (OpenAIAgentsDeployment, ""))[0]  # twin: an adopter writes OpenAIAgentsDeployment.factory(...)
     config = HONEST.get(variant or "", (None, ""))[0]  # twin
-    return kind(durable_dir, build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers, run_config=config)  # adopter: no run_config
+    return kind.factory(lambda: build_agent(model), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers, run_config=config)  # adopter: no run_config
 
 
 # -- twins: each the smallest adopter change a pack must catch -----------------
@@ -171,7 +171,7 @@ def main(argv: Optional[list] = None) -> int:
     if known.list_variants:  # twin
         print("\n".join(f"{name}: {catch}" for name, (_, catch) in sorted(TWINS.items())))  # twin
         return 0  # twin
-    return serve(lambda durable_dir: desk(durable_dir, variant=known.variant), argv=argv)
+    return serve(desk(variant=known.variant), argv=argv)
 
 
 if __name__ == "__main__":

@@ -65,9 +65,10 @@ def build_agent() -> Agent:
     return agent
 
 
-def desk(durable_dir: str) -> PydanticAIDeployment:
-    kind = TWINS.get(TWIN, (PydanticAIDeployment, ""))[0]  # twin: an adopter returns PydanticAIDeployment(...)
-    return kind(durable_dir, build_agent(), traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers)
+def desk():
+    # The agent is built before the handshake, the deployment over the durable directory after it.
+    kind = TWINS.get(TWIN, (PydanticAIDeployment, ""))[0]  # twin: an adopter writes PydanticAIDeployment.factory(...)
+    return kind.factory(build_agent, traits=["idempotent-effects"], extension_tools=["weather_lookup"], approvers=approvers)
 
 
 # -- twins: each a defect real Pydantic AI desks have
@@ -135,4 +136,4 @@ def twin_of(argv=None):
 
 if __name__ == "__main__":
     TWIN = twin_of()  # twin
-    sys.exit(serve(desk))
+    sys.exit(serve(desk()))

@@ -759,7 +759,7 @@ class ReferenceDesk(unittest.TestCase):
     def session(self, variant: Optional[str], lines: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         from harness import async_session
 
-        return async_session(lambda d: self.desk.desk(d, model=RouterModel(), variant=variant), [hello(self.durable), *lines])
+        return async_session(self.desk.desk(model=RouterModel(), variant=variant), [hello(self.durable), *lines])
 
     def seed(self, variant: Optional[str], replay_runs: bool = False) -> "tuple[Dict[str, Any], List[Dict[str, Any]]]":
         """pause; resume; replay (in one process), the approval seed;
