@@ -105,7 +105,8 @@ class Procedures:
                 drafted = self.db.execute("INSERT OR IGNORE INTO procedures (text, status) VALUES (?, 'draft')", (lesson,))
                 self.promoted += drafted.rowcount
 
-    def approve(self, text, status, name, tool_name, predicates):
+    def decide(self, text, status, name, tool_name, predicates):
+        """Approves or rejects the one draft whose text contains ``text``."""
         drafts = [row for row in self.rows("draft") if text in row["text"]]
         if len(drafts) != 1:
             raise TurnFailure("NoSuchDraft", f"{len(drafts)} drafts match; exactly one is needed")
@@ -124,20 +125,22 @@ class Procedures:
         subject, tool_name, path, op, value = words.groups()
         predicate = {"path": path, "op": op}
         if op != "exists":
-            predicate["value"] = json.loads(value) if value[:1] in '["{0123456789-' else value
-        self.approve(subject, "approved", f"{subject}-procedure", tool_name, [predicate])
+            predicate["value"] = parsed(value)
+        self.decide(subject, "approved", f"{subject}-procedure", tool_name, [predicate])
         return f"approved the {subject} procedure"
 
     def review(self, request):
         """The structured review door's decision."""
         if request.action in ("approve", "reject"):
             status = "approved" if request.action == "approve" else "rejected"
-            return self.approve(request.draft or "", status, request.procedure, request.tool or "", request.precondition or [])
-        change = ("status", "revoked") if request.action == "revoke" else ("precondition", None)
-        value = json.dumps([{"state": p} for p in request.precondition or []]) if change[1] is None else change[1]
+            return self.decide(request.draft or "", status, request.procedure, request.tool or "", request.precondition or [])
+        if request.action == "revoke":
+            column, value = "status", "revoked"
+        else:  # amend: the new rule replaces the old
+            column, value = "precondition", json.dumps([{"state": p} for p in request.precondition or []])
         with self.db:
             done = self.db.execute(
-                f"UPDATE procedures SET {change[0]} = ? WHERE name = ? AND status = 'approved'", (value, request.procedure)
+                f"UPDATE procedures SET {column} = ? WHERE name = ? AND status = 'approved'", (value, request.procedure)
             )
         if done.rowcount != 1:
             raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
@@ -155,6 +158,14 @@ class Procedures:
 
 def identity(row):
     return procedure_identity(row["tool"], row["precondition"], row["text"])
+
+
+def parsed(text):
+    """An operator's value: JSON when it parses (a list for ``in``), else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def keep_first(kept, new):  # twin
@@ -238,6 +249,7 @@ def desk(durable_dir):
         build_graph(procedures),
         make_input=lambda request: {"messages": [HumanMessage(request.prompt)], "account": request.state},
         validate_answer=require_approval,
+        traits=["procedural-precondition", "procedural-review"],
         operator=procedures.operator,
         review=procedures.review,
         attributes_of=procedures.evidence,

@@ -143,8 +143,8 @@ fn framework_desk(framework: Framework, label: &'static str, python: &Path) -> D
         forked,
         packs: framework
             .packs()
-            .into_iter()
-            .map(|p| (p, frameworks::definition(p), replaying(p)))
+            .iter()
+            .map(|&p| (p, frameworks::definition(p), replaying(p)))
             .collect(),
     }
 }
