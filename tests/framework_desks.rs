@@ -1,7 +1,8 @@
 //! The help desk on LangGraph, the OpenAI Agents SDK, Pydantic AI and the
 //! Google ADK, each an adopter's graph or agent served by the companion's
 //! adapter, judged by the approval, extension and exactly-once packs with
-//! every probe. The frameworks talk to the harness's model endpoint as they
+//! every probe; and the LangGraph refund desk that learns and gates
+//! procedures, judged by the procedural pack with every probe. The frameworks talk to the harness's model endpoint as they
 //! would to OpenAI; it replays the cassettes committed under each example,
 //! with no upstream running. Then every twin, each caught where it must
 //! be, and every honest variant, passing.
@@ -14,7 +15,7 @@
 //! To re-record the cassettes (one command), then review and accept:
 //!
 //! ```sh
-//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed framework_desks::every_honest
+//! SYMFONIC_EVALS_RECORD=all cargo test -p symfonic-evals-e2e --test e2e framework_desks::committed framework_desks::every_honest framework_desks::every_framework_twin
 //! cargo run -p symfonic-evals --bin symfonic-evals-cassette -- accept examples/langgraph-desk/cassettes examples/openai-agents-desk/cassettes examples/pydantic-ai-desk/cassettes examples/google-adk-desk/cassettes
 //! ```
 #![cfg(unix)]
@@ -61,16 +62,11 @@ fn replaying(cassette: PathBuf, upstream: Option<&str>) -> RunOptions {
     }
 }
 
-fn run(
-    framework: Framework,
-    pack: helpdesk::Pack,
-    twin: Option<&str>,
-    upstream: Option<&str>,
-) -> PackRun {
-    let spec = framework.spec(framework_python(), twin);
+fn run(framework: Framework, pack: helpdesk::Pack, upstream: Option<&str>) -> PackRun {
+    let spec = framework.spec(framework_python(), None);
     let kind = frameworks::definition(pack).kind().name();
     run_pack(
-        &format!("{}::{}::{kind}", framework.name(), twin.unwrap_or("desk")),
+        &format!("{}::desk::{kind}", framework.name()),
         &frameworks::definition(pack),
         &options(framework, pack, upstream),
         move |ctx| python::start(ctx, &spec),
@@ -83,22 +79,38 @@ fn committed_cassettes_replay_every_pack_of_every_framework_desk() {
     let url = upstream.as_ref().map(|u| u.url().to_owned());
     let runs: Vec<_> = Framework::ALL
         .into_iter()
-        .flat_map(|f| f.packs().map(move |p| (f, p)))
+        .flat_map(|f| f.packs().iter().map(move |&p| (f, p)))
         .collect();
     let runs = side_by_side(runs, |(framework, pack)| {
-        run(framework, pack, None, url.as_deref())
+        run(framework, pack, url.as_deref())
     });
     runs.iter().for_each(PackRun::assert_passed);
 }
 
-fn assert_caught(twin: &FrameworkTwin) {
-    let run = run(twin.framework, twin.pack, Some(twin.name), None);
+fn assert_caught(twin: &FrameworkTwin, upstream: Option<&str>) {
+    let spec = twin.framework.spec(framework_python(), Some(twin.name));
+    let definition = frameworks::definition(twin.pack);
+    let kind = definition.kind().name();
+    let mut options = replaying(twin.cassette(), upstream.filter(|_| twin.own_cassette));
+    if upstream.is_some() && !twin.own_cassette {
+        options.replay.mode = Some(ReplayMode::Replay);
+    }
+    let run = run_pack(
+        &format!("{}::{}::{kind}", twin.framework.name(), twin.name),
+        &definition,
+        &options,
+        move |ctx| python::start(ctx, &spec),
+    );
     symfonic_evals_e2e::assert_caught_only(&run, twin.name, &twin.catch, twin.also_fails);
 }
 
+/// Every twin is caught where it must be. Recording, the twins with a
+/// cassette of their own record it; the others replay the desk's.
 #[test]
 fn every_framework_twin_is_caught_where_it_must_be() {
-    side_by_side(TWINS, |twin| assert_caught(&twin));
+    let upstream = recording().then(|| upstream::framework_desk().expect("a scripted upstream"));
+    let url = upstream.as_ref().map(|u| u.url().to_owned());
+    side_by_side(TWINS, |twin| assert_caught(&twin, url.as_deref()));
 }
 
 /// Every honest variant passes every pack of its desk. Recording, the
@@ -110,7 +122,7 @@ fn every_honest_framework_variant_passes_every_pack() {
     let url = upstream.as_ref().map(|u| u.url().to_owned());
     let runs: Vec<_> = HONEST
         .into_iter()
-        .flat_map(|v| v.framework.packs().map(move |p| (v, p)))
+        .flat_map(|v| v.framework.packs().iter().map(move |&p| (v, p)))
         .collect();
     let runs = side_by_side(runs, |(variant, pack)| {
         let spec = variant
@@ -138,7 +150,8 @@ fn every_honest_framework_variant_passes_every_pack() {
 /// The twins (or, with `table = "HONEST"`, the honest variants) each desk
 /// offers, as its table lists them.
 fn offered(framework: Framework, table: &str) -> BTreeSet<String> {
-    let script = format!("import desk; print('\\n'.join(getattr(desk, '{table}', {{}})))");
+    let module = framework.script().trim_end_matches(".py");
+    let script = format!("import {module}; print('\\n'.join(getattr({module}, '{table}', {{}})))");
     let output = Command::new(framework_python())
         .current_dir(framework.dir())
         .args(["-c", &script])
@@ -228,18 +241,29 @@ fn harness_facing<'a>(lines: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
+/// The adopter's lines of `framework`'s desk and those of them facing the
+/// harness, printed.
+fn counted(framework: Framework) -> (Vec<String>, Vec<String>) {
+    let source = std::fs::read_to_string(framework.dir().join(framework.script())).unwrap();
+    let lines = adopter_lines(&source);
+    let facing = harness_facing(&lines);
+    eprintln!(
+        "{}: {} adopter lines, {} facing the harness",
+        framework.name(),
+        lines.len(),
+        facing.len()
+    );
+    let owned = |lines: &[&str]| lines.iter().map(|l| (*l).to_owned()).collect();
+    (owned(&lines), owned(&facing))
+}
+
 #[test]
 fn each_framework_desk_is_under_forty_adopter_lines_and_ten_facing_the_harness() {
-    for framework in Framework::ALL {
-        let source = std::fs::read_to_string(framework.dir().join("desk.py")).unwrap();
-        let lines = adopter_lines(&source);
-        let facing = harness_facing(&lines);
-        eprintln!(
-            "{}: {} adopter lines, {} facing the harness",
-            framework.name(),
-            lines.len(),
-            facing.len()
-        );
+    let help_desks = Framework::ALL
+        .into_iter()
+        .filter(|f| *f != Framework::LangGraphProcedural);
+    for framework in help_desks {
+        let (lines, facing) = counted(framework);
         // Above 20: the count sees the tools, the graph or agent, and the
         // factory, not only the imports. At least 5 facing: the rule still
         // finds the imports, the effects and the serving.
@@ -254,6 +278,20 @@ fn each_framework_desk_is_under_forty_adopter_lines_and_ten_facing_the_harness()
             framework.name()
         );
     }
+}
+
+/// The procedural desk's store, tools, graph and review words are the
+/// adopter's own app; what faces the harness stays a handful: the imports,
+/// the effect, the rejected-feedback check, the gate's two reports and the
+/// predicate check, the review door's errors, the identity, the
+/// deployment and the serving (its three procedural hooks are keyword
+/// arguments, which the rule does not see).
+#[test]
+fn the_langgraph_procedural_desk_faces_the_harness_in_at_most_sixteen_lines() {
+    let (lines, facing) = counted(Framework::LangGraphProcedural);
+    // Above 100: the count sees the store, the tools and the graph.
+    assert!((100..170).contains(&lines.len()), "{lines:#?}");
+    assert!((10..=16).contains(&facing.len()), "{facing:#?}");
 }
 
 #[test]

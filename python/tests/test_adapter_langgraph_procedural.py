@@ -61,6 +61,15 @@ class ProceduralDesk(unittest.TestCase):
         capabilities = self.server.deployments[-1].capabilities().to_json()
         self.assertIn("review", str(capabilities))
 
+    def test_traits_are_declared_beside_the_review_door(self) -> None:
+        traits = ["procedural-precondition", "procedural-review"]
+        graph = make_graph(Procedures(self.dir))
+        desk = LangGraphDeployment(self.dir, graph, traits=traits, review=lambda request: None)
+        self.addCleanup(desk.close)
+        capabilities = desk.capabilities().to_json()
+        self.assertEqual(capabilities["traits"], sorted({*traits, "idempotent-effects"}))
+        self.assertIn("review", capabilities["operations"])
+
     def test_review_approves_a_draft_the_gate_admits_and_refuses_by_its_stage_across_a_restart(self) -> None:
         peer = self.server.peer
         learned = peer.prompt("procedural", "remember: refunds only outside the EU")

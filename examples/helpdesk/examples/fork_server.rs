@@ -1,6 +1,7 @@
 //! What the fork server saves the Python deployments: the reference Python
 //! desk, and the help desk on LangGraph, on the OpenAI Agents SDK, on
-//! Pydantic AI and on the Google ADK (replaying their committed cassettes).
+//! Pydantic AI and on the Google ADK, and the LangGraph procedural desk
+//! (replaying their committed cassettes).
 //! For each, start-up (spawn to the handshake's end) and restart (a running
 //! desk stopped, as a pack stops it, then the next one started to its
 //! handshake) with and without it, median of `starts` each, and each of its
@@ -17,8 +18,8 @@
 //! ```
 //!
 //! Defaults: 20 starts, 3 runs (0 measures start-ups and restarts only),
-//! every desk (`python`, `langgraph`, `openai-agents`, `pydantic-ai`,
-//! `google-adk`). The framework desks need an interpreter with
+//! every desk (`python`, `langgraph`, `langgraph-procedural`,
+//! `openai-agents`, `pydantic-ai`, `google-adk`). The framework desks need an interpreter with
 //! `./python[langgraph,openai-agents,pydantic-ai,google-adk]` installed: the virtual environment
 //! `SYMFONIC_EVALS_FRAMEWORK_VENV` names, or else `target/adapters-venv`
 //! (which CI makes); without one they are skipped, and that is said.
@@ -157,8 +158,8 @@ fn framework_desk(framework: Framework, label: &'static str, python: &Path) -> D
         forked,
         packs: framework
             .packs()
-            .into_iter()
-            .map(|p| (p, frameworks::definition(p), replaying(p)))
+            .iter()
+            .map(|&p| (p, frameworks::definition(p), replaying(p)))
             .collect(),
     }
 }
@@ -233,6 +234,7 @@ fn main() {
     }
     let frameworks = [
         (Framework::LangGraph, "langgraph"),
+        (Framework::LangGraphProcedural, "langgraph-procedural"),
         (Framework::OpenAiAgents, "openai-agents"),
         (Framework::PydanticAi, "pydantic-ai"),
         (Framework::GoogleAdk, "google-adk"),

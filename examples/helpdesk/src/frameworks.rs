@@ -1,5 +1,6 @@
 //! The help desk on agent frameworks, served through the companion's
-//! adapters: LangGraph (`examples/langgraph-desk/`), the OpenAI Agents
+//! adapters: LangGraph (`examples/langgraph-desk/`, the help desk and a
+//! refund desk that learns and gates procedures), the OpenAI Agents
 //! SDK (`examples/openai-agents-desk/`), Pydantic AI
 //! (`examples/pydantic-ai-desk/`) and Google's ADK
 //! (`examples/google-adk-desk/`). Each talks to the harness's model
@@ -24,6 +25,12 @@ use crate::twins::{Catch, Pack};
 pub enum Framework {
     /// LangGraph 1.x: `interrupt()` in the tool, a SQLite checkpointer.
     LangGraph,
+    /// LangGraph 1.x, a refund desk that learns procedures from
+    /// demonstrations and gates its refunds on the approved ones
+    /// (`examples/langgraph-desk/procedural.py`): a gate node between the
+    /// model and the tool node, the review door and operator turns through
+    /// the adapter's procedural seams.
+    LangGraphProcedural,
     /// The OpenAI Agents SDK: `needs_approval`, a saved `RunState`.
     OpenAiAgents,
     /// Pydantic AI: `requires_approval`, `DeferredToolRequests`, the
@@ -36,33 +43,51 @@ pub enum Framework {
 
 impl Framework {
     /// Every framework.
-    pub const ALL: [Framework; 4] = [
+    pub const ALL: [Framework; 5] = [
         Framework::LangGraph,
+        Framework::LangGraphProcedural,
         Framework::OpenAiAgents,
         Framework::PydanticAi,
         Framework::GoogleAdk,
     ];
 
-    /// The example's directory name, which names its runs too.
+    /// The desk's name, which names its runs.
     pub fn name(self) -> &'static str {
         match self {
             Framework::LangGraph => "langgraph-desk",
+            Framework::LangGraphProcedural => "langgraph-procedural-desk",
             Framework::OpenAiAgents => "openai-agents-desk",
             Framework::PydanticAi => "pydantic-ai-desk",
             Framework::GoogleAdk => "google-adk-desk",
         }
     }
 
-    /// The example's directory.
+    /// The example's directory: both LangGraph desks live in
+    /// `examples/langgraph-desk/`.
     pub fn dir(self) -> PathBuf {
+        let dir = match self {
+            Framework::LangGraphProcedural => Framework::LangGraph.name(),
+            framework => framework.name(),
+        };
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("..")
-            .join(self.name())
+            .join(dir)
+    }
+
+    /// The desk's script in [`Framework::dir`].
+    pub fn script(self) -> &'static str {
+        match self {
+            Framework::LangGraphProcedural => "procedural.py",
+            _ => "desk.py",
+        }
     }
 
     /// The packs the desk is meant for.
-    pub fn packs(self) -> [Pack; 3] {
-        [Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce]
+    pub fn packs(self) -> &'static [Pack] {
+        match self {
+            Framework::LangGraphProcedural => &[Pack::Procedural],
+            _ => &[Pack::ApprovalResume, Pack::ExtensionTool, Pack::ExactlyOnce],
+        }
     }
 
     /// The committed cassette `pack` replays.
@@ -81,12 +106,12 @@ impl Framework {
     /// The command that starts the desk, or its twin `twin`, under
     /// `python` (an interpreter with the framework and the companion
     /// installed), forked from an interpreter that imported it once, with
-    /// a spare forked ahead of a trial's later restarts: the desk's
-    /// factory is staged, so the spare has its graph or agent built before
+    /// a spare forked ahead of a trial's later restarts: where the desk's
+    /// factory is staged, the spare has its graph or agent built before
     /// the handshake.
     pub fn spec(self, python: impl Into<OsString>, twin: Option<&str>) -> ProcessSpec {
         let spec = ProcessSpec::new(python)
-            .arg(self.dir().join("desk.py"))
+            .arg(self.dir().join(self.script()))
             .fork_server(true)
             .spare(true);
         match twin {
@@ -116,7 +141,11 @@ pub fn approval() -> PackDefinition {
 
 /// The definition of `pack` for the framework desks: the approval pack
 /// above; the others are the Python desk's (the same escalation, tool,
-/// arguments and forecasts).
+/// arguments and forecasts). The LangGraph procedural desk honours every
+/// argument of the Python desk's procedural pack (decoys, controls,
+/// several calls in one message, a whole order's refund approved by a
+/// manager before the gate, a forecast between the draft and the review,
+/// the gate sweep), so it is judged with that definition unchanged.
 pub fn definition(pack: Pack) -> PackDefinition {
     match pack {
         Pack::ApprovalResume => approval(),
@@ -178,7 +207,7 @@ impl HonestVariant {
 }
 
 /// Every honest variant of the framework desks.
-pub const HONEST: [HonestVariant; 5] = [
+pub const HONEST: [HonestVariant; 6] = [
     // Thread ids with a tenant prefix, through the LangGraph adapter's
     // `thread_config` seam: pauses stay resumable and resumes bound to
     // their checkpoint (the adapter once looked the checkpoint up under
@@ -222,6 +251,16 @@ pub const HONEST: [HonestVariant; 5] = [
         as_a_newcomer: false,
         own_cassettes: &[Pack::ApprovalResume],
     },
+    // Each lesson's supporting episodes kept as a running total in the
+    // desk's store, not counted again from the episodes on every turn:
+    // the promotion threshold is the same, so every procedural probe's
+    // promotion, decoy, control and single-demonstration counts hold.
+    HonestVariant {
+        framework: Framework::LangGraphProcedural,
+        name: "running-totals",
+        as_a_newcomer: false,
+        own_cassettes: &[],
+    },
     // The same through the Agents SDK's own seam for a rejection, the
     // run's `tool_error_formatter`.
     HonestVariant {
@@ -246,6 +285,32 @@ pub struct FrameworkTwin {
     pub catch: Catch,
     /// The other scenarios that fail with it; every other one passes.
     pub also_fails: &'static [&'static str],
+    /// Whether the twin replays a cassette of its own: one whose defect
+    /// changes what the model is asked (a prompt that recalls a draft, a
+    /// tool result the desk never gives), which the desk's cassette cannot
+    /// answer.
+    pub own_cassette: bool,
+}
+
+impl FrameworkTwin {
+    /// The committed cassette the twin replays: its own
+    /// (`cassettes/<twin>.<pack>.jsonl`, beside the desk's) or the desk's.
+    pub fn cassette(&self) -> PathBuf {
+        if !self.own_cassette {
+            return self.framework.cassette(self.pack);
+        }
+        let kind = definition(self.pack).kind().name();
+        self.framework
+            .dir()
+            .join("cassettes")
+            .join(format!("{}.{kind}.jsonl", self.name))
+    }
+
+    /// The twin, replaying a cassette of its own.
+    const fn with_own_cassette(mut self) -> Self {
+        self.own_cassette = true;
+        self
+    }
 }
 
 const fn twin(
@@ -261,6 +326,7 @@ const fn twin(
         pack,
         catch: Catch::at(catch),
         also_fails,
+        own_cassette: false,
     }
 }
 
@@ -310,6 +376,42 @@ const NOTICE_REPOSTED: &[&str] = &[
     "approval/gated-action",
     "approval/deny-answer",
     "approval/unfit-answer",
+];
+
+/// The procedural probes that run the seed's steps (or a later request
+/// under another state) in the seed's conversation: a desk that judges a
+/// thread's later requests on its first account fails each of them. Those
+/// that move each request to a conversation of its own, or enforce only
+/// where nothing governs, pass.
+const ACCOUNT_KEPT: &[&str] = &[
+    "procedural/enforcement-without-restart",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+    "procedural/review-binding",
+    "procedural/rule-fidelity",
+    "procedural/amend",
+    "procedural/two-procedures",
+    "procedural/relearn-after-approval",
+    "procedural/multi-call",
+    "procedural/through-approval",
+];
+
+/// The procedural probes with a draft probe, or whose draft (a revoked
+/// lesson taught again, a rejected draft) is still on file when the
+/// model is asked: a desk recalling drafts shows it.
+const DRAFTS_RECALLED: &[&str] = &[
+    "procedural/enforcement-without-restart",
+    "procedural/separate-conversations",
+    "procedural/review-needs-operator",
+    "procedural/identity-bound",
+    "procedural/gate-sweep",
+    "procedural/decoy-stays-draft",
+    "procedural/review-binding",
+    "procedural/revoke",
+    "procedural/reject-draft",
+    "procedural/multi-call",
+    "procedural/through-approval",
 ];
 
 /// Every framework twin, and where its pack catches it by default.
@@ -377,6 +479,52 @@ pub const TWINS: [FrameworkTwin; 16] = [
         ),
         &[],
     ),
+    // The account is loaded into the thread's state once and kept there
+    // (LangGraph persists a thread's state across turns): the satisfied
+    // request, a later turn of the same thread, is judged on the draft
+    // probe's account and refused.
+    twin(
+        Framework::LangGraphProcedural,
+        "account-kept-on-thread",
+        Pack::Procedural,
+        (
+            "procedural-review-and-enforcement",
+            "satisfied",
+            "ToolSucceeded",
+            "ToolSucceeded(issue_refund",
+        ),
+        ACCOUNT_KEPT,
+    )
+    .with_own_cassette(),
+    // Recall shows every lesson learned, drafts included.
+    twin(
+        Framework::LangGraphProcedural,
+        "drafts-recalled",
+        Pack::Procedural,
+        (
+            "procedural-review-and-enforcement",
+            "draft probe",
+            "PromptRecallExcludes",
+            "PromptRecallExcludes(fragment)",
+        ),
+        DRAFTS_RECALLED,
+    )
+    .with_own_cassette(),
+    // The gate judges the first call of a model message; the others go
+    // to the tool node unjudged.
+    twin(
+        Framework::LangGraphProcedural,
+        "gate-judges-first-call",
+        Pack::Procedural,
+        (
+            "procedural/multi-call",
+            "several calls, blocked",
+            "EveryCallJudged",
+            "EveryCallJudged(issue_refund, procedural_precondition, refused)",
+        ),
+        &[],
+    )
+    .with_own_cassette(),
     // A saved RunState runs again, approved tool included.
     twin(
         Framework::OpenAiAgents,

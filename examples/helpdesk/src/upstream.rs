@@ -413,11 +413,26 @@ fn text_of(message: &Value) -> String {
     }
 }
 
+/// Whether `request` offers the model a tool named `name` (Chat
+/// Completions' `{"type": "function", "function": {"name": ..}}`, or a
+/// bare `{"name": ..}`).
+fn offers(request: &UpstreamRequest, name: &str) -> bool {
+    let Some(tools) = request.body.get("tools").and_then(Value::as_array) else {
+        return false;
+    };
+    tools.iter().any(|tool| {
+        let named = tool.pointer("/function/name").or_else(|| tool.get("name"));
+        named.and_then(Value::as_str) == Some(name)
+    })
+}
+
 /// What the framework desks' model (`examples/langgraph-desk`,
-/// `examples/openai-agents-desk`) answers to `request`, as sample `sample`:
-/// a user's request becomes the tool call it names, as [`python_plan`]
-/// reads it (the approval is the framework's, so no `ask_user`); after a
-/// tool's result, the answer quotes it, as a model that read it would.
+/// `examples/openai-agents-desk`, ...) answers to `request`, as sample
+/// `sample`: a user's request becomes the tool call it names, as
+/// [`python_plan`] reads it (the approval is the framework's, so no
+/// `ask_user`; a walk-through's lesson only to a desk that offers
+/// `record_lesson`, as the LangGraph procedural desk does); after a tool's
+/// result, the answer quotes it, as a model that read it would.
 pub fn framework_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamReply {
     let model = request.body.get("model").cloned().unwrap_or(Value::Null);
     let Some(last) = last_message(request) else {
@@ -428,7 +443,11 @@ pub fn framework_desk_reply(request: &UpstreamRequest, sample: u64) -> UpstreamR
     } else {
         let calls: Vec<_> = python_plan(&text_of(last))
             .into_iter()
-            .filter(|(tool, _)| !matches!(*tool, "ask_user" | "record_lesson"))
+            .filter(|(tool, _)| match *tool {
+                "ask_user" => false,
+                "record_lesson" => offers(request, tool),
+                _ => true,
+            })
             .collect();
         if !calls.is_empty() {
             let message = tool_calls(sample, &calls);
@@ -585,6 +604,36 @@ mod tests {
         );
         let small_talk = request(json!([{"role": "user", "content": "thanks"}]));
         let UpstreamReply::Json { body, .. } = framework_desk_reply(&small_talk, 4) else {
+            panic!("expected JSON");
+        };
+        assert_eq!(body["choices"][0]["message"]["content"], "how can I help?");
+    }
+
+    #[test]
+    fn a_lesson_is_recorded_only_by_a_desk_that_offers_record_lesson() {
+        let walk = "walk me through refunding order 1: verify the account region";
+        let request = |tools: Value| UpstreamRequest {
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: json!({"model": "m", "tools": tools, "messages": [{"role": "user", "content": walk}]}),
+        };
+        let offered = request(json!([
+            {"type": "function", "function": {"name": "issue_refund"}},
+            {"type": "function", "function": {"name": "record_lesson"}},
+        ]));
+        let UpstreamReply::Json { body, .. } = framework_desk_reply(&offered, 1) else {
+            panic!("expected JSON");
+        };
+        let calls = &body["choices"][0]["message"]["tool_calls"];
+        assert_eq!(calls[0]["function"]["name"], "record_lesson", "{calls}");
+        assert_eq!(
+            calls[0]["function"]["arguments"],
+            "{\"lesson\":\"verify the account region\"}"
+        );
+        let not_offered =
+            request(json!([{"type": "function", "function": {"name": "issue_refund"}}]));
+        let UpstreamReply::Json { body, .. } = framework_desk_reply(&not_offered, 2) else {
             panic!("expected JSON");
         };
         assert_eq!(body["choices"][0]["message"]["content"], "how can I help?");

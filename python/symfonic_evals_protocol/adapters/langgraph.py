@@ -181,8 +181,10 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
     deployment.
 
     ``capabilities`` defaults to :func:`default_capabilities`, with each
-    of ``extension_tools`` contributed by ``extensions`` (as the Agents SDK
-    adapter takes them). ``validate_answer(answer)`` raises :class:`TurnFailure` for an answer a
+    of ``extension_tools`` contributed by ``extensions`` and each of
+    ``traits`` declared (``procedural-precondition`` and
+    ``procedural-review`` for a desk that gates calls on reviewed
+    procedures), as the Agents SDK adapter takes them. ``validate_answer(answer)`` raises :class:`TurnFailure` for an answer a
     resume must refuse before spending its token (e.g.
     :func:`~symfonic_evals_protocol.adapters.require_approval`).
     ``make_input(request)`` is the graph input for a prompt (default: the
@@ -239,6 +241,7 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
         answer_of: Optional[Callable[[Any, List[BaseMessage]], str]] = None,
         durability: Optional[str] = "sync",
         extension_tools: Iterable[str] = (),
+        traits: Iterable[str] = (),
         token_codec: Optional[TokenCodec] = None,
         operator: Optional[Callable[[PromptRequest], str]] = None,
         review: Optional[Callable[[ReviewRequest], None]] = None,
@@ -252,6 +255,7 @@ class LangGraphDeployment(GraphEvidence, GraphPauses, PausingDeployment, Deploym
             token_codec=token_codec,
             capabilities=capabilities,
             extension_tools=extension_tools,
+            traits=traits,
             operator=operator,
             review=review,
             attributes_of=attributes_of,
