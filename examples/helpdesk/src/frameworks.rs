@@ -415,7 +415,7 @@ const DRAFTS_RECALLED: &[&str] = &[
 ];
 
 /// Every framework twin, and where its pack catches it by default.
-pub const TWINS: [FrameworkTwin; 16] = [
+pub const TWINS: [FrameworkTwin; 19] = [
     // LangGraph re-runs a node from its start on resume: the notice before
     // `interrupt()` goes out again under a new key.
     twin(
