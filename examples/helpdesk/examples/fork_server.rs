@@ -24,7 +24,7 @@
 //! `SYMFONIC_EVALS_FRAMEWORK_VENV` names, or else `target/adapters-venv`
 //! (which CI makes); without one they are skipped, and that is said.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use helpdesk::frameworks::{self, Framework};
@@ -112,17 +112,6 @@ fn pack_run(
         })
         .collect();
     median(samples)
-}
-
-/// The interpreter that has both frameworks, if there is one.
-fn framework_python() -> Option<PathBuf> {
-    let venv = std::env::var_os("SYMFONIC_EVALS_FRAMEWORK_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/adapters-venv")
-        });
-    let python = venv.join("bin").join("python");
-    python.exists().then_some(python)
 }
 
 fn python_desk() -> Desk {
@@ -240,7 +229,7 @@ fn main() {
         (Framework::GoogleAdk, "google-adk"),
     ];
     if frameworks.iter().any(|(_, label)| wanted(label)) {
-        match framework_python() {
+        match frameworks::bench_python() {
             Some(python) => desks.extend(
                 frameworks
                     .into_iter()

@@ -23,7 +23,6 @@
 //! 5 runs by default. Needs an interpreter with `./python[openai-agents]`
 //! installed: `SYMFONIC_EVALS_FRAMEWORK_VENV`, or else `target/adapters-venv`.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use helpdesk::frameworks::{self, Framework};
@@ -35,16 +34,6 @@ use symfonic_evals::{run_pack, PackDefinition, RunOptions};
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
-}
-
-fn framework_python() -> Option<PathBuf> {
-    let venv = std::env::var_os("SYMFONIC_EVALS_FRAMEWORK_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/adapters-venv")
-        });
-    let python = venv.join("bin").join("python");
-    python.exists().then_some(python)
 }
 
 /// The median wall time of `runs` runs, each of which must pass. The desk
@@ -87,7 +76,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(5);
-    let Some(python) = framework_python() else {
+    let Some(python) = frameworks::bench_python() else {
         eprintln!("no interpreter with the Agents SDK (set SYMFONIC_EVALS_FRAMEWORK_VENV): nothing measured");
         return;
     };

@@ -121,6 +121,20 @@ impl Framework {
     }
 }
 
+/// The interpreter with the four frameworks and the companion installed,
+/// for the benches: the virtual environment `SYMFONIC_EVALS_FRAMEWORK_VENV`
+/// names, or else `target/adapters-venv` (which CI makes); `None` when
+/// neither has one.
+pub fn bench_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("SYMFONIC_EVALS_FRAMEWORK_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/adapters-venv")
+        });
+    let python = venv.join("bin").join("python");
+    python.exists().then_some(python)
+}
+
 /// The approval pack for the framework desks. The approval sits on the
 /// gated call itself (LangGraph's `interrupt()` inside `escalate_ticket`,
 /// the Agents SDK's `needs_approval`), so the pause's interaction is the
@@ -349,6 +363,22 @@ const REPLAYING_PROBES: &[&str] = &[
     "approval/unfit-answer",
 ];
 
+/// An answer from someone not entitled carrying out the held call.
+const FOREIGN_ANSWER_HEARD: (&str, &str, &str, &str) = (
+    "approval/foreign-answer",
+    "foreign answer",
+    "EffectsWithheld",
+    "EffectsWithheld",
+);
+
+/// A restart between the pause and its resume losing the pause.
+const PAUSE_LOST_ON_RESTART: (&str, &str, &str, &str) = (
+    "approval/restart-between-pause-and-resume",
+    "resume after the restart",
+    "UnexpectedError",
+    "the turn succeeds",
+);
+
 /// The seed's replay of a spent token succeeding.
 const REPLAY_ACCEPTED: (&str, &str, &str, &str) = (
     "approval-pause-resume-and-replay-refusal",
@@ -457,12 +487,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::LangGraph,
         "checkpoint-in-memory",
         Pack::ApprovalResume,
-        (
-            "approval/restart-between-pause-and-resume",
-            "resume after the restart",
-            "UnexpectedError",
-            "the turn succeeds",
-        ),
+        PAUSE_LOST_ON_RESTART,
         &["approval/crash-inside-resume"],
     ),
     // The interrupt names who may answer, but the approver check is left
@@ -471,12 +496,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::LangGraph,
         "any-approver-accepted",
         Pack::ApprovalResume,
-        (
-            "approval/foreign-answer",
-            "foreign answer",
-            "EffectsWithheld",
-            "EffectsWithheld",
-        ),
+        FOREIGN_ANSWER_HEARD,
         &[],
     ),
     // The account is loaded into the thread's state once and kept there
@@ -566,12 +586,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::OpenAiAgents,
         "any-approver-accepted",
         Pack::ApprovalResume,
-        (
-            "approval/foreign-answer",
-            "foreign answer",
-            "EffectsWithheld",
-            "EffectsWithheld",
-        ),
+        FOREIGN_ANSWER_HEARD,
         &[],
     ),
     // The docs' pattern: a paused run's messages kept in a variable. A
@@ -580,12 +595,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::PydanticAi,
         "history-in-memory",
         Pack::ApprovalResume,
-        (
-            "approval/restart-between-pause-and-resume",
-            "resume after the restart",
-            "UnexpectedError",
-            "the turn succeeds",
-        ),
+        PAUSE_LOST_ON_RESTART,
         &["approval/crash-inside-resume"],
     ),
     // A resume handler written for approve and reject hears an edit as a
@@ -616,12 +626,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::PydanticAi,
         "any-approver-accepted",
         Pack::ApprovalResume,
-        (
-            "approval/foreign-answer",
-            "foreign answer",
-            "EffectsWithheld",
-            "EffectsWithheld",
-        ),
+        FOREIGN_ANSWER_HEARD,
         &[],
     ),
     // The quickstart's InMemorySessionService: a restart loses the
@@ -630,12 +635,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::GoogleAdk,
         "sessions-in-memory",
         Pack::ApprovalResume,
-        (
-            "approval/restart-between-pause-and-resume",
-            "resume after the restart",
-            "UnexpectedError",
-            "the turn succeeds",
-        ),
+        PAUSE_LOST_ON_RESTART,
         &["approval/crash-inside-resume"],
     ),
     // The ADK answers a second confirmation of the same call with silence,
@@ -654,12 +654,7 @@ pub const TWINS: [FrameworkTwin; 19] = [
         Framework::GoogleAdk,
         "any-approver-accepted",
         Pack::ApprovalResume,
-        (
-            "approval/foreign-answer",
-            "foreign answer",
-            "EffectsWithheld",
-            "EffectsWithheld",
-        ),
+        FOREIGN_ANSWER_HEARD,
         &[],
     ),
 ];
