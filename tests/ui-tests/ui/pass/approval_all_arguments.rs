@@ -1,9 +1,9 @@
 //! Every approval-and-resume argument.
 #![deny(warnings)]
 
-use symfonic_evals::{approval_resume_pack, registered_packs, PackKind, TargetContext};
+use symfonic_evals::{approval_resume_pack, PackKind, TargetContext};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 #[approval_resume_pack(
     pause_prompt = "refund order 9",
@@ -36,6 +36,10 @@ fn count_refunds(_: &std::path::Path) -> Result<u64, String> {
     Ok(0)
 }
 
-fn main() {
-    assert_eq!(registered_packs()[0].kind(), PackKind::ApprovalResume);
+/// What the attributes above registered, checked.
+pub fn check() {
+    assert_eq!(
+        registered_in(module_path!())[0].kind(),
+        PackKind::ApprovalResume
+    );
 }

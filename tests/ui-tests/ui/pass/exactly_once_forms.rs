@@ -1,9 +1,9 @@
 //! The exactly-once pack, with and without a pause/resume pair.
 #![deny(warnings)]
 
-use symfonic_evals::{exactly_once_pack, registered_packs, PackKind, TargetContext};
+use symfonic_evals::{exactly_once_pack, PackKind, TargetContext};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 #[exactly_once_pack(prompt = "charge order 7")]
 fn charge(_: &TargetContext) -> Deployment {
@@ -22,8 +22,9 @@ fn approved_charge(_: &TargetContext) -> Deployment {
     Deployment
 }
 
-fn main() {
-    let packs = registered_packs();
+/// What the attributes above registered, checked.
+pub fn check() {
+    let packs = registered_in(module_path!());
     assert_eq!(packs.len(), 2);
     assert!(packs.iter().all(|p| p.kind() == PackKind::ExactlyOnce));
 }

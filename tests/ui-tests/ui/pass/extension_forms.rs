@@ -2,9 +2,9 @@
 //! one module do not collide.
 #![deny(warnings)]
 
-use symfonic_evals::{extension_tool_pack, registered_packs, TargetContext};
+use symfonic_evals::{extension_tool_pack, TargetContext};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 #[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
 fn minimal(_: &TargetContext) -> Deployment {
@@ -39,8 +39,19 @@ mod nested {
     }
 }
 
-fn main() {
+/// What the attributes above registered, checked.
+pub fn check() {
     // The test harness's names: the module path without the crate.
-    let paths: Vec<String> = registered_packs().iter().map(|p| p.path()).collect();
-    assert_eq!(paths, ["full", "minimal", "nested::minimal"]);
+    let paths: Vec<String> = registered_in(module_path!())
+        .iter()
+        .map(|p| p.path())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "extension_forms::full",
+            "extension_forms::minimal",
+            "extension_forms::nested::minimal"
+        ]
+    );
 }

@@ -2,9 +2,9 @@
 //! value does.
 #![deny(warnings)]
 
-use symfonic_evals::{approval_resume_pack, registered_packs, TargetContext};
+use symfonic_evals::{approval_resume_pack, TargetContext};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 #[approval_resume_pack(pause_prompt = "p", answer = { a: 1, b: 2 }, interaction_tool = "ask")]
 fn implicit(_: &TargetContext) -> Deployment {
@@ -31,9 +31,10 @@ fn different(_: &TargetContext) -> Deployment {
     Deployment
 }
 
-fn main() {
+/// What the attributes above registered, checked.
+pub fn check() {
     let print = |name: &str| {
-        registered_packs()
+        registered_in(module_path!())
             .into_iter()
             .find(|p| p.name() == name)
             .unwrap()

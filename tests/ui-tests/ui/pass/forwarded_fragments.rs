@@ -6,6 +6,7 @@ use symfonic_evals::{
     extension_tool_pack, CapabilityEvidence, PromptRequest, Target, TargetContext, TurnError,
     TurnRecord,
 };
+use symfonic_evals_ui::registered_in;
 
 struct Desk;
 
@@ -29,8 +30,9 @@ macro_rules! weather_pack {
 
 weather_pack!(oslo, "weather in Oslo?", "weather_lookup", 2, { "city": "Oslo" });
 
-fn main() {
-    let pack = &symfonic_evals::registered_packs()[0];
+/// What the attributes above registered, checked.
+pub fn check() {
+    let pack = &registered_in(module_path!())[0];
     assert_eq!(pack.name(), "oslo");
     let symfonic_evals::PackDefinition::ExtensionTool(definition) = pack.definition() else {
         panic!("an extension pack");

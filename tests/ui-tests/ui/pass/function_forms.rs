@@ -7,7 +7,7 @@
 
 use symfonic_evals::{extension_tool_pack, Target};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 /// Documented, public, ignored by default.
 #[extension_tool_pack(prompt = "weather in Oslo?", tool_name = "weather_lookup")]
@@ -35,8 +35,9 @@ fn r#match(_: &symfonic_evals::TargetContext) -> Deployment {
     Deployment
 }
 
-fn main() {
-    let names: Vec<&str> = symfonic_evals::registered_packs()
+/// What the attributes above registered, checked.
+pub fn check() {
+    let names: Vec<&str> = registered_in(module_path!())
         .iter()
         .map(|p| p.name())
         .collect();

@@ -3,7 +3,7 @@
 
 use symfonic_evals::{approval_resume_pack, procedural_pack, TargetContext};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 #[procedural_pack(
     demonstrations = ["a", "b",],
@@ -40,6 +40,7 @@ fn escaped_strings(_: &TargetContext) -> Deployment {
     Deployment
 }
 
-fn main() {
-    assert_eq!(symfonic_evals::registered_packs().len(), 2);
+/// What the attributes above registered, checked.
+pub fn check() {
+    assert_eq!(registered_in(module_path!()).len(), 2);
 }

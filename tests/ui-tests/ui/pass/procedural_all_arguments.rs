@@ -2,9 +2,9 @@
 #![deny(warnings)]
 #![deny(clippy::pedantic)]
 
-use symfonic_evals::{procedural_pack, registered_packs, PackKind, TargetContext};
+use symfonic_evals::{procedural_pack, PackKind, TargetContext};
 
-use symfonic_evals_ui::Inert as Deployment;
+use symfonic_evals_ui::{registered_in, Inert as Deployment};
 
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2", "refund order 3"],
@@ -37,7 +37,7 @@ use symfonic_evals_ui::Inert as Deployment;
     gate_sweep = 8,
     retries = "same_key",
     skip_probes = ["procedural/gate-sweep"],
-    effects_probe = crate::oracle::refunds,
+    effects_probe = crate::procedural_all_arguments::oracle::refunds,
 )]
 fn refund_rule(_ctx: &TargetContext) -> Deployment {
     Deployment
@@ -51,8 +51,9 @@ mod oracle {
     }
 }
 
-fn main() {
-    let packs = registered_packs();
+/// What the attributes above registered, checked.
+pub fn check() {
+    let packs = registered_in(module_path!());
     assert_eq!(packs.len(), 1);
     assert_eq!(packs[0].name(), "refund_rule");
     assert_eq!(packs[0].kind(), PackKind::Procedural);
