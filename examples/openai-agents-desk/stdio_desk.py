@@ -6,7 +6,7 @@ binds the harness's MCP fixture through its stdio bridge
 (``mcp_server_params("stdio")``), a small native process that forwards to
 the fixture the trial already runs. Everything else is ``desk.py``'s.
 
-``cargo run --release -p helpdesk --example mcp_stdio`` times the extension
+``cargo bench -p helpdesk --bench mcp_stdio`` times the extension
 pack both ways, beside ``desk.py``'s binding of the fixture over HTTP.
 """
 

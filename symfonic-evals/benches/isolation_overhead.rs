@@ -7,7 +7,7 @@
 //! - a deployment whose every turn waits 200 ms (a model API), five trials:
 //!   wall time with the trials side by side against one after another.
 //!
-//! `cargo run --release -p symfonic-evals --example isolation_overhead`
+//! `cargo bench -p symfonic-evals --bench isolation_overhead`
 //!
 //! The binary re-executes itself to serve each isolated run, so everything
 //! before the last run happens again in each child; that is why the figures

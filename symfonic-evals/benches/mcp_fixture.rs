@@ -5,7 +5,7 @@
 //! the bridge a deployment launches (built beside this example:
 //! `cargo build --release -p symfonic-evals --bin symfonic-evals-mcp-stdio`).
 //!
-//! `cargo run --release -p symfonic-evals --example mcp_fixture`
+//! `cargo bench -p symfonic-evals --bench mcp_fixture`
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! tool witness), and one real restart (orderly shutdown of the old child,
 //! spawn and handshake of the new one).
 //!
-//! `cargo run --release -p symfonic-evals --example process_overhead`
+//! `cargo bench -p symfonic-evals --bench process_overhead`
 //! (needs `python3`).
 
 use std::path::PathBuf;

@@ -11,7 +11,7 @@
 //!   whole pack run at the step limit, beside what one limit per scenario
 //!   would cost.
 //!
-//! `cargo run --release -p symfonic-evals --example protocol_limits [step limit in seconds]`
+//! `cargo bench -p symfonic-evals --bench protocol_limits [step limit in seconds]`
 //!
 //! The step limit defaults to the packs' default of 30 s. The child process
 //! is the Python script the large-line tests use (`python3` must be on the
@@ -95,7 +95,9 @@ fn hung_pack(limit: Duration) -> (Duration, usize) {
 }
 
 fn main() {
+    // `cargo bench` appends `--bench` to the arguments given after `--`.
     let limit = std::env::args()
+        .filter(|a| a != "--bench")
         .nth(1)
         .and_then(|s| s.parse::<f64>().ok())
         .map_or(Duration::from_secs(30), Duration::from_secs_f64);

@@ -2,7 +2,7 @@
 //! (non-streaming and streaming, on a kept-alive loopback connection, as an
 //! SDK makes them) and the endpoint's start-up cost per trial.
 //!
-//! `cargo run --release -p symfonic-evals --example replay_latency`
+//! `cargo bench -p symfonic-evals --bench replay_latency`
 //!
 //! The goal is under 1 ms per replayed call.
 

@@ -11,7 +11,7 @@
 //!   same path, with a small request and 1 MiB ones (in one message, and
 //!   in 5,000, as a long conversation sends it).
 //!
-//! `cargo run --release -p symfonic-evals --example replay_load`
+//! `cargo bench -p symfonic-evals --bench replay_load`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

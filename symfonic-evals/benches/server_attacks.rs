@@ -9,7 +9,7 @@
 //! the attack, at its end and at its peak, beside the same client with no
 //! attack.
 //!
-//! `cargo run --release -p symfonic-evals --example server_attacks [-- ATTACKERS SECONDS [ATTACK | SERVER]]`
+//! `cargo bench -p symfonic-evals --bench server_attacks [-- ATTACKERS SECONDS [ATTACK | SERVER]]`
 //! (defaults: 1000 attackers per attack, 10 s per attack, every attack on
 //! both servers; Linux, for the memory figures).
 //!
@@ -508,7 +508,11 @@ fn run(kind: &'static str, attack: &'static str, attackers: usize, seconds: u64)
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` appends `--bench` to the arguments given after `--`.
+    let args: Vec<String> = std::env::args()
+        .filter(|a| a != "--bench")
+        .skip(1)
+        .collect();
     if args.first().map(String::as_str) == Some("serve") {
         serve(args.get(1).map_or("endpoint", String::as_str));
         return;

@@ -3,7 +3,7 @@
 //! (`symfonic-evals view`: every report read, every page written).
 //!
 //! ```text
-//! cargo run --release -p symfonic-evals --example viewer_rebuild
+//! cargo bench -p symfonic-evals --bench viewer_rebuild
 //! ```
 //!
 //! The reports are copies of one real run (the extension pack against a

@@ -14,7 +14,7 @@
 //! back to back, before the spare can be ready.
 //!
 //! ```sh
-//! cargo run --release -p helpdesk --example fork_server [starts] [runs] [desk...]
+//! cargo bench -p helpdesk --bench fork_server [starts] [runs] [desk...]
 //! ```
 //!
 //! Defaults: 20 starts, 3 runs (0 measures start-ups and restarts only),
@@ -206,7 +206,11 @@ fn measure(desk: &Desk, starts: usize, runs: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` appends `--bench` to the arguments given after `--`.
+    let args: Vec<String> = std::env::args()
+        .filter(|a| a != "--bench")
+        .skip(1)
+        .collect();
     let mut numbers = args.iter().filter_map(|a| a.parse().ok());
     let starts: usize = numbers.next().unwrap_or(20);
     let runs: usize = numbers.next().unwrap_or(3);

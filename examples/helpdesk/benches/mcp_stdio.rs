@@ -17,7 +17,7 @@
 //!
 //! ```sh
 //! cargo build --release -p symfonic-evals --bin symfonic-evals-mcp-stdio
-//! cargo run --release -p helpdesk --example mcp_stdio [runs]
+//! cargo bench -p helpdesk --bench mcp_stdio [runs]
 //! ```
 //!
 //! 5 runs by default. Needs an interpreter with `./python[openai-agents]`
@@ -72,7 +72,9 @@ fn timed(
 }
 
 fn main() {
+    // `cargo bench` appends `--bench` to the arguments given after `--`.
     let runs: usize = std::env::args()
+        .filter(|a| a != "--bench")
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(5);

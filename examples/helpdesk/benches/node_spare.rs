@@ -7,7 +7,7 @@
 //! in one process.
 //!
 //! ```sh
-//! cargo run --release -p helpdesk --example node_spare [restarts] [runs] [plain|langgraph...]
+//! cargo bench -p helpdesk --bench node_spare [restarts] [runs] [plain|langgraph...]
 //! ```
 //!
 //! Defaults: 20 restarts, 1 run (0 measures restarts only), both desks.
@@ -106,7 +106,11 @@ fn measure(desk: TsDesk, restarts: usize, runs: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` appends `--bench` to the arguments given after `--`.
+    let args: Vec<String> = std::env::args()
+        .filter(|a| a != "--bench")
+        .skip(1)
+        .collect();
     let mut numbers = args.iter().filter_map(|a| a.parse().ok());
     let restarts: usize = numbers.next().unwrap_or(20);
     let runs: usize = numbers.next().unwrap_or(1);

@@ -4,7 +4,7 @@
 //! sweep's own share shows. Medians of several runs, measured in one
 //! process, in the default process isolation.
 //!
-//! `cargo run --release -p helpdesk --example pack_cost [runs]` (5 runs by
+//! `cargo bench -p helpdesk --bench pack_cost [runs]` (5 runs by
 //! default; the Python desk, over the protocol, runs half as many).
 
 use std::time::{Duration, Instant};
@@ -79,7 +79,9 @@ where
 }
 
 fn main() {
+    // `cargo bench` appends `--bench` to the arguments given after `--`.
     let runs: usize = std::env::args()
+        .filter(|a| a != "--bench")
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(5)
