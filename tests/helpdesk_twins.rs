@@ -266,6 +266,9 @@ twins! {
     revoked_procedure_stays_in_recall: RevokedStaysInRecall =>
         "procedural/revoke", "blocked after revoke", "PromptRecallExcludes",
         "PromptRecallExcludes(fragment)";
+    // Caught only because every probe's restart is a kill.
+    revocation_written_at_shutdown: RevocationWrittenAtShutdown =>
+        "procedural/revoke", "blocked after restart", "GateAgrees", "admit";
     relearning_restores_a_revoked_procedure: RelearnRestoresRevoked =>
         "procedural/revoke", "blocked after revoke", "PublishedRules",
         "PublishedRules(issue_refund, 0 rule(s)";
@@ -415,6 +418,31 @@ fn exactly_once_twins_pass_every_other_pack() {
             _ => assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render()),
         }
     }
+}
+
+/// The write-behind twin is caught by the kill alone. Restarted in order
+/// (on a thread, where a restart drops the desk), its revocations reach the
+/// store on the way out and every scenario passes: the flaw is the write at
+/// shutdown, not a revocation that never reaches the store.
+#[test]
+fn a_revocation_written_at_shutdown_survives_an_orderly_restart() {
+    let flaw = Flaw::RevocationWrittenAtShutdown;
+    let options = symfonic_evals::RunOptions {
+        isolation: symfonic_evals::Isolation::Thread,
+        ..run_options()
+    };
+    let run = run_pack(
+        "helpdesk_twins::revocation-written-at-shutdown-in-order",
+        &flaw.definition(),
+        &options,
+        move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
+    );
+    run.assert_passed();
+    assert!(
+        run.scenario("procedural/revoke").is_some(),
+        "the revoke probe ran:\n{}",
+        run.render()
+    );
 }
 
 #[test]

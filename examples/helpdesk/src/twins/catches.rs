@@ -548,6 +548,13 @@ impl Flaw {
                 "PromptRecallExcludes",
                 "PromptRecallExcludes(fragment)",
             ),
+            // Only the kill before the restarted step loses the revocation.
+            Self::RevocationWrittenAtShutdown => at(
+                "procedural/revoke",
+                "blocked after restart",
+                "GateAgrees",
+                "admit",
+            ),
             // The consolidation cycle after the next turn learns the
             // lesson again from the episodes on file.
             Self::RelearnRestoresRevoked => at(
