@@ -293,8 +293,8 @@ twins! {
         "approval/replicas", "replay on the first instance", "ExpectedError",
         "PauseTokenReplayedError";
     relearning_rewrites_the_approved_procedure: RelearnRewritesApproved =>
-        "procedural/relearn-after-approval", "relearn 2", "PublishedRules",
-        "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))";
+        "procedural/relearn-after-approval", "relearn 1", "AttributeEqualsIfPresent",
+        "AttributeEqualsIfPresent(procedural_promoted)";
     an_alias_tool_the_gate_does_not_judge: AliasToolUngated =>
         "procedural/paraphrases", "blocked, paraphrase 1", "GovernedEffectWithheld",
         "GovernedEffectWithheld(issue_refund, procedural_precondition)";
@@ -443,6 +443,29 @@ fn a_revocation_written_at_shutdown_survives_an_orderly_restart() {
         "the revoke probe ran:\n{}",
         run.render()
     );
+}
+
+/// The re-learning twin reports its rewrite of the approved procedure as a
+/// promotion, which is where it is caught first; the rewritten rule is
+/// there to see as well, published at the last relearn turn, so the probe
+/// catches a desk that rewrites without counting it too.
+#[test]
+fn relearning_rewrites_the_published_rule_too() {
+    let run = run_twin(Flaw::RelearnRewritesApproved);
+    let rewritten = run.failures().into_iter().any(|failure| {
+        (
+            failure.scenario.as_str(),
+            failure.step_label.as_str(),
+            failure.assertion.as_str(),
+        ) == (
+            "procedural/relearn-after-approval",
+            "relearn 2",
+            "PublishedRules",
+        ) && failure
+            .description
+            .contains("PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))")
+    });
+    assert!(rewritten, "{}", run.render());
 }
 
 #[test]
@@ -603,7 +626,8 @@ fn procedural_without_restart() -> symfonic_evals::PackDefinition {
 fn with_the_seed_not_restarting_its_probes_swap_places() {
     // An approval held only in memory now passes the seed; the probe that
     // restarts before enforcing catches it, and so do the probes whose
-    // other instances or restarts cannot see it.
+    // other instances or restarts cannot see it, and the relearn probe,
+    // whose cycle reinforces the draft the store still holds.
     let run = run_pack(
         "helpdesk_twins::no-restart::approval-only-in-memory",
         &procedural_without_restart(),
@@ -616,6 +640,7 @@ fn with_the_seed_not_restarting_its_probes_swap_places() {
             "procedural/enforcement-after-restart",
             "procedural/amend",
             "procedural/revoke",
+            "procedural/relearn-after-approval",
             "procedural/replicas"
         ],
         "{}",
