@@ -27,7 +27,7 @@ use std::process::Command;
 use helpdesk::frameworks::{self, Framework, FrameworkTwin, HONEST, TWINS};
 use helpdesk::{python, upstream};
 use symfonic_evals::replay::{ReplayConfig, ReplayMode, RECORD_ENV};
-use symfonic_evals::{run_pack, PackRun, RunOptions};
+use symfonic_evals::{run_pack, NotRunReason, PackKind, PackRun, RunOptions};
 use symfonic_evals_e2e::{side_by_side, venv_python};
 
 /// Names the virtual environment that has both frameworks installed.
@@ -73,6 +73,59 @@ fn run(framework: Framework, pack: helpdesk::Pack, upstream: Option<&str>) -> Pa
     )
 }
 
+/// The probes the LangGraph procedural desk's definition leaves out, each
+/// with its reason, in the pack's order: the paraphrases (the definition
+/// gives none), the replicas (the desk does not declare them) and the
+/// restart placement the seed does not take. Every other probe runs there,
+/// the review door's and the rejections' included.
+const LANGGRAPH_PROCEDURAL_NOT_RUN: &[(&str, &str)] = &[
+    (
+        "procedural/enforcement-after-restart",
+        "restart_before_enforcement = true: the seed already enforces after a restart",
+    ),
+    ("procedural/paraphrases", "needs `paraphrases`"),
+    ("procedural/replicas", "does not declare `replicas`"),
+];
+
+/// Why a probe did not run, in a few words: the argument or declaration it
+/// needs, or the pack's own reason.
+fn why_not_run(reason: &NotRunReason) -> String {
+    match reason {
+        NotRunReason::Needs { argument, .. } => format!("needs `{argument}`"),
+        NotRunReason::Undeclared { operation } => format!("does not declare `{operation}`"),
+        other => other.to_string(),
+    }
+}
+
+/// `run`, a procedural run of the LangGraph procedural desk (`who`: the
+/// desk or an honest variant of it), left out exactly
+/// [`LANGGRAPH_PROCEDURAL_NOT_RUN`] and ran every other probe.
+fn assert_langgraph_procedural_probes(run: &PackRun, who: &str) {
+    if run.served_elsewhere() {
+        return;
+    }
+    let not_run: Vec<(&str, String)> = run
+        .probes_not_run()
+        .iter()
+        .map(|p| (p.probe.as_str(), why_not_run(&p.reason)))
+        .collect();
+    let expected: Vec<(&str, String)> = LANGGRAPH_PROCEDURAL_NOT_RUN
+        .iter()
+        .map(|&(probe, why)| (probe, why.to_owned()))
+        .collect();
+    assert_eq!(not_run, expected, "{who}: the probes not run");
+    let ran: BTreeSet<&str> = run.scenarios().iter().map(|s| s.name.as_str()).collect();
+    let left_out: BTreeSet<&str> = LANGGRAPH_PROCEDURAL_NOT_RUN
+        .iter()
+        .map(|&(p, _)| p)
+        .collect();
+    let planned: BTreeSet<&str> = std::iter::once(PackKind::Procedural.seed_scenario())
+        .chain(PackKind::Procedural.probes().iter().map(|p| p.name))
+        .filter(|name| !left_out.contains(name))
+        .collect();
+    assert_eq!(ran, planned, "{who}: the scenarios run");
+}
+
 #[test]
 fn committed_cassettes_replay_every_pack_of_every_framework_desk() {
     let upstream = recording().then(|| upstream::framework_desk().expect("a scripted upstream"));
@@ -82,9 +135,14 @@ fn committed_cassettes_replay_every_pack_of_every_framework_desk() {
         .flat_map(|f| f.packs().iter().map(move |&p| (f, p)))
         .collect();
     let runs = side_by_side(runs, |(framework, pack)| {
-        run(framework, pack, url.as_deref())
+        (framework, run(framework, pack, url.as_deref()))
     });
-    runs.iter().for_each(PackRun::assert_passed);
+    for (framework, run) in &runs {
+        run.assert_passed();
+        if *framework == Framework::LangGraphProcedural {
+            assert_langgraph_procedural_probes(run, framework.name());
+        }
+    }
 }
 
 fn assert_caught(twin: &FrameworkTwin, upstream: Option<&str>) {
@@ -137,14 +195,20 @@ fn every_honest_framework_variant_passes_every_pack() {
         if url.is_some() && !variant.own_cassette(pack) {
             options.replay.mode = Some(ReplayMode::Replay);
         }
-        run_pack(
+        let run = run_pack(
             &format!("{}::{}::{kind}", variant.framework.name(), variant.name),
             &definition,
             &options,
             move |ctx| python::start(ctx, &spec),
-        )
+        );
+        (variant, run)
     });
-    runs.iter().for_each(PackRun::assert_passed);
+    for (variant, run) in &runs {
+        run.assert_passed();
+        if variant.framework == Framework::LangGraphProcedural {
+            assert_langgraph_procedural_probes(run, variant.name);
+        }
+    }
 }
 
 /// The twins (or, with `table = "HONEST"`, the honest variants) each desk

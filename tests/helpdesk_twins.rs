@@ -266,6 +266,9 @@ twins! {
     revoked_procedure_stays_in_recall: RevokedStaysInRecall =>
         "procedural/revoke", "blocked after revoke", "PromptRecallExcludes",
         "PromptRecallExcludes(fragment)";
+    // Caught only because every probe's restart is a kill.
+    revocation_written_at_shutdown: RevocationWrittenAtShutdown =>
+        "procedural/revoke", "blocked after restart", "GateAgrees", "admit";
     relearning_restores_a_revoked_procedure: RelearnRestoresRevoked =>
         "procedural/revoke", "blocked after revoke", "PublishedRules",
         "PublishedRules(issue_refund, 0 rule(s)";
@@ -290,8 +293,8 @@ twins! {
         "approval/replicas", "replay on the first instance", "ExpectedError",
         "PauseTokenReplayedError";
     relearning_rewrites_the_approved_procedure: RelearnRewritesApproved =>
-        "procedural/relearn-after-approval", "relearn 2", "PublishedRules",
-        "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))";
+        "procedural/relearn-after-approval", "relearn 1", "AttributeEqualsIfPresent",
+        "AttributeEqualsIfPresent(procedural_promoted)";
     an_alias_tool_the_gate_does_not_judge: AliasToolUngated =>
         "procedural/paraphrases", "blocked, paraphrase 1", "GovernedEffectWithheld",
         "GovernedEffectWithheld(issue_refund, procedural_precondition)";
@@ -415,6 +418,54 @@ fn exactly_once_twins_pass_every_other_pack() {
             _ => assert!(run.passed(), "{flaw:?} under {pack:?}:\n{}", run.render()),
         }
     }
+}
+
+/// The write-behind twin is caught by the kill alone. Restarted in order
+/// (on a thread, where a restart drops the desk), its revocations reach the
+/// store on the way out and every scenario passes: the flaw is the write at
+/// shutdown, not a revocation that never reaches the store.
+#[test]
+fn a_revocation_written_at_shutdown_survives_an_orderly_restart() {
+    let flaw = Flaw::RevocationWrittenAtShutdown;
+    let options = symfonic_evals::RunOptions {
+        isolation: symfonic_evals::Isolation::Thread,
+        ..run_options()
+    };
+    let run = run_pack(
+        "helpdesk_twins::revocation-written-at-shutdown-in-order",
+        &flaw.definition(),
+        &options,
+        move |ctx| Helpdesk::open_with(ctx, Some(flaw)),
+    );
+    run.assert_passed();
+    assert!(
+        run.scenario("procedural/revoke").is_some(),
+        "the revoke probe ran:\n{}",
+        run.render()
+    );
+}
+
+/// The re-learning twin reports its rewrite of the approved procedure as a
+/// promotion, which is where it is caught first; the rewritten rule is
+/// there to see as well, published at the last relearn turn, so the probe
+/// catches a desk that rewrites without counting it too.
+#[test]
+fn relearning_rewrites_the_published_rule_too() {
+    let run = run_twin(Flaw::RelearnRewritesApproved);
+    let rewritten = run.failures().into_iter().any(|failure| {
+        (
+            failure.scenario.as_str(),
+            failure.step_label.as_str(),
+            failure.assertion.as_str(),
+        ) == (
+            "procedural/relearn-after-approval",
+            "relearn 2",
+            "PublishedRules",
+        ) && failure
+            .description
+            .contains("PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))")
+    });
+    assert!(rewritten, "{}", run.render());
 }
 
 #[test]
@@ -575,7 +626,8 @@ fn procedural_without_restart() -> symfonic_evals::PackDefinition {
 fn with_the_seed_not_restarting_its_probes_swap_places() {
     // An approval held only in memory now passes the seed; the probe that
     // restarts before enforcing catches it, and so do the probes whose
-    // other instances or restarts cannot see it.
+    // other instances or restarts cannot see it, and the relearn probe,
+    // whose cycle reinforces the draft the store still holds.
     let run = run_pack(
         "helpdesk_twins::no-restart::approval-only-in-memory",
         &procedural_without_restart(),
@@ -588,6 +640,7 @@ fn with_the_seed_not_restarting_its_probes_swap_places() {
             "procedural/enforcement-after-restart",
             "procedural/amend",
             "procedural/revoke",
+            "procedural/relearn-after-approval",
             "procedural/replicas"
         ],
         "{}",

@@ -14,7 +14,8 @@ use helpdesk::python::{self, all_twins, spec, start, PythonTwin};
 use helpdesk::Pack;
 use serde_json::json;
 use symfonic_evals::{
-    procedure_identity, registered_packs, run_pack, PackRun, ProcessTarget, TargetContext,
+    procedure_identity, registered_packs, run_pack, PackRun, ProcessTarget, PromptRequest,
+    ReviewAction, ReviewRequest, Target, TargetContext,
 };
 use symfonic_evals_e2e::{side_by_side, venv_python};
 
@@ -201,6 +202,7 @@ twins! {
     relearning_that_redrafts_an_approved_procedure_is_caught => "relearn-redrafts-approved",
     a_revoked_procedure_left_in_recall_is_caught => "revoked-in-recall",
     a_revoked_procedure_restored_by_relearning_is_caught => "relearn-restores-revoked",
+    a_revocation_written_at_close_is_lost_to_a_kill => "revocation-written-at-shutdown",
     learning_from_rejected_demonstrations_is_caught => "rejected-demonstrations-learned",
     rejected_episodes_kept_for_the_next_cycle_are_caught => "rejected-episodes-kept",
     a_door_rejected_draft_approved_after_all_is_caught => "rejected-draft-approvable",
@@ -223,6 +225,69 @@ twins! {
     a_key_from_the_clock_hour_applies_again_an_hour_later => "key-from-clock-hour",
     a_token_spent_before_the_continuation_strands_the_retry => "resume-not-retriable",
     a_row_written_only_when_applied_is_lost_to_a_crash => "row-only-when-applied",
+}
+
+/// The write-behind twin keeps a revocation in memory, honoured at once,
+/// and writes it to its store when the desk closes: a kill loses it and
+/// the procedure governs again, an orderly shutdown keeps it. Only the
+/// first shows in the packs, whose restarts are kills.
+#[test]
+fn a_revocation_written_at_close_survives_an_orderly_shutdown_only() {
+    const TWIN: &str = "revocation-written-at-shutdown";
+    const PROCEDURE: &str = "issue_refund-procedure";
+    let ctx = TargetContext::fresh(0).expect("context");
+    let published = |record: &symfonic_evals::TurnRecord| {
+        record.attributes()["procedural_review_procedures"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    let review = |action| ReviewRequest {
+        conversation: "procedural-operator".into(),
+        action,
+    };
+    let revoke = || {
+        review(ReviewAction::Revoke {
+            procedure: PROCEDURE.into(),
+        })
+    };
+    let listed = |desk: &mut symfonic_evals::ProcessTarget| {
+        let turn = PromptRequest::new("procedural", "thanks, that is all for today");
+        published(&desk.run_turn(&turn).expect("a turn"))
+    };
+    let mut desk = start(&ctx, &spec(Some(TWIN)));
+    for order in [1, 2] {
+        let prompt = format!(
+            "walk me through refunding order {order}: verify the account region, then issue the \
+             refund"
+        );
+        desk.run_turn(&PromptRequest::new("procedural", prompt))
+            .expect("a demonstration");
+    }
+    let approval = review(ReviewAction::Approve {
+        procedure: PROCEDURE.into(),
+        draft: "verify the account region".into(),
+        tool: "issue_refund".into(),
+        precondition: vec![json!({"path": "region", "op": "neq", "value": "EU"})],
+    });
+    assert_eq!(
+        published(&desk.review_procedure(&approval).expect("approved")),
+        1
+    );
+    assert_eq!(
+        published(&desk.review_procedure(&revoke()).expect("revoked")),
+        0
+    );
+    assert_eq!(listed(&mut desk), 0, "the revocation holds at once");
+    assert!(desk.kill(), "the desk is killed");
+    let mut desk = start(&ctx, &spec(Some(TWIN)));
+    assert_eq!(listed(&mut desk), 1, "a kill loses the revocation");
+    assert_eq!(
+        published(&desk.review_procedure(&revoke()).expect("revoked")),
+        0
+    );
+    desk.shutdown();
+    let mut desk = start(&ctx, &spec(Some(TWIN)));
+    assert_eq!(listed(&mut desk), 0, "an orderly shutdown writes it");
 }
 
 #[test]

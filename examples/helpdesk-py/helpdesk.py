@@ -23,6 +23,7 @@ the packs must catch; each switch sits on the line where its flaw lives
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import secrets
@@ -129,6 +130,7 @@ TWINS = {
     "promotion-counts-turns-since-first-seen": "a lesson's support is counted over every turn since it was first seen, not over the turns that showed it",
     "relearn-redrafts-approved": "a lesson taught again sets its approved procedure back to a draft",
     "revoked-in-recall": "the model is shown every procedure that was ever approved, revoked ones included",
+    "revocation-written-at-shutdown": "revocations are kept in memory, honoured at once, and written to the store when the desk closes",
     "relearn-restores-revoked": "approvals are remembered by their text: a lesson taught again after a revoke comes back approved",
     "policy-cache-per-instance": "each instance caches the approved procedures at start-up and after its own reviews",
     "rejected-demonstrations-learned": "a demonstration a reviewer marked rejected is remembered and consolidated like any other",
@@ -211,6 +213,9 @@ class HelpDesk(Deployment):
         # This start of the desk, alive while it is: claims name it.
         self._run = RunLease(durable_dir)
         self._approved_in_memory: Dict[int, Procedure] = {}
+        # Procedures revoked by name, waiting for the store until the desk
+        # closes: the revocation-written-at-shutdown twin's write-behind cache.
+        self._revoked_in_memory: Set[str] = set()
         self._checkpoints_in_memory: Dict[str, Any] = {}
         # The last-first twin's stack: which pause each presented token
         # continues, and the pauses continued already.
@@ -318,6 +323,10 @@ class HelpDesk(Deployment):
             # shutdown keeps the marks, a crash loses them.
             for token in self._spent_in_memory:
                 self.store.finish(token)
+        # Revocations the revocation-written-at-shutdown twin took in memory
+        # are written the same way (no other desk takes any).
+        for name in sorted(self._revoked_in_memory):
+            self.store.revoke(name)
         self.store.close()
         self._run.close()
 
@@ -345,7 +354,11 @@ class HelpDesk(Deployment):
     # -- what the review door and the gate read --------------------------------
 
     def _procedures(self) -> List[Procedure]:
-        return [self._approved_in_memory.get(p.id, p) for p in self.store.procedures()]
+        procedures = [self._approved_in_memory.get(p.id, p) for p in self.store.procedures()]
+        return [
+            dataclasses.replace(p, status="revoked") if p.status == "approved" and p.name in self._revoked_in_memory else p
+            for p in procedures
+        ]
 
     def _approved(self) -> List[Procedure]:
         return [p for p in self._procedures() if p.status == "approved"]
@@ -423,6 +436,11 @@ class HelpDesk(Deployment):
         elif request.action == "amend":
             if not self.store.amend(request.procedure, predicates):
                 raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
+        elif self.has("revocation-written-at-shutdown"):
+            # Taken at once, written when the desk closes.
+            if not any(p.name == request.procedure and p.name for p in self._approved()):
+                raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
+            self._revoked_in_memory.add(request.procedure)
         elif not self.store.revoke(request.procedure):
             raise TurnFailure("NoSuchProcedure", "no approved procedure has that name")
         self._instance_policy = self._approved()

@@ -406,7 +406,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 68] = [
+pub const TWINS: [PythonTwin; 69] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -984,6 +984,19 @@ pub const TWINS: [PythonTwin; 68] = [
             "blocked after revoke",
             "PromptRecallExcludes",
             "PromptRecallExcludes(fragment)",
+        ),
+        &[],
+    ),
+    // The revocation waits in memory for the desk to close, and the kill
+    // before the restarted step loses it: the procedure governs again.
+    twin(
+        "revocation-written-at-shutdown",
+        Pack::Procedural,
+        (
+            "procedural/revoke",
+            "blocked after restart",
+            "GateAgrees",
+            "admit",
         ),
         &[],
     ),

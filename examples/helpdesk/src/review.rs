@@ -35,6 +35,32 @@ type MemoryApprovals = Arc<Mutex<BTreeMap<i64, (String, Value)>>>;
 /// `PolicyCachePerInstance` twin's cache.
 type InstanceCache = Arc<Mutex<Vec<StoredProcedure>>>;
 
+/// Revocations held in memory and written to the store on the way out:
+/// the `RevocationWrittenAtShutdown` twin's write-behind cache. The door
+/// and the gate read through it, so a revocation holds at once; it reaches
+/// the store when the last clone of the door is dropped, as at an orderly
+/// shutdown.
+#[derive(Debug)]
+struct PendingRevocations {
+    store: Arc<Store>,
+    /// Procedure name, and the conversation the operator revoked it in.
+    names: Mutex<BTreeMap<String, String>>,
+}
+
+impl PendingRevocations {
+    fn names(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.names.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for PendingRevocations {
+    fn drop(&mut self) {
+        for (name, conversation) in std::mem::take(&mut *self.names()) {
+            let _ = self.store.revoke(&name, &conversation);
+        }
+    }
+}
+
 /// The review door over the procedure store. Cheap to clone; clones share
 /// the store (and, in the flawed twins, the in-memory approvals or cache).
 #[derive(Clone, Debug)]
@@ -42,6 +68,7 @@ pub struct ReviewDoor {
     store: Arc<Store>,
     memory: Option<MemoryApprovals>,
     cache: Option<InstanceCache>,
+    revocations: Option<Arc<PendingRevocations>>,
     flaw: Option<Flaw>,
 }
 
@@ -50,10 +77,17 @@ impl ReviewDoor {
     /// switched on, if it is one of the door's).
     pub fn new(store: Arc<Store>, flaw: Option<Flaw>) -> Self {
         let memory = (flaw == Some(Flaw::ApprovalOnlyInMemory)).then(MemoryApprovals::default);
+        let revocations = (flaw == Some(Flaw::RevocationWrittenAtShutdown)).then(|| {
+            Arc::new(PendingRevocations {
+                store: Arc::clone(&store),
+                names: Mutex::default(),
+            })
+        });
         let mut door = Self {
             store,
             memory,
             cache: None,
+            revocations,
             flaw,
         };
         if flaw == Some(Flaw::PolicyCachePerInstance) {
@@ -86,6 +120,17 @@ impl ReviewDoor {
                     procedure.status = Status::Approved;
                     procedure.governed_tool.clone_from(tool);
                     procedure.precondition = precondition.clone();
+                }
+            }
+        }
+        if let Some(revocations) = &self.revocations {
+            let revoked = revocations.names();
+            for procedure in &mut procedures {
+                if let Some(conversation) = revoked.get(&procedure.name) {
+                    if procedure.status == Status::Approved {
+                        procedure.status = Status::Revoked;
+                        procedure.reviewed_in.clone_from(conversation);
+                    }
                 }
             }
         }
@@ -405,6 +450,20 @@ impl ReviewDoor {
     ///
     /// `NoSuchProcedure` when no approved procedure has the name; `StoreError`.
     pub fn revoke(&self, name: &str, conversation: &str) -> Result<(), TurnError> {
+        if let Some(revocations) = &self.revocations {
+            // Taken at once, written when the desk shuts down.
+            if !self
+                .approved()?
+                .iter()
+                .any(|p| !name.is_empty() && p.name == name)
+            {
+                return Err(no_such_procedure());
+            }
+            revocations
+                .names()
+                .insert(name.to_owned(), conversation.to_owned());
+            return Ok(());
+        }
         match self.store.revoke(name, conversation) {
             Ok(true) => {
                 self.refresh_cache();

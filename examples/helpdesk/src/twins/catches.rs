@@ -548,6 +548,13 @@ impl Flaw {
                 "PromptRecallExcludes",
                 "PromptRecallExcludes(fragment)",
             ),
+            // Only the kill before the restarted step loses the revocation.
+            Self::RevocationWrittenAtShutdown => at(
+                "procedural/revoke",
+                "blocked after restart",
+                "GateAgrees",
+                "admit",
+            ),
             // The consolidation cycle after the next turn learns the
             // lesson again from the episodes on file.
             Self::RelearnRestoresRevoked => at(
@@ -592,11 +599,14 @@ impl Flaw {
                 "AttributesSameNonEmpty",
                 "AttributesSameNonEmpty(procedural_review_ids, procedural_enforcement_ids)",
             ),
+            // The lesson's own example, asked again, is re-derived at once:
+            // the cycle counts the rewrite of the approved procedure as a
+            // promotion.
             Self::RelearnRewritesApproved => at(
                 "procedural/relearn-after-approval",
-                "relearn 2",
-                "PublishedRules",
-                "PublishedRules(issue_refund, 1 rule(s) of [1] predicate(s))",
+                "relearn 1",
+                "AttributeEqualsIfPresent",
+                "AttributeEqualsIfPresent(procedural_promoted)",
             ),
             // The blocked paraphrase refunds through the ungated alias.
             Self::AliasToolUngated => at(
@@ -719,9 +729,11 @@ impl Flaw {
                 "procedural/control-promotes-nothing",
                 "procedural/one-demonstration-then-control",
             ]],
+            // The relearn turns show the one procedure on file too.
             Self::PromotedCountIsDraftsOnFile => &[&[
                 "procedural/identity-bound",
                 "procedural/control-promotes-nothing",
+                "procedural/relearn-after-approval",
             ]],
             Self::PromotedCountIsTurnCounter => &[
                 &[
@@ -750,13 +762,16 @@ impl Flaw {
                 &["procedural/multi-call", "procedural/through-approval"],
             ],
             // The admin API's approval is held in memory too, so the
-            // amendment and the revocation find nothing on file.
-            // The second instance never sees the first's memory either.
+            // amendment and the revocation find nothing on file, and the
+            // relearn turns' cycle reinforces what the store still holds
+            // as a draft. The second instance never sees the first's
+            // memory either.
             Self::ApprovalOnlyInMemory => &[
                 PROCEDURAL_RESTARTING,
                 &[
                     "procedural/amend",
                     "procedural/revoke",
+                    "procedural/relearn-after-approval",
                     "procedural/replicas",
                     "procedural/multi-call",
                     "procedural/through-approval",

@@ -262,6 +262,11 @@ flaws! {
     /// Revocation stops the gate, but the recall block still lists the
     /// revoked procedure, so the model goes on following it.
     RevokedStaysInRecall = "revoked-stays-in-recall" in Procedural,
+    /// Revocations are kept in memory, where the gate, the recall block
+    /// and the review door honour them at once, and written to the store
+    /// when the desk shuts down: an orderly restart keeps them, a crash
+    /// loses them and the revoked procedure governs again.
+    RevocationWrittenAtShutdown = "revocation-written-at-shutdown" in Procedural,
     /// A lesson taught again after its procedure was revoked brings the
     /// procedure back approved: approvals are remembered by their text.
     RelearnRestoresRevoked = "relearn-restores-revoked" in Procedural,

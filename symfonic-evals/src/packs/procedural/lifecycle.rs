@@ -316,14 +316,24 @@ impl ProceduralPack {
     }
 
     /// The demonstrations again after approval: the approved procedure
-    /// (rule, text, identity) is unchanged and still enforced. (Where the
-    /// recall block shows it is the separate-conversations probe's
-    /// question, not this one's.)
+    /// (rule, text, identity) is unchanged and still enforced, and nothing
+    /// is promoted. (Where the recall block shows it is the
+    /// separate-conversations probe's question, not this one's.)
     fn relearn_steps(&self, rules: &ComposedRules) -> Vec<Step> {
         let approved = vec![vec![rules.first.clone()]];
         let mut steps = self.learned_and_approved(&approved[0]);
+        // Every lesson they teach is on file already, approved: the
+        // cycle's own count is zero (as at the identity-bound probe's
+        // draft probe, when the record has one). A count of what is on
+        // file, or a cycle that promotes the approved lesson again, is
+        // not.
         steps.extend(self.demonstrations.iter().enumerate().map(|(i, prompt)| {
-            Step::prompt(format!("relearn {}", i + 1), prompt, &self.conversation)
+            Step::prompt(format!("relearn {}", i + 1), prompt, &self.conversation).asserting([
+                Assertion::AttributeEqualsIfPresent {
+                    name: self.promotion_attribute.clone(),
+                    expected: json!(0),
+                },
+            ])
         }));
         if let Some(last) = steps.last_mut() {
             // The identities are digests of tool, rule and text (bound to the

@@ -161,7 +161,7 @@ pub const PROBES: &[Probe] = &[
         "procedural/relearn-after-approval",
         REVIEW,
         "re-learning that rewrites an approved procedure: the demonstrations run again after \
-         approval, and its rule, text and identity stay as approved",
+         approval promote nothing, and its rule, text and identity stay as approved",
     ),
     Probe::on_declaring(
         "procedural/reject-draft",
