@@ -28,9 +28,9 @@ use symfonic_evals_e2e::{side_by_side, venv_python};
         "walk me through refunding order 2: verify the account region, then issue the refund",
     ],
     draft_prompt = "refund order 3", draft_state = { "region": "EU", "priority": "urgent" },
-    review_prompt = "approve the refund procedure: governs issue_refund when region neq EU",
-    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "priority": "normal" },
-    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "priority": "normal" },
+    review_prompt = "approve the refund procedure: governs issue_refund when region neq EU and verified eq true",
+    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "priority": "normal", "verified": true },
+    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "priority": "normal", "verified": true },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
     decoy_demonstrations = [
@@ -43,7 +43,7 @@ use symfonic_evals_e2e::{side_by_side, venv_python};
     approval_prompt = "refund order 8 in full",
     approval_answer = { "approved": true },
     interleaved_prompt = "what is the weather in Oslo",
-    gate_sweep = 16,
+    gate_sweep = 32,
     restart_before_enforcement = true,
     effects_probe = helpdesk::python::effects,
 )]

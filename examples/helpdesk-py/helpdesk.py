@@ -5,8 +5,8 @@ evidence is reproducible; everything around it is what a real deployment
 does. Every user turn is kept as an episode and a consolidation cycle
 promotes repeated lessons into draft procedures; an operator's review
 (an operator turn, never a user's) approves the draft it names, with the
-tool it governs and a state predicate; the precondition gate evaluates that
-predicate before every call the procedure governs. ``ask_user`` parks its
+tool it governs and its state predicates; the precondition gate evaluates
+them before every call the procedure governs. ``ask_user`` parks its
 call and pauses with a single-use token, a question id and a checkpoint
 holding the rest of the plan; the gated action runs only after an approving
 answer. ``weather_lookup`` is a tool the ``extensions`` capability

@@ -73,6 +73,7 @@ fn precondition_stage(
         Some(Flaw::GateEnforcesCompiledRule) => own(Judge::Compiled(json!([
             {"state": {"path": "region", "op": "neq", "value": "EU"}},
             {"state": {"path": "receipt", "op": "exists"}},
+            {"state": {"path": "verified", "op": "eq", "value": true}},
         ]))),
         // Approvals read once, when the desk opens: one given since takes
         // effect at the next restart.
