@@ -244,6 +244,9 @@ twins! {
         "sweep 27: `priority` named by no predicate, on the blocked state: the value the draft \
          state holds",
         "GateAgrees", "refuse";
+    gate_compares_values_as_text: GateComparesAsStrings =>
+        "procedural/gate-sweep", "sweep 20: `verified` eq: the boolean as a string",
+        "GateAgrees", "refuse";
     review_approves_every_draft: ReviewApprovesEveryDraft =>
         "procedural/decoy-stays-draft", "review", "AttributeEquals",
         "AttributeEquals(procedural_review)";

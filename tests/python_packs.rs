@@ -187,6 +187,7 @@ twins! {
     a_gate_folding_key_case_disagrees_with_the_contract => "gate-folds-case",
     a_gate_reading_missing_as_null_disagrees_with_the_contract => "gate-missing-is-null",
     a_gate_with_an_urgent_fast_lane_disagrees_with_the_contract => "gate-urgent-fast-lane",
+    a_gate_comparing_values_as_text_disagrees_with_the_contract => "gate-compares-as-strings",
     a_review_approving_every_draft_approves_the_decoy => "approves-every-draft",
     a_promoted_count_of_episodes_fails_the_control_turns => "promoted-counts-episodes",
     a_refused_call_written_to_the_store_shows_in_the_oracle => "refusal-hits-store",

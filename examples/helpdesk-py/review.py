@@ -92,18 +92,26 @@ def asks_a_manager_first(call: ToolRequest) -> bool:
     return call.name == "issue_refund" and call.arguments.get("full") is True
 
 
+def as_is(value: Any) -> Any:
+    """A value as the gate reads it: unchanged."""
+    return value
+
+
 def judge(
     governing: List[Procedure],
     state: Any,
     identity: Identity,
     lookup: Lookup = contract_lookup,
     evaluate: bool = True,
+    read: Callable[[Any], Any] = as_is,
 ) -> Tuple[Stage, bool, List[str]]:
     """The precondition stage's answer for one call: its trace record,
-    whether the call is admitted, and the identities of what it read."""
+    whether the call is admitted, and the identities of what it read
+    (``read`` is applied to the state and to each precondition before they
+    are compared)."""
     ids = sorted(identity(p) for p in governing)
     if not governing:
         return Stage(PRECONDITION_STAGE, "abstained", {"checked": 0}), True, ids
-    refused = sum(0 if (not evaluate or applies(state, p.precondition, lookup)[0]) else 1 for p in governing)
+    refused = sum(0 if (not evaluate or applies(read(state), read(p.precondition), lookup)[0]) else 1 for p in governing)
     outcome = "rejected" if refused else "passed"
     return Stage(PRECONDITION_STAGE, outcome, {"checked": len(governing), "refused": refused}), refused == 0, ids

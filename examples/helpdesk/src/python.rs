@@ -414,7 +414,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 68] = [
+pub const TWINS: [PythonTwin; 69] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -846,6 +846,19 @@ pub const TWINS: [PythonTwin; 68] = [
         ),
         // The two-procedure probe's second rule, composed from the
         // states, names the priority, so its sweep leaves it as it is.
+        &[],
+    ),
+    twin(
+        "gate-compares-as-strings",
+        Pack::Procedural,
+        (
+            "procedural/gate-sweep",
+            // `str(True)` is the text `True`: the state's text spelling
+            // passes the rule's boolean.
+            "sweep 19: `verified` eq: the boolean as Python writes it",
+            "GateAgrees",
+            "refuse",
+        ),
         &[],
     ),
     twin(

@@ -69,6 +69,7 @@ fn precondition_stage(
         Some(Flaw::GateMissingKeyAsNull) => own(Judge::Looking(Lookup::MissingAsNull)),
         Some(Flaw::GateJudgesFirstPredicateOnly) => own(Judge::FirstPredicateOnly),
         Some(Flaw::GateUrgentFastLane) => own(Judge::UrgentFastLane),
+        Some(Flaw::GateComparesAsStrings) => own(Judge::AsText),
         // The approved procedure named, a hand-written copy of its rule judged.
         Some(Flaw::GateEnforcesCompiledRule) => own(Judge::Compiled(json!([
             {"state": {"path": "region", "op": "neq", "value": "EU"}},

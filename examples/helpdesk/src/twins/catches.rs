@@ -28,6 +28,10 @@ const URGENT_ON_BLOCKED: &str =
     "sweep 27: `priority` named by no predicate, on the blocked state: the value the draft state \
      holds";
 
+/// The sweep step that sets `verified` to the text `"true"` where the rule
+/// asks for the boolean.
+const BOOLEAN_AS_TEXT: &str = "sweep 20: `verified` eq: the boolean as a string";
+
 /// Every procedural scenario that repeats the seed's enforcement steps
 /// before the lifecycle probes.
 const PROCEDURAL_ENFORCING: &[&str] = &[
@@ -499,6 +503,7 @@ impl Flaw {
             Self::GateMissingKeyAsNull => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateJudgesFirstPredicateOnly => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateUrgentFastLane => sweep(URGENT_ON_BLOCKED),
+            Self::GateComparesAsStrings => sweep(BOOLEAN_AS_TEXT),
             Self::GateEnforcesCompiledRule => sweep("sweep 15: `region` eq: null"),
             Self::ReviewApprovesEveryDraft => at(
                 "procedural/decoy-stays-draft",
