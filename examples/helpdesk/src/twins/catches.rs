@@ -493,7 +493,9 @@ impl Flaw {
                 "ProceduresBound",
                 "ProceduresBound(procedural_review_procedures, procedural_review_ids)",
             ),
-            Self::GateKeysCaseInsensitive => sweep("sweep 10: `region` eq: key in capitalised case"),
+            Self::GateKeysCaseInsensitive => {
+                sweep("sweep 10: `region` eq: key in capitalised case")
+            }
             Self::GateKeysLowerCaseOnly => at(
                 "procedural/gate-sweep",
                 "sweep 9: `receipt` exists: key in upper case",
