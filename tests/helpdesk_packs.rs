@@ -18,9 +18,9 @@ use symfonic_evals::{
 #[procedural_pack(
     demonstrations = ["refund order 1", "refund order 2"],
     draft_prompt = "refund order 3", draft_state = { "region": "EU", "priority": "urgent" },
-    review_prompt = "approve the refund procedure: governs issue_refund when region eq US and receipt exists",
-    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "receipt": "r-104", "priority": "normal" },
-    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "receipt": "r-105", "priority": "normal" },
+    review_prompt = "approve the refund procedure: governs issue_refund when region eq US and receipt exists and verified eq true",
+    satisfied_prompt = "refund order 4", satisfied_state = { "region": "US", "receipt": "r-104", "priority": "normal", "verified": true },
+    blocked_prompt = "refund order 5", blocked_state = { "region": "EU", "receipt": "r-105", "priority": "normal", "verified": true },
     action_tool = "issue_refund",
     procedure_fragment = "verify the account region",
     restart_before_enforcement = true,
@@ -31,6 +31,7 @@ use symfonic_evals::{
     multi_call_prompt = "refund orders 6 and 7",
     approval_prompt = "refund order 8 in full",
     approval_answer = { "approved": true },
+    gate_sweep = 32,
     effects_probe = helpdesk::store::effects_in_store,
 )]
 fn helpdesk_refund_procedure(ctx: &TargetContext) -> Helpdesk {

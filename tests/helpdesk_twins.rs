@@ -225,7 +225,7 @@ twins! {
         "procedural/identity-bound", "review", "ProceduresBound",
         "ProceduresBound(procedural_review_procedures, procedural_review_ids)";
     gate_matches_keys_in_any_case: GateKeysCaseInsensitive =>
-        "procedural/gate-sweep", "sweep 8: `region` eq: key in capitalised case", "GateAgrees",
+        "procedural/gate-sweep", "sweep 10: `region` eq: key in capitalised case", "GateAgrees",
         "refuse";
     gate_looks_keys_up_in_lower_case_only: GateKeysLowerCaseOnly =>
         "procedural/gate-sweep", "sweep 9: `receipt` exists: key in upper case", "GateAgrees",
@@ -234,15 +234,18 @@ twins! {
         "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",
         "refuse";
     gate_enforces_a_compiled_copy_of_the_rule: GateEnforcesCompiledRule =>
-        "procedural/gate-sweep", "sweep 12: `region` eq: null",
+        "procedural/gate-sweep", "sweep 15: `region` eq: null",
         "GateAgrees", "refuse";
     gate_judges_only_the_first_predicate: GateJudgesFirstPredicateOnly =>
         "procedural/gate-sweep", "sweep 6: `receipt` exists: key missing", "GateAgrees",
         "refuse";
     gate_keeps_a_fast_lane_for_urgent_refunds: GateUrgentFastLane =>
         "procedural/gate-sweep",
-        "sweep 17: `priority` named by no predicate, on the blocked state: the value the draft \
+        "sweep 27: `priority` named by no predicate, on the blocked state: the value the draft \
          state holds",
+        "GateAgrees", "refuse";
+    gate_compares_values_as_text: GateComparesAsStrings =>
+        "procedural/gate-sweep", "sweep 20: `verified` eq: the boolean as a string",
         "GateAgrees", "refuse";
     review_approves_every_draft: ReviewApprovesEveryDraft =>
         "procedural/decoy-stays-draft", "review", "AttributeEquals",

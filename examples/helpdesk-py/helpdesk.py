@@ -5,8 +5,8 @@ evidence is reproducible; everything around it is what a real deployment
 does. Every user turn is kept as an episode and a consolidation cycle
 promotes repeated lessons into draft procedures; an operator's review
 (an operator turn, never a user's) approves the draft it names, with the
-tool it governs and a state predicate; the precondition gate evaluates that
-predicate before every call the procedure governs. ``ask_user`` parks its
+tool it governs and its state predicates; the precondition gate evaluates
+them before every call the procedure governs. ``ask_user`` parks its
 call and pauses with a single-use token, a question id and a checkpoint
 holding the rest of the plan; the gated action runs only after an approving
 answer. ``weather_lookup`` is a tool the ``extensions`` capability
@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from honest import TONE, VARIANTS, JsonLinesOutbox, Signer, ulid  # noqa: E402
 from model import EXPRESS_REFUND, INTERACTION, Outcome, ScriptedModel, ToolRequest  # noqa: E402
 from symfonic_evals_protocol.predicates import ABSENT, Lookup, contract_lookup  # noqa: E402
-from review import PRECONDITION_STAGE, asks_a_manager_first, judge, named_draft, parse_review, review_evidence  # noqa: E402
+from review import PRECONDITION_STAGE, as_is, asks_a_manager_first, judge, named_draft, parse_review, review_evidence  # noqa: E402
 from store import PauseRow, Procedure, RunLease, Store  # noqa: E402
 from symfonic_evals_protocol import (  # noqa: E402
     CONCURRENT_PAUSES,
@@ -118,6 +118,7 @@ TWINS = {
     "gate-folds-case": "the gate matches state keys in any casing, not UPPER then lower",
     "gate-missing-is-null": "the gate reads a missing state key as null",
     "gate-urgent-fast-lane": "the gate waves an urgent request (priority urgent in the turn state) through without judging its procedures",
+    "gate-compares-as-strings": "the gate compares values by their str() text, as a form layer hands them over: the text True passes a rule asking for the boolean",
     "approves-every-draft": "a review approves every draft on file, not the one it names",
     "promoted-counts-episodes": "the promoted count, published only when the cycle promoted something, is the number of episodes kept",
     "refusal-hits-store": "a call the gate refused still writes its effect to the store, outside the ledger",
@@ -188,6 +189,15 @@ def _folded_lookup(mapping: Dict[str, Any], segment: str) -> Any:
 def _null_lookup(mapping: Dict[str, Any], segment: str) -> Any:
     found = contract_lookup(mapping, segment)
     return None if found is ABSENT else found
+
+
+def _as_text(value: Any) -> Any:
+    """Every leaf as its ``str()``, as a form field carries it (``True`` is ``"True"``)."""
+    if isinstance(value, dict):
+        return {key: _as_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_text(item) for item in value]
+    return str(value)
 
 
 class HelpDesk(Deployment):
@@ -598,6 +608,8 @@ class HelpDesk(Deployment):
             self._identity,
             self._lookup(),
             evaluate=not (self.has("gate-ignores-state") or fast_lane),
+            # The form layer's text of each value, the rule's and the state's.
+            read=_as_text if self.has("gate-compares-as-strings") else as_is,
         )
         record.governance.append(stage)
         enforced.update(ids)

@@ -1,10 +1,12 @@
 """The operator's review door and the precondition gate, as pure functions
 over the store's procedures, shared by the blocking and the asyncio desk.
 
-A review names the procedure by subject, the tool it governs and one state
-predicate: ``approve the refund procedure: governs issue_refund when region
-neq EU``. Only the draft that review names is approved; any other draft stays
-a draft, out of the model's input and inert at the gate.
+A review names the procedure by subject, the tool it governs and the state
+predicates that must all hold, joined by ``and``: ``approve the refund
+procedure: governs issue_refund when region neq EU and verified eq true``. A
+value is JSON when it parses, so ``true`` is the boolean, never the text.
+Only the draft that review names is approved; any other draft stays a draft,
+out of the model's input and inert at the gate.
 """
 
 from __future__ import annotations
@@ -21,10 +23,8 @@ from symfonic_evals_protocol import Stage
 
 PRECONDITION_STAGE = "procedural_precondition"
 
-_REVIEW = re.compile(
-    r"^approve the (?P<subject>\w+) procedure: governs (?P<tool>\w+) "
-    r"when (?P<path>\S+) (?P<op>eq|neq|in|exists)\s*(?P<value>.*)$"
-)
+_REVIEW = re.compile(r"^approve the (?P<subject>\w+) procedure: governs (?P<tool>\w+) when (?P<conditions>.+)$")
+_PREDICATE = re.compile(r"^(?P<path>\S+) (?P<op>eq|neq|in|exists)\s*(?P<value>.*)$")
 
 Identity = Callable[[Procedure], str]
 
@@ -52,10 +52,16 @@ def parse_review(prompt: str) -> Optional[Review]:
     match = _REVIEW.match(prompt)
     if match is None:
         return None
-    predicate: Dict[str, Any] = {"path": match["path"], "op": match["op"]}
-    if match["op"] != "exists":
-        predicate["value"] = _value(match["value"].strip())
-    return Review(match["subject"], match["tool"], [{"state": predicate}])
+    precondition: List[Dict[str, Any]] = []
+    for condition in match["conditions"].split(" and "):
+        words = _PREDICATE.match(condition.strip())
+        if words is None:
+            return None
+        predicate: Dict[str, Any] = {"path": words["path"], "op": words["op"]}
+        if words["op"] != "exists":
+            predicate["value"] = _value(words["value"].strip())
+        precondition.append({"state": predicate})
+    return Review(match["subject"], match["tool"], precondition)
 
 
 def named_draft(procedures: List[Procedure], review: Review) -> Optional[Procedure]:
@@ -86,18 +92,26 @@ def asks_a_manager_first(call: ToolRequest) -> bool:
     return call.name == "issue_refund" and call.arguments.get("full") is True
 
 
+def as_is(value: Any) -> Any:
+    """A value as the gate reads it: unchanged."""
+    return value
+
+
 def judge(
     governing: List[Procedure],
     state: Any,
     identity: Identity,
     lookup: Lookup = contract_lookup,
     evaluate: bool = True,
+    read: Callable[[Any], Any] = as_is,
 ) -> Tuple[Stage, bool, List[str]]:
     """The precondition stage's answer for one call: its trace record,
-    whether the call is admitted, and the identities of what it read."""
+    whether the call is admitted, and the identities of what it read
+    (``read`` is applied to the state and to each precondition before they
+    are compared)."""
     ids = sorted(identity(p) for p in governing)
     if not governing:
         return Stage(PRECONDITION_STAGE, "abstained", {"checked": 0}), True, ids
-    refused = sum(0 if (not evaluate or applies(state, p.precondition, lookup)[0]) else 1 for p in governing)
+    refused = sum(0 if (not evaluate or applies(read(state), read(p.precondition), lookup)[0]) else 1 for p in governing)
     outcome = "rejected" if refused else "passed"
     return Stage(PRECONDITION_STAGE, outcome, {"checked": len(governing), "refused": refused}), refused == 0, ids

@@ -24,10 +24,11 @@ The model is LangChain's ``ChatOpenAI``, unmodified, as in ``desk.py``:
 
 The desk's own SQLite store (``procedures.sqlite3`` in the durable
 directory) keeps the episodes and the procedures. An operator's turn
-(``approve the refund procedure: governs issue_refund when region neq
-EU``) and the structured review door act on it through the adapter's
-``operator`` and ``review`` hooks; ``attributes_of`` publishes the review
-door's listing and this turn's promoted count on every record.
+(``approve the refund procedure: governs issue_refund when region neq EU
+and verified eq true``) and the structured review door act on it through
+the adapter's ``operator`` and ``review`` hooks; ``attributes_of``
+publishes the review door's listing and this turn's promoted count on
+every record.
 
 ``--twin NAME`` starts a broken twin (``TWINS``), ``--variant NAME`` an
 honest variant (``HONEST``); every line that exists for one says ``twin``.
@@ -66,7 +67,8 @@ HONEST = {  # twin: honest variants, correct desks shaped as real ones are
 TWIN = None  # twin: the twin or honest variant this process runs, if any
 GOVERNED = "procedural_precondition"
 SYSTEM = "You are the refund desk agent. Call the tools the request needs, or answer."
-REVIEW = re.compile(r"approve the (\w+) procedure: governs (\w+) when (\S+) (eq|neq|in|exists)\s*(.*)")
+REVIEW = re.compile(r"approve the (\w+) procedure: governs (\w+) when (.+)")
+PREDICATE = re.compile(r"(\S+) (eq|neq|in|exists)\s*(.*)")
 FORECASTS = {"Lisbon": "sunny, 21 C", "Oslo": "snow, -4 C"}
 
 
@@ -118,15 +120,14 @@ class Procedures:
             )
 
     def operator(self, request):
-        """An operator's words: an approval naming the draft's subject, the tool and one predicate."""
+        """An operator's words: an approval naming the draft's subject, the tool and its predicates, joined by ``and``."""
         words = REVIEW.fullmatch(request.prompt.strip())
-        if words is None:
-            return "say: approve the <subject> procedure: governs <tool> when <path> <op> <value>"
-        subject, tool_name, path, op, value = words.groups()
-        predicate = {"path": path, "op": op}
-        if op != "exists":
-            predicate["value"] = parsed(value)
-        self.decide(subject, "approved", f"{subject}-procedure", tool_name, [predicate])
+        conditions = [PREDICATE.fullmatch(c.strip()) for c in words.group(3).split(" and ")] if words else [None]
+        if None in conditions:
+            return "say: approve the <subject> procedure: governs <tool> when <path> <op> <value> [and ...]"
+        subject, tool_name = words.group(1), words.group(2)
+        predicates = [{"path": c[1], "op": c[2], **({} if c[2] == "exists" else {"value": parsed(c[3])})} for c in conditions]
+        self.decide(subject, "approved", f"{subject}-procedure", tool_name, predicates)
         return f"approved the {subject} procedure"
 
     def review(self, request):

@@ -13,24 +13,31 @@ use symfonic_evals::{
 use crate::store::effects_in_store;
 use crate::twins::Pack;
 
-/// Learn "verify the account region before a refund", approve it for US
-/// accounts with a receipt on file, and enforce it across a restart; a
-/// tracking habit learned beside it must stay a draft, turns with
-/// nothing to learn must promote nothing, two refunds asked for at
-/// once are each judged by the gate, and a whole order's refund, which a
-/// manager approves first, is still judged by the gate after the approval.
+/// Learn "verify the account region before a refund", approve it for
+/// verified US accounts with a receipt on file (`verified` a boolean, so
+/// the gate sweep tries its text spellings and another type), and enforce
+/// it across a restart; a tracking habit learned beside it must stay a
+/// draft, turns with nothing to learn must promote nothing, two refunds
+/// asked for at once are each judged by the gate, and a whole order's
+/// refund, which a manager approves first, is still judged by the gate
+/// after the approval.
 pub fn procedural() -> PackDefinition {
     PackDefinition::Procedural(ProceduralPack {
         demonstrations: vec!["refund order 1".into(), "refund order 2".into()],
         draft_prompt: "refund order 3".into(),
         draft_state: json!({ "region": "EU", "priority": "urgent" }),
         review_prompt: "approve the refund procedure: governs issue_refund when region eq US \
-                        and receipt exists"
+                        and receipt exists and verified eq true"
             .into(),
         satisfied_prompt: "refund order 4".into(),
-        satisfied_state: json!({ "region": "US", "receipt": "r-104", "priority": "normal" }),
+        satisfied_state: json!({
+            "region": "US", "receipt": "r-104", "priority": "normal", "verified": true
+        }),
         blocked_prompt: "refund order 5".into(),
-        blocked_state: json!({ "region": "EU", "receipt": "r-105", "priority": "normal" }),
+        // Verified too: the region alone refuses it.
+        blocked_state: json!({
+            "region": "EU", "receipt": "r-105", "priority": "normal", "verified": true
+        }),
         action_tool: "issue_refund".into(),
         procedure_fragment: "verify the account region".into(),
         decoy_demonstrations: (21..=24).map(|n| format!("track order {n}")).collect(),
@@ -45,6 +52,10 @@ pub fn procedural() -> PackDefinition {
         // A whole order's refund waits for a manager, then the gate.
         approval_prompt: Some("refund order 8 in full".into()),
         approval_answer: Some(json!({ "approved": true })),
+        // Every state the three predicates give (26, the boolean's text
+        // spellings and a number in its place last), which the default
+        // budget (20) stops short of, and the unnamed leaf's three.
+        gate_sweep: 32,
         ..ProceduralPack::default()
     })
 }

@@ -157,7 +157,10 @@ pub fn run_options() -> RunOptions {
 /// control probes included, and a whole order's refund, which a manager
 /// approves before the gate judges it. The rule refuses one region rather than
 /// admitting one, so the gate sweep's missing-key state separates a gate
-/// that reads a missing key as null from one that fails it closed.
+/// that reads a missing key as null from one that fails it closed; and it
+/// admits verified accounts only (`verified eq true`, a boolean), so the
+/// sweep tries the boolean's text spellings (`"true"`, `"True"`, `"1"`)
+/// and a number in its place.
 pub fn procedural() -> PackDefinition {
     let lesson = "verify the account region, then issue the refund";
     let decoy = "confirm the customer's identity, then close the ticket";
@@ -167,12 +170,14 @@ pub fn procedural() -> PackDefinition {
             .collect(),
         draft_prompt: "refund order 3".into(),
         draft_state: json!({"region": "EU", "priority": "urgent"}),
-        review_prompt: "approve the refund procedure: governs issue_refund when region neq EU"
+        review_prompt: "approve the refund procedure: governs issue_refund when region neq EU \
+                        and verified eq true"
             .into(),
         satisfied_prompt: "refund order 4".into(),
-        satisfied_state: json!({"region": "US", "priority": "normal"}),
+        satisfied_state: json!({"region": "US", "priority": "normal", "verified": true}),
         blocked_prompt: "refund order 5".into(),
-        blocked_state: json!({"region": "EU", "priority": "normal"}),
+        // Verified too: the region alone refuses it.
+        blocked_state: json!({"region": "EU", "priority": "normal", "verified": true}),
         action_tool: "issue_refund".into(),
         procedure_fragment: "verify the account region".into(),
         decoy_demonstrations: (11..=12)
@@ -190,7 +195,10 @@ pub fn procedural() -> PackDefinition {
         // A forecast between the draft and the review: the tool called
         // last is then not the draft's.
         interleaved_prompt: Some("what is the weather in Oslo".into()),
-        gate_sweep: 16,
+        // Every state the two predicates give (20, the boolean's text
+        // spellings and a number in its place last), which the default
+        // budget (16) stops short of, and the unnamed leaf's three.
+        gate_sweep: 32,
         restart_before_enforcement: true,
         ..ProceduralPack::default()
     })
@@ -805,7 +813,7 @@ pub const TWINS: [PythonTwin; 69] = [
         Pack::Procedural,
         (
             "procedural/gate-sweep",
-            "sweep 6: `region` neq: key in capitalised case",
+            "sweep 8: `region` neq: key in capitalised case",
             "GateAgrees",
             "GateAgrees",
         ),
@@ -829,15 +837,28 @@ pub const TWINS: [PythonTwin; 69] = [
         (
             "procedural/gate-sweep",
             // The blocked state with the draft's urgent priority, a field
-            // no predicate names, after the 11 states the one predicate
-            // gives.
-            "sweep 12: `priority` named by no predicate, on the blocked state: the value the \
+            // no predicate names, after the 20 states the two predicates
+            // give.
+            "sweep 21: `priority` named by no predicate, on the blocked state: the value the \
              draft state holds",
             "GateAgrees",
             "GateAgrees",
         ),
         // The two-procedure probe's second rule, composed from the
         // states, names the priority, so its sweep leaves it as it is.
+        &[],
+    ),
+    twin(
+        "gate-compares-as-strings",
+        Pack::Procedural,
+        (
+            "procedural/gate-sweep",
+            // `str(True)` is the text `True`: the state's text spelling
+            // passes the rule's boolean.
+            "sweep 19: `verified` eq: the boolean as Python writes it",
+            "GateAgrees",
+            "refuse",
+        ),
         &[],
     ),
     twin(

@@ -69,10 +69,12 @@ fn precondition_stage(
         Some(Flaw::GateMissingKeyAsNull) => own(Judge::Looking(Lookup::MissingAsNull)),
         Some(Flaw::GateJudgesFirstPredicateOnly) => own(Judge::FirstPredicateOnly),
         Some(Flaw::GateUrgentFastLane) => own(Judge::UrgentFastLane),
+        Some(Flaw::GateComparesAsStrings) => own(Judge::AsText),
         // The approved procedure named, a hand-written copy of its rule judged.
         Some(Flaw::GateEnforcesCompiledRule) => own(Judge::Compiled(json!([
             {"state": {"path": "region", "op": "neq", "value": "EU"}},
             {"state": {"path": "receipt", "op": "exists"}},
+            {"state": {"path": "verified", "op": "eq", "value": true}},
         ]))),
         // Approvals read once, when the desk opens: one given since takes
         // effect at the next restart.

@@ -6,15 +6,16 @@
 //! reviewer and the seed scenario see agrees. Only the judging differs: a
 //! hand-rolled key lookup in front of the library's comparison, or a
 //! hand-written copy of the rule, or a fast lane on a field the rule does
-//! not name. Each agrees with the library on the two
+//! not name, or values compared by their text. Each agrees with the library
+//! on the two
 //! states the seed tries and disagrees on some state a gate sweep
 //! generates, which is the point of carrying one.
 
 use serde_json::{json, Map, Value};
 use symfonic_evals::contracts::{
-    evaluate_state_predicate, precondition_problem, skill_applies, state_predicates_in,
-    FailureMode, GovernanceStage, Payload, Phase, StageError, StageVerdict, Subject,
-    PRECONDITION_STAGE,
+    evaluate_state_predicate, precondition_problem, resolve_path, skill_applies,
+    state_predicates_in, FailureMode, GovernanceStage, Payload, Phase, StageError, StageVerdict,
+    Subject, PRECONDITION_STAGE,
 };
 
 use crate::review::ReviewDoor;
@@ -42,6 +43,10 @@ pub enum Judge {
     /// The stored precondition by the library, except that an urgent
     /// request (`"priority": "urgent"` in the turn state) skips it.
     UrgentFastLane,
+    /// The stored precondition by the library, each value the state holds
+    /// and each value a predicate declares read as text first, as a
+    /// form-handling layer hands fields over: `"true"` is taken for `true`.
+    AsText,
 }
 
 /// The stage; see the module documentation.
@@ -92,6 +97,32 @@ fn holds(state: &Value, predicate: &Value, lookup: Lookup) -> bool {
     evaluate_state_predicate(&Value::Object(single), &rule).matched
 }
 
+/// A value as a form field carries it: a string as it is, anything else
+/// as its JSON text (`true`, `1`, `null`); lists item by item.
+fn as_text(value: &Value) -> Value {
+    match value {
+        Value::String(_) | Value::Object(_) => value.clone(),
+        Value::Array(items) => Value::Array(items.iter().map(as_text).collect()),
+        other => Value::String(other.to_string()),
+    }
+}
+
+/// One predicate, the value found and the value declared both as text,
+/// compared by the library.
+fn holds_as_text(state: &Value, predicate: &Value) -> bool {
+    let path = predicate.get("path").and_then(Value::as_str).unwrap_or("");
+    let mut single = Map::new();
+    if let Some(value) = resolve_path(state, path) {
+        single.insert("v".to_owned(), as_text(value));
+    }
+    let mut rule = predicate.clone();
+    rule["path"] = json!("v");
+    if let Some(declared) = predicate.get("value") {
+        rule["value"] = as_text(declared);
+    }
+    evaluate_state_predicate(&Value::Object(single), &rule).matched
+}
+
 impl Judge {
     fn applies(&self, state: &Value, precondition: &Value) -> bool {
         match self {
@@ -105,6 +136,12 @@ impl Judge {
             Self::UrgentFastLane => {
                 state.get("priority") == Some(&json!("urgent"))
                     || skill_applies(state, precondition)
+            }
+            Self::AsText => {
+                precondition_problem(precondition).is_none()
+                    && state_predicates_in(precondition)
+                        .iter()
+                        .all(|predicate| holds_as_text(state, predicate))
             }
             Self::FirstPredicateOnly => {
                 precondition_problem(precondition).is_none()
@@ -172,5 +209,18 @@ mod tests {
         assert!(holds(&upper, &eq, Lookup::MissingAsNull));
         assert!(holds(&json!({}), &exists, Lookup::MissingAsNull));
         assert!(!holds(&json!({}), &exists, Lookup::CaseInsensitive));
+    }
+
+    #[test]
+    fn text_comparison_takes_a_boolean_for_its_text() {
+        let verified = json!({"path": "verified", "op": "eq", "value": true});
+        assert!(holds_as_text(&json!({"verified": true}), &verified));
+        assert!(holds_as_text(&json!({"verified": "true"}), &verified));
+        assert!(!evaluate_state_predicate(&json!({"verified": "true"}), &verified).matched);
+        assert!(!holds_as_text(&json!({"verified": "True"}), &verified));
+        assert!(!holds_as_text(&json!({}), &verified));
+        let region = json!({"path": "region", "op": "eq", "value": "US"});
+        assert!(holds_as_text(&json!({"region": "US"}), &region));
+        assert!(!holds_as_text(&json!({"region": null}), &region));
     }
 }

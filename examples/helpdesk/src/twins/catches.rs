@@ -25,8 +25,12 @@ const fn at(
 /// The sweep step that sets the blocked state's `priority` to the draft
 /// state's (urgent), a leaf no predicate names.
 const URGENT_ON_BLOCKED: &str =
-    "sweep 17: `priority` named by no predicate, on the blocked state: the value the draft state \
+    "sweep 27: `priority` named by no predicate, on the blocked state: the value the draft state \
      holds";
+
+/// The sweep step that sets `verified` to the text `"true"` where the rule
+/// asks for the boolean.
+const BOOLEAN_AS_TEXT: &str = "sweep 20: `verified` eq: the boolean as a string";
 
 /// Every procedural scenario that repeats the seed's enforcement steps
 /// before the lifecycle probes.
@@ -489,7 +493,9 @@ impl Flaw {
                 "ProceduresBound",
                 "ProceduresBound(procedural_review_procedures, procedural_review_ids)",
             ),
-            Self::GateKeysCaseInsensitive => sweep("sweep 8: `region` eq: key in capitalised case"),
+            Self::GateKeysCaseInsensitive => {
+                sweep("sweep 10: `region` eq: key in capitalised case")
+            }
             Self::GateKeysLowerCaseOnly => at(
                 "procedural/gate-sweep",
                 "sweep 9: `receipt` exists: key in upper case",
@@ -499,7 +505,8 @@ impl Flaw {
             Self::GateMissingKeyAsNull => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateJudgesFirstPredicateOnly => sweep("sweep 6: `receipt` exists: key missing"),
             Self::GateUrgentFastLane => sweep(URGENT_ON_BLOCKED),
-            Self::GateEnforcesCompiledRule => sweep("sweep 12: `region` eq: null"),
+            Self::GateComparesAsStrings => sweep(BOOLEAN_AS_TEXT),
+            Self::GateEnforcesCompiledRule => sweep("sweep 15: `region` eq: null"),
             Self::ReviewApprovesEveryDraft => at(
                 "procedural/decoy-stays-draft",
                 "review",

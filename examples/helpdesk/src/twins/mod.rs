@@ -236,6 +236,11 @@ flaws! {
     /// procedure says. The pack's satisfied and blocked states are both of
     /// normal priority, so the seed and every state it varies pass.
     GateUrgentFastLane = "gate-urgent-fast-lane" in Procedural,
+    /// The gate's own evaluator compares each value by its text, as a
+    /// form-handling layer hands fields over: a `verified` of `"true"`
+    /// passes a rule that asks for the boolean `true`. The pack's satisfied
+    /// and blocked states carry the boolean itself, so the seed passes.
+    GateComparesAsStrings = "gate-compares-as-strings" in Procedural,
     /// An operator's approval turn approves every draft on file, not the
     /// one it selects (the admin API approves the one it names).
     ReviewApprovesEveryDraft = "review-approves-every-draft" in Procedural,
