@@ -346,6 +346,34 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_default_budget_reaches_a_booleans_text_spellings_beside_other_rules() {
+        // A boolean rule beside one and two others, as the reference
+        // desks' refund rules are: the default budget for that many
+        // predicates must try the boolean as JSON text and as Python
+        // spells it, which a gate comparing text admits.
+        let region = json!({"state": {"path": "region", "op": "eq", "value": "US"}});
+        let receipt = json!({"state": {"path": "receipt", "op": "exists"}});
+        let verified = json!({"state": {"path": "verified", "op": "eq", "value": true}});
+        let satisfied = json!({"region": "US", "receipt": "r-1", "verified": true});
+        let blocked = json!({"region": "EU", "receipt": "r-2", "verified": true});
+        for rules in [
+            vec![region.clone(), verified.clone()],
+            vec![region, receipt, verified],
+        ] {
+            let default = super::super::DEFAULT_GATE_SWEEP;
+            let budget = super::super::gate_sweep_budget(default, rules.len());
+            let chosen = choose(&[Value::Array(rules)], &[&satisfied, &blocked], budget);
+            let labels: Vec<&str> = chosen.iter().map(|(c, _)| c.shape.as_str()).collect();
+            for wanted in [
+                "`verified` eq: the boolean as a string",
+                "`verified` eq: the boolean as Python writes it",
+            ] {
+                assert!(labels.contains(&wanted), "{wanted} not in {labels:#?}");
+            }
+        }
+    }
+
     fn refund_sweep(gate_sweep: u32) -> (GateSweep, Vec<Value>) {
         let mut pack = super::super::fixture::refund_pack();
         pack.satisfied_state = json!({"region": "US", "receipt": "r-104", "priority": "normal"});

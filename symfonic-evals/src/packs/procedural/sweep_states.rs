@@ -185,24 +185,37 @@ fn values_for(rule: &Rule<'_>, base: &Value) -> Vec<(u8, Value, String)> {
     // two (value casing) are common slips, the rest rarer.
     let tiered = |i: usize| if i < 2 { 1 } else { 2 };
     match (rule.op, rule.value) {
+        ("eq", Some(Value::Bool(b))) => {
+            // A gate that compares text admits a boolean's spellings, the
+            // commonest slip on a boolean rule: its JSON text and Python's
+            // (`str(True)`) come first, so a default budget shared with
+            // other rules still reaches both; a digit is rarer.
+            let (python, digit) = if *b { ("True", "1") } else { ("False", "0") };
+            out.push((0, Value::Bool(*b), format!("{ADMITS}: the declared value")));
+            out.push((
+                1,
+                Value::String(b.to_string()),
+                "the boolean as a string".into(),
+            ));
+            out.push((
+                1,
+                Value::from(python),
+                "the boolean as Python writes it".into(),
+            ));
+            out.push((1, Value::Bool(!b), "the other boolean".into()));
+            out.push((
+                1,
+                wrong_type(&Value::Bool(*b)),
+                "a value of another type".into(),
+            ));
+            out.push((2, Value::from(digit), "the boolean as a digit".into()));
+        }
         ("eq", Some(declared)) => {
             out.push((0, declared.clone(), format!("{ADMITS}: the declared value")));
             for (i, (value, class)) in neighbours(declared).into_iter().enumerate() {
                 out.push((tiered(i), value, class.to_owned()));
             }
             out.push((1, wrong_type(declared), "a value of another type".into()));
-            // The other spellings a gate that compares text admits for a
-            // boolean: Python's (`str(True)`) and a digit.
-            if let Value::Bool(b) = declared {
-                let python = if *b { "True" } else { "False" };
-                let digit = if *b { "1" } else { "0" };
-                out.push((
-                    2,
-                    Value::from(python),
-                    "the boolean as Python writes it".into(),
-                ));
-                out.push((2, Value::from(digit), "the boolean as a digit".into()));
-            }
         }
         ("neq", Some(declared)) => {
             out.push((0, declared.clone(), "the declared value".into()));
