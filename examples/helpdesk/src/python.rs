@@ -414,7 +414,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 69] = [
+pub const TWINS: [PythonTwin; 70] = [
     // approval
     twin(
         "checkpoint-in-memory",
