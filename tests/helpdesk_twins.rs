@@ -245,7 +245,7 @@ twins! {
          state holds",
         "GateAgrees", "refuse";
     gate_compares_values_as_text: GateComparesAsStrings =>
-        "procedural/gate-sweep", "sweep 20: `verified` eq: the boolean as a string",
+        "procedural/gate-sweep", "sweep 18: `verified` eq: the boolean as a string",
         "GateAgrees", "refuse";
     review_approves_every_draft: ReviewApprovesEveryDraft =>
         "procedural/decoy-stays-draft", "review", "AttributeEquals",

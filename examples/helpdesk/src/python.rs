@@ -855,7 +855,7 @@ pub const TWINS: [PythonTwin; 70] = [
             "procedural/gate-sweep",
             // `str(True)` is the text `True`: the state's text spelling
             // passes the rule's boolean.
-            "sweep 19: `verified` eq: the boolean as Python writes it",
+            "sweep 16: `verified` eq: the boolean as Python writes it",
             "GateAgrees",
             "refuse",
         ),

@@ -30,7 +30,7 @@ const URGENT_ON_BLOCKED: &str =
 
 /// The sweep step that sets `verified` to the text `"true"` where the rule
 /// asks for the boolean.
-const BOOLEAN_AS_TEXT: &str = "sweep 20: `verified` eq: the boolean as a string";
+const BOOLEAN_AS_TEXT: &str = "sweep 18: `verified` eq: the boolean as a string";
 
 /// Every procedural scenario that repeats the seed's enforcement steps
 /// before the lifecycle probes.
