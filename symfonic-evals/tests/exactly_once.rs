@@ -254,13 +254,19 @@ fn a_second_effect_under_the_first_ones_key_fails_the_uncrashed_run() {
     // excuse a refusal.
     for (name, pack, step) in [
         ("exactly_once.shared_key", prompt_only(), "learn"),
-        ("exactly_once.shared_key_pause", with_pause(), "learn resume"),
+        (
+            "exactly_once.shared_key_pause",
+            with_pause(),
+            "learn resume",
+        ),
     ] {
         let run = judged(name, pack, Some(Flaw::InvoicesShareKey));
         let failure = common::assert_fails_at(&run, step, "KeysNotShared");
         assert_eq!(failure.description, "KeysNotShared(retries=exact)");
         assert!(
-            failure.observed.starts_with("1 attempt(s) refused as already applied"),
+            failure
+                .observed
+                .starts_with("1 attempt(s) refused as already applied"),
             "{failure:?}"
         );
         assert!(!failure.observed.contains("order"), "{failure:?}");

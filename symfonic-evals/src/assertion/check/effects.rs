@@ -508,11 +508,7 @@ mod tests {
         of_one_approval(&evidence, &approved, retries).passed
     }
 
-    fn shared(
-        events: &[LedgerEvent],
-        paused: &[LedgerEvent],
-        retries: Retries,
-    ) -> (bool, String) {
+    fn shared(events: &[LedgerEvent], paused: &[LedgerEvent], retries: Retries) -> (bool, String) {
         let record = TurnRecord::default();
         let trial: Vec<LedgerEvent> = paused.iter().chain(events).cloned().collect();
         let evidence = Evidence {
@@ -543,7 +539,10 @@ mod tests {
         let (passed, observed) = shared(&notice, &[], exact);
         assert!(!passed);
         assert!(observed.starts_with("1 attempt(s) refused"), "{observed}");
-        assert!(observed.contains("`cancel` with no arguments"), "{observed}");
+        assert!(
+            observed.contains("`cancel` with no arguments"),
+            "{observed}"
+        );
         let key = crate::redact::short_digest(b"a");
         assert!(observed.contains(&format!("under key {key}")), "{observed}");
         assert!(shared(&notice, &[], same_key).0);

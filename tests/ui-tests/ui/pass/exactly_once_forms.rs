@@ -29,9 +29,12 @@ pub fn check() {
     let packs = registered_in(module_path!());
     assert_eq!(packs.len(), 2);
     assert!(packs.iter().all(|p| p.kind() == PackKind::ExactlyOnce));
-    let retries = |name: &str| match packs.iter().find(|p| p.name() == name).unwrap().definition() {
-        PackDefinition::ExactlyOnce(pack) => pack.retries,
-        other => panic!("{other:?}"),
+    let retries = |name: &str| {
+        let registered = packs.iter().find(|p| p.name() == name).unwrap();
+        match registered.definition() {
+            PackDefinition::ExactlyOnce(pack) => pack.retries,
+            other => panic!("{other:?}"),
+        }
     };
     assert_eq!(retries("charge"), Retries::Exact);
     assert_eq!(retries("approved_charge"), Retries::SameKey);
