@@ -516,13 +516,34 @@ fn every_python_variant_is_switched_on() {
 fn the_arguments_a_variant_is_judged_with_are_what_let_it_pass() {
     use helpdesk::twins::Pack;
     use symfonic_evals::{run_pack, Verdict};
-    for variant in [Variant::SameKeyRetries, Variant::ApprovalOnTheCall] {
+    let judged = [
+        (Variant::SameKeyRetries, Pack::ApprovalResume),
+        (Variant::ApprovalOnTheCall, Pack::ApprovalResume),
+        (Variant::SameKeyRetries, Pack::ExactlyOnce),
+    ];
+    for (variant, pack) in judged {
+        let definition = helpdesk::packs::definition(pack);
         let run = run_pack(
-            &format!("helpdesk::honest::{}::reference-arguments", variant.name()),
-            &helpdesk::packs::definition(Pack::ApprovalResume),
+            &format!(
+                "helpdesk::honest::{}::reference-arguments::{}",
+                variant.name(),
+                definition.kind().name()
+            ),
+            &definition,
             &helpdesk::packs::run_options(),
             move |ctx| Helpdesk::open_variant(ctx, variant),
         );
         assert_eq!(*run.verdict(), Verdict::Failed, "{}", variant.name());
+        // With no crash the exact policy has no room for the second
+        // delivery: the uncrashed run fails, before any experiment.
+        if pack == Pack::ExactlyOnce {
+            let first = run.first_failure().expect("it failed");
+            assert_eq!(
+                (first.step_label.as_str(), first.assertion.as_str()),
+                ("learn resume", "KeysNotShared"),
+                "{}",
+                run.render()
+            );
+        }
     }
 }

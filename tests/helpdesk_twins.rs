@@ -361,6 +361,9 @@ twins! {
         "CrashedEffectRetried", "CrashedEffectRetried";
     two_effects_sharing_one_key: InvoiceSharesCancellationKey =>
         "exactly-once-effects", "learn resume", "KeysNotShared", "KeysNotShared";
+    a_second_effect_of_the_same_tool_sharing_one_key: NoticeSharesCancellationKey =>
+        "exactly-once-effects", "learn resume", "KeysNotShared",
+        "KeysNotShared(retries=exact)";
     outbox_written_only_when_the_ledger_applies: OutboxOnlyWhenApplied =>
         "exactly-once-effects", "crash at resume effect 1", "EffectsMatchOracle",
         "the effect oracle counts the ledger's 1 applied effect(s)";
@@ -371,7 +374,9 @@ twins! {
 /// pack crashes inside its resume, and that probe alone catches them. The
 /// one whose keys restart with the process is seen by any restart between
 /// distinct requests instead: the procedural seed's, not the approval
-/// pack's.
+/// pack's. Those that file a second effect under the cancellation's key
+/// lose it on every approved run, where the approval pack counts the
+/// cancellation's effects or attempts.
 const PROCEDURAL_SEED: &str = "procedural-review-and-enforcement";
 
 #[test]
@@ -414,6 +419,22 @@ fn exactly_once_twins_pass_every_other_pack() {
             // the gated tool's effects where it names it.
             (Flaw::InvoiceSharesCancellationKey, helpdesk::Pack::ApprovalResume) => {
                 assert_eq!(failed, ["approval/gated-action"], "{flaw:?}");
+            }
+            // The confirmation refused under the cancellation's key is
+            // one more attempt of the cancellation than one approval makes:
+            // every approval probe that counts the gated tool's attempts
+            // under exact retries sees it.
+            (Flaw::NoticeSharesCancellationKey, helpdesk::Pack::ApprovalResume) => {
+                assert_eq!(
+                    failed,
+                    [
+                        "approval/restart-between-pause-and-resume",
+                        "approval/one-of-two",
+                        "approval/foreign-answer",
+                        "approval/gated-action",
+                    ],
+                    "{flaw:?}"
+                );
             }
             (_, helpdesk::Pack::ApprovalResume) => {
                 assert_eq!(failed, ["approval/crash-inside-resume"], "{flaw:?}");

@@ -106,6 +106,7 @@ TWINS = {
     "resume-not-retriable": "the token is spent for good before the continuation runs",
     "key-from-clock-hour": "escalations are keyed by ticket and the current hour, so a retry an hour after the crash keys afresh",
     "row-only-when-applied": "the escalation row is written only when the ledger applies it, never on a duplicate",
+    "notice-shares-escalation-key": "the escalation tells the requester under the escalation's own key, as the same tool's effect with no arguments, so the notice is refused as applied before",
     # procedural
     "review-in-memory": "approvals are kept in process memory, never written to the store",
     "gate-ignores-state": "the tool gate reads procedures but never evaluates their predicates",
@@ -719,6 +720,13 @@ class HelpDesk(Deployment):
                     self._outbox.record(f"escalate:{ticket}", {"escalated": ticket})
                 else:
                     self.store.record_escalation(ticket)
+            if self.has("notice-shares-escalation-key"):
+                # The requester is told under the escalation's own key, as
+                # this tool's effect with no arguments (the message is
+                # fixed): the ledger refuses it as applied before, and the
+                # requester never hears.
+                if turn.ledger_apply(key, tool="escalate_ticket"):
+                    self.store.record_notice(key)
             if self.is_variant("notice-on-governed-calls"):
                 # The governed call ran: the channel hears that too.
                 self._notice(turn, "post_notice", f"governed:ran:{ticket}", f"ran: ticket {ticket}")

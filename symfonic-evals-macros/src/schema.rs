@@ -587,6 +587,7 @@ static EXACTLY_ONCE: &[Field] = &[
         "is a second request with effects of its own, and an empty prompt has none",
     ),
     named("conversation"),
+    retries(),
     skip_probes(),
 ];
 

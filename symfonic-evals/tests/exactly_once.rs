@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use serde_json::json;
 use symfonic_evals::{
     run_pack, CapabilityEvidence, ExactlyOncePack, PackDefinition, PackRun, Pause, PromptRequest,
-    ResumeRequest, RunOptions, SideEffectLedger, Target, TargetContext, TurnError, TurnRecord,
-    IDEMPOTENT_EFFECTS,
+    ResumeRequest, Retries, RunOptions, SideEffectLedger, Target, TargetContext, TurnError,
+    TurnRecord, IDEMPOTENT_EFFECTS,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,14 @@ enum Flaw {
     /// in a fresh process reuses the key, and so does the next order after
     /// a restart, which the ledger then refuses as paid before.
     KeyFromProcessCounter,
+    /// Both invoices of an order go under the order's key, with neither
+    /// tool nor arguments: the ledger refuses the second as paid before,
+    /// and nothing in it tells that refusal from a retry of the first.
+    InvoicesShareKey,
+    /// Not a flaw where retries are the deployment's way: every invoice is
+    /// sent twice under its key, as a delivery layer whose acknowledgement
+    /// was lost sends it again, and the ledger refuses the second.
+    DeliveredTwice,
 }
 
 /// Pays two invoices per order: on the prompt, or on the resume when the
@@ -68,6 +76,7 @@ impl Payments {
                         self.attempt
                     )
                 }
+                Some(Flaw::InvoicesShareKey) => format!("pay:{order}"),
                 _ => format!("pay:{order}:{invoice}"),
             };
             let logical = format!("{order}:{invoice}");
@@ -75,6 +84,9 @@ impl Payments {
                 continue;
             }
             self.ledger.record(&key);
+            if self.flaw == Some(Flaw::DeliveredTwice) {
+                self.ledger.record(&key);
+            }
             self.done.push(logical);
         }
     }
@@ -233,6 +245,66 @@ fn a_resume_that_cannot_be_retried_loses_its_continuation() {
         failure.observed.contains("PauseTokenReplayedError"),
         "{failure:?}"
     );
+}
+
+#[test]
+fn a_second_effect_under_the_first_ones_key_fails_the_uncrashed_run() {
+    // The second invoice is never paid, and every count the experiments
+    // learn would be one short: the uncrashed run fails, with no crash to
+    // excuse a refusal.
+    for (name, pack, step) in [
+        ("exactly_once.shared_key", prompt_only(), "learn"),
+        (
+            "exactly_once.shared_key_pause",
+            with_pause(),
+            "learn resume",
+        ),
+    ] {
+        let run = judged(name, pack, Some(Flaw::InvoicesShareKey));
+        let failure = common::assert_fails_at(&run, step, "KeysNotShared");
+        assert_eq!(failure.description, "KeysNotShared(retries=exact)");
+        assert!(
+            failure
+                .observed
+                .starts_with("1 attempt(s) refused as already applied"),
+            "{failure:?}"
+        );
+        assert!(!failure.observed.contains("order"), "{failure:?}");
+    }
+    // Where the deployment retries under the same key, a refusal that
+    // names no tool and no arguments is read as a retry: the policy's
+    // limit, which arguments on the effects lift.
+    let same_key = ExactlyOncePack {
+        retries: Retries::SameKey,
+        ..prompt_only()
+    };
+    judged(
+        "exactly_once.shared_key_same_key",
+        same_key,
+        Some(Flaw::InvoicesShareKey),
+    )
+    .assert_passed();
+}
+
+#[test]
+fn a_deployment_that_retries_under_the_same_key_is_judged_with_same_key() {
+    let same_key = |pack: ExactlyOncePack| ExactlyOncePack {
+        retries: Retries::SameKey,
+        ..pack
+    };
+    for (name, pack) in [
+        ("exactly_once.twice", prompt_only()),
+        ("exactly_once.twice_pause", with_pause()),
+    ] {
+        judged(name, same_key(pack), Some(Flaw::DeliveredTwice)).assert_passed();
+    }
+    // The exact policy has no room for the second delivery.
+    let run = judged(
+        "exactly_once.twice_exact",
+        prompt_only(),
+        Some(Flaw::DeliveredTwice),
+    );
+    common::assert_fails_at(&run, "learn", "KeysNotShared");
 }
 
 #[test]

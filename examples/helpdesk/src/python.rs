@@ -414,7 +414,7 @@ const EXTENSION_PROBES: &[&str] = &[
 const FRESH_RESULT: &[&str] = &["extension/fresh-result"];
 
 /// Every Python twin the main job runs, and where its pack must catch it.
-pub const TWINS: [PythonTwin; 70] = [
+pub const TWINS: [PythonTwin; 71] = [
     // approval
     twin(
         "checkpoint-in-memory",
@@ -1242,6 +1242,19 @@ pub const TWINS: [PythonTwin; 70] = [
             "learn resume",
             "KeysNotShared",
             "KeysNotShared",
+        ),
+        &["exactly-once/clock-advanced"],
+    ),
+    // Nothing in the ledger tells the lost notice from a retry of the
+    // escalation: the exact policy's, with no crash to retry after.
+    twin(
+        "notice-shares-escalation-key",
+        Pack::ExactlyOnce,
+        (
+            EXACTLY_ONCE_SEED,
+            "learn resume",
+            "KeysNotShared",
+            "KeysNotShared(retries=exact)",
         ),
         &["exactly-once/clock-advanced"],
     ),

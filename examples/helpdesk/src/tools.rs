@@ -328,13 +328,28 @@ impl Tool for CancelSubscription {
 
     fn run(&self, arguments: &Value, env: ToolEnv<'_>) -> Result<Value, ToolFailure> {
         let customer = positive_integer(arguments, "customer")?;
-        apply_effect(
+        let subject = format!("cancel:customer:{customer}");
+        let cancelled = apply_effect(
             env,
             self.name(),
-            &format!("cancel:customer:{customer}"),
+            &subject,
             "cancel_subscription",
             json!({ "cancelled_customer": customer }),
-        )
+        )?;
+        if env.flaw == Some(Flaw::NoticeSharesCancellationKey) {
+            // The customer is told under the request's key, the one the
+            // cancellation just took, as this tool's effect with no
+            // arguments of its own (the message is fixed): the ledger
+            // refuses it as applied before, and the customer never hears.
+            let key = ledger_key(env, &subject)?;
+            let mut written = Ok(());
+            env.ledger.apply_for(self.name(), &key, || {
+                let notice = json!({ "customer": customer, "sent": "cancellation_notice" });
+                written = env.store.write_outbox(&key, "cancellation_notice", &notice);
+            });
+            written.map_err(store_failure)?;
+        }
+        Ok(cancelled)
     }
 }
 

@@ -26,7 +26,7 @@ impl Assertion {
             Self::EffectsFewerThan { .. } => "EffectsFewerThan",
             Self::EffectsWithheld { .. } => "EffectsWithheld",
             Self::EffectNotRepeated => "EffectNotRepeated",
-            Self::KeysNotShared => "KeysNotShared",
+            Self::KeysNotShared { .. } => "KeysNotShared",
             Self::GovernedEffectWithheld { .. } => "GovernedEffectWithheld",
             Self::GovernedEffectReached { .. } => "GovernedEffectReached",
             Self::AskedOrWithheld { .. } => "AskedOrWithheld",
@@ -134,7 +134,7 @@ impl Assertion {
             | Self::EffectsFewerThan { .. }
             | Self::EffectsWithheld { .. }
             | Self::EffectNotRepeated
-            | Self::KeysNotShared
+            | Self::KeysNotShared { .. }
             | Self::AskedOrWithheld { .. }
             | Self::EffectsOfOneApproval { .. }
             | Self::RequestsNotCrossed { .. }
@@ -220,7 +220,9 @@ impl Assertion {
                 format!("EffectsWithheld(approved: {})", tools.join(", "))
             }
             Self::EffectNotRepeated => "EffectNotRepeated".into(),
-            Self::KeysNotShared => "KeysNotShared".into(),
+            Self::KeysNotShared { retries } => {
+                format!("KeysNotShared(retries={})", retries.as_str())
+            }
             Self::GovernedEffectWithheld { tool, stage } => {
                 format!("GovernedEffectWithheld({tool}, {stage})")
             }

@@ -294,12 +294,27 @@ pub enum Assertion {
         /// What the earlier request's resume attempted, per tool.
         earlier: BTreeMap<String, std::collections::BTreeSet<String>>,
     },
-    /// No attempt of the step that the ledger refused as already applied
-    /// belongs to another effect than the one applied under its key: its
-    /// tool, or its arguments when both name them, differ. Two different
-    /// effects sharing one idempotency key lose the second for good; a
-    /// retry of the same effect under its key is what keys are for.
-    KeysNotShared,
+    /// No two effects of the step share an idempotency key. Two different
+    /// effects under one key lose the second for good: the ledger refuses
+    /// it as applied before. For a run with no crash in it (the
+    /// exactly-once pack's uncrashed run), judged by `retries`:
+    ///
+    /// - [`Retries::Exact`]: no attempt of the step is refused as already
+    ///   applied, save an effect of the pause the step answers attempted
+    ///   again under its key with the same tool (and the same arguments,
+    ///   where both name them), as a framework that runs the paused step
+    ///   again from its start (LangGraph) does. With no crash and no retry,
+    ///   any other refusal is a second effect sharing a key, or an effect
+    ///   sent twice, even when nothing in the ledger tells the two apart
+    ///   (one tool, no arguments).
+    /// - [`Retries::SameKey`]: a refused attempt is a retry of the effect
+    ///   applied under its key unless its tool, or its arguments when both
+    ///   name them, differ; only a refusal told apart so is a second
+    ///   effect.
+    KeysNotShared {
+        /// Whether a retry under an applied key is the deployment's way.
+        retries: Retries,
+    },
     /// No effect the step applied repeats, in tool and arguments, one
     /// applied in the step's conversation since its latest prompt (the
     /// pause the step answers) under another key: a resume that runs the
@@ -620,7 +635,7 @@ impl Assertion {
                 | Self::EffectsOfOneApproval { .. }
                 | Self::RequestsNotCrossed { .. }
                 | Self::EffectNotRepeated
-                | Self::KeysNotShared
+                | Self::KeysNotShared { .. }
                 | Self::GovernedEffectReached { .. }
                 | Self::LedgerDelta { .. }
                 | Self::ToolEffects { .. }

@@ -253,6 +253,10 @@ impl Variant {
                 pack.retries = Retries::SameKey;
                 PackDefinition::Procedural(pack)
             }
+            (Self::SameKeyRetries, PackDefinition::ExactlyOnce(mut pack)) => {
+                pack.retries = Retries::SameKey;
+                PackDefinition::ExactlyOnce(pack)
+            }
             (_, definition) => definition,
         }
     }

@@ -279,6 +279,14 @@ impl Flaw {
                 "KeysNotShared",
                 "KeysNotShared",
             ),
+            // Told from a retry only because, with no crash, nothing
+            // retries.
+            Self::NoticeSharesCancellationKey => at(
+                EXACTLY_ONCE,
+                "learn resume",
+                "KeysNotShared",
+                "KeysNotShared(retries=exact)",
+            ),
             Self::KeyFromClockHour => at(
                 "exactly-once/clock-advanced",
                 "resume crashed, then a later clock",
@@ -863,7 +871,9 @@ impl Flaw {
                 &[&["approval/gated-action", "approval/amended-answer"]]
             }
             // Both learn their effects from an uncrashed run.
-            Self::InvoiceSharesCancellationKey => &[&[EXACTLY_ONCE, "exactly-once/clock-advanced"]],
+            Self::InvoiceSharesCancellationKey | Self::NoticeSharesCancellationKey => {
+                &[&[EXACTLY_ONCE, "exactly-once/clock-advanced"]]
+            }
             Self::SpentMarkOnlyInMemory | Self::SpentMarksWrittenAtShutdown => {
                 &[&["approval/restart-before-replay", "approval/replicas"]]
             }

@@ -376,6 +376,12 @@ flaws! {
     /// applied before: two effects share one key, and the second never
     /// happens.
     InvoiceSharesCancellationKey = "invoice-shares-cancellation-key" in ExactlyOnce,
+    /// The cancellation tool confirms to the customer through the ledger
+    /// under the cancellation's own key, as an effect of the same tool
+    /// with no arguments (the message is fixed): the ledger refuses the
+    /// confirmation as applied before, the customer is never told, and
+    /// nothing in the ledger tells the lost effect from a retry.
+    NoticeSharesCancellationKey = "notice-shares-cancellation-key" in ExactlyOnce,
     /// Effects are keyed by subject and the current hour of the clock: a
     /// retry an hour after the crash keys afresh and applies again.
     KeyFromClockHour = "key-from-clock-hour" in ExactlyOnce,

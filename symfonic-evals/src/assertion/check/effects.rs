@@ -280,9 +280,18 @@ fn pause_effect_again(evidence: &Evidence<'_>, event: &crate::ledger::LedgerEven
 }
 
 /// See [`Assertion::KeysNotShared`](crate::Assertion::KeysNotShared).
-pub(super) fn keys_not_shared(evidence: &Evidence<'_>) -> Check {
-    let expected = "every attempt refused as already applied is the effect applied under its key \
-                    (same tool, and same arguments where both name them)";
+pub(super) fn keys_not_shared(evidence: &Evidence<'_>, retries: Retries) -> Check {
+    let expected = match retries {
+        Retries::Exact => {
+            "no attempt refused as already applied: with no crash there is no retry \
+             (retries = exact), save an effect of the paused step attempted again under its key \
+             on its resume"
+        }
+        Retries::SameKey => {
+            "every attempt refused as already applied is the effect applied under its key (same \
+             tool, and same arguments where both name them; retries = same_key)"
+        }
+    };
     let first_applied = |key: &str| {
         evidence
             .trial_events
@@ -301,30 +310,82 @@ pub(super) fn keys_not_shared(evidence: &Evidence<'_>) -> Check {
         (differs(&applied.tool, &event.tool) || differs(&applied.arguments, &event.arguments))
             .then_some((applied, *event))
     });
-    match shared {
-        Some((applied, lost)) => {
-            Check::new(
-                false,
-                expected,
-                format!(
+    if let Some((applied, lost)) = shared {
+        return Check::new(
+            false,
+            expected,
+            format!(
                 "two effects share key {}: `{}` was applied under it, and `{}` with {} arguments \
                  was refused as already applied, so it never happened",
                 crate::redact::short_digest(applied.key.as_bytes()),
                 tool_label(applied.tool.as_deref().unwrap_or_default()),
                 tool_label(lost.tool.as_deref().unwrap_or_default()),
-                if lost.arguments == applied.arguments { "the same" } else { "other" }
+                if lost.arguments == applied.arguments {
+                    "the same"
+                } else {
+                    "other"
+                }
             ),
-            )
-        }
-        None => Check::new(
+        );
+    }
+    if retries == Retries::SameKey {
+        return Check::new(
             true,
             expected,
             format!(
                 "{} attempt(s) refused as already applied, each a retry of its key's effect",
                 refused.len()
             ),
-        ),
+        );
     }
+    // Nothing tells these refusals from the effect applied under their
+    // key, and with no crash nothing retries: a second effect sharing the
+    // key, or the effect sent twice. Only the paused step's own effects,
+    // attempted again when its resume runs it from the start, are neither.
+    let unexplained: Vec<_> = refused
+        .iter()
+        .filter(|event| !pause_effect_again(evidence, event))
+        .collect();
+    let Some(first) = unexplained.first() else {
+        return Check::new(
+            true,
+            expected,
+            if refused.is_empty() {
+                "no attempt refused as already applied".to_owned()
+            } else {
+                format!(
+                    "{} attempt(s) refused as already applied, each an effect of the paused step \
+                     attempted again under its key",
+                    refused.len()
+                )
+            },
+        );
+    };
+    let applied = first_applied(&first.key);
+    let arguments = match (applied.and_then(|a| a.arguments.as_ref()), &first.arguments) {
+        (_, None) => "no arguments",
+        (None, Some(_)) => "arguments",
+        (Some(_), Some(_)) => "the same arguments",
+    };
+    let under = match applied {
+        Some(applied) => format!(
+            "the key of a `{}` effect applied in this trial",
+            tool_label(applied.tool.as_deref().unwrap_or_default())
+        ),
+        None => "a key no attempt of this trial applied".to_owned(),
+    };
+    Check::new(
+        false,
+        expected,
+        format!(
+            "{} attempt(s) refused as already applied with no crash and no retry; the first, of \
+             `{}` with {arguments}, under key {} ({under}): a second effect sharing the key, \
+             which never happened, or the effect sent twice",
+            unexplained.len(),
+            tool_label(first.tool.as_deref().unwrap_or_default()),
+            crate::redact::short_digest(first.key.as_bytes()),
+        ),
+    )
 }
 
 /// See [`Assertion::EffectNotRepeated`](crate::Assertion::EffectNotRepeated).
@@ -445,6 +506,87 @@ mod tests {
         };
         let approved = BTreeMap::from([("cancel".to_owned(), 1)]);
         of_one_approval(&evidence, &approved, retries).passed
+    }
+
+    fn shared(events: &[LedgerEvent], paused: &[LedgerEvent], retries: Retries) -> (bool, String) {
+        let record = TurnRecord::default();
+        let trial: Vec<LedgerEvent> = paused.iter().chain(events).cloned().collect();
+        let evidence = Evidence {
+            ledger_events: events,
+            trial_events: &trial,
+            since_pause: paused,
+            ..Evidence::of(&record, LedgerCounts::default())
+        };
+        let check = keys_not_shared(&evidence, retries);
+        (check.passed, check.observed)
+    }
+
+    #[test]
+    fn keys_not_shared_exactly_refuses_every_refusal_of_an_uncrashed_run() {
+        let with = |key: &str, arguments: Option<&str>, applied| LedgerEvent {
+            arguments: arguments.map(str::to_owned),
+            ..event(key, applied)
+        };
+        let (exact, same_key) = (Retries::Exact, Retries::SameKey);
+        // Nothing refused: both policies pass.
+        let apart = [with("a", Some("x"), true), with("b", Some("y"), true)];
+        assert!(shared(&apart, &[], exact).0);
+        assert!(shared(&apart, &[], same_key).0);
+        // A second effect of the same tool with no arguments under the
+        // cancellation's key: nothing in the ledger tells it from a retry,
+        // so only the exact policy sees it.
+        let notice = [with("a", Some("x"), true), with("a", None, false)];
+        let (passed, observed) = shared(&notice, &[], exact);
+        assert!(!passed);
+        assert!(observed.starts_with("1 attempt(s) refused"), "{observed}");
+        assert!(
+            observed.contains("`cancel` with no arguments"),
+            "{observed}"
+        );
+        let key = crate::redact::short_digest(b"a");
+        assert!(observed.contains(&format!("under key {key}")), "{observed}");
+        assert!(shared(&notice, &[], same_key).0);
+        // The same effect sent twice under its key: a retry the exact
+        // policy has no room for, the same-key policy's very case.
+        let twice = [with("a", Some("x"), true), with("a", Some("x"), false)];
+        assert!(!shared(&twice, &[], exact).0);
+        assert!(shared(&twice, &[], same_key).0);
+        // Two effects told apart by their tools or arguments: both.
+        let other = LedgerEvent {
+            tool: Some("invoice".into()),
+            ..with("a", None, false)
+        };
+        let told_apart = [with("a", Some("x"), true), other];
+        for retries in [exact, same_key] {
+            let (passed, observed) = shared(&told_apart, &[], retries);
+            assert!(!passed);
+            assert!(observed.starts_with("two effects share key"), "{observed}");
+        }
+        let argued = [with("a", Some("x"), true), with("a", Some("y"), false)];
+        assert!(!shared(&argued, &[], exact).0);
+        assert!(!shared(&argued, &[], same_key).0);
+    }
+
+    #[test]
+    fn keys_not_shared_lets_a_resume_run_the_paused_step_again() {
+        let notice = |key: &str, arguments: &str, applied| LedgerEvent {
+            tool: Some("notice".into()),
+            arguments: Some(arguments.into()),
+            ..event(key, applied)
+        };
+        // LangGraph runs the paused node from its start: the notice the
+        // pause posted goes again under its key, refused.
+        let paused = [notice("held", "h", true)];
+        let resume = [notice("held", "h", false), event("a", true)];
+        assert!(shared(&resume, &paused, Retries::Exact).0);
+        // Under the key of the pause's notice, another effect: not the
+        // paused step run again.
+        let resume = [notice("held", "other", false), event("a", true)];
+        assert!(!shared(&resume, &paused, Retries::Exact).0);
+        // And only the pause's own effects: a refusal within the resume
+        // is not one.
+        let resume = [event("a", true), event("a", false)];
+        assert!(!shared(&resume, &paused, Retries::Exact).0);
     }
 
     #[test]

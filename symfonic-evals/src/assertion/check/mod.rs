@@ -163,7 +163,7 @@ impl Assertion {
             Self::EffectNotRepeated => effects::not_repeated(evidence),
             Self::GovernedEffectWithheld { tool, stage } => routes::withheld(evidence, tool, stage),
             Self::GovernedEffectReached { tool } => routes::reached(evidence, tool),
-            Self::KeysNotShared => effects::keys_not_shared(evidence),
+            Self::KeysNotShared { retries } => effects::keys_not_shared(evidence, *retries),
             Self::AskedOrWithheld { approved } => effects::asked_or_withheld(evidence, approved),
             Self::EffectsOfOneApproval { approved, retries } => {
                 effects::of_one_approval(evidence, approved, *retries)

@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::arguments::ArgumentChecks;
 use super::probes::Probe;
 use super::{ArgumentError, PackKind};
+use crate::assertion::Retries;
 use crate::capability::Requirements;
 use crate::scenario::TrialPolicy;
 
@@ -71,6 +72,14 @@ pub struct ExactlyOncePack {
     pub second_prompt: Option<String>,
     /// The conversation the steps run in.
     pub conversation: String,
+    /// How the uncrashed run's refusals are read: `exact` (the default),
+    /// where no attempt may be refused as applied before (there is no
+    /// crash to retry after, so a refusal is a second effect sharing a key
+    /// or an effect sent twice), or `same_key`, where a retry under the
+    /// applied key is the deployment's way and only an attempt told apart
+    /// from the key's effect (another tool, other arguments) is a second
+    /// effect. The crash experiments read the same either way.
+    pub retries: Retries,
     /// Probes to switch off, by name (see [`PackKind::probes`](super::PackKind::probes)).
     pub skip_probes: Vec<String>,
     /// Trials and passes required.
@@ -86,6 +95,7 @@ impl Default for ExactlyOncePack {
             answer: None,
             second_prompt: None,
             conversation: "exactly-once".into(),
+            retries: Retries::Exact,
             skip_probes: Vec::new(),
             policy: TrialPolicy::default(),
         }

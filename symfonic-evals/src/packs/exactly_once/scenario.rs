@@ -20,15 +20,17 @@ impl ExactlyOncePack {
 
     /// The uncrashed run the experiments learn from: the request, and its
     /// resume when there is one. With no crash anywhere, an attempt the
-    /// ledger refuses as applied before can only be a retry of the same
-    /// effect; any other is a second effect sharing the first's key, which
-    /// would make every count learned here wrong (KeysNotShared).
+    /// ledger refuses as applied before is a second effect sharing a key,
+    /// which would make every count learned here wrong, or, where the
+    /// deployment retries under the same key (`retries = same_key`), a
+    /// retry of the same effect (KeysNotShared).
     fn learning_steps(&self) -> Vec<Step> {
         let mut steps = vec![self.prompt_step("learn")];
         steps.extend(self.resume_step("learn resume"));
+        let retries = self.retries;
         steps
             .into_iter()
-            .map(|step| step.asserting([Assertion::KeysNotShared]))
+            .map(|step| step.asserting([Assertion::KeysNotShared { retries }]))
             .collect()
     }
 
