@@ -261,9 +261,41 @@ class Shapes(unittest.TestCase):
 
     # -- async graphs and streaming ----------------------------------------------
 
+    def spied(self, factory: Any) -> "tuple[InProcess, List[str]]":
+        """A server of ``factory``'s async deployment whose compiled graph
+        notes each run it is given: ``ainvoke``, or ``astream`` with the
+        events it streamed (LangGraph's own ``ainvoke`` streams inside, so
+        an ``astream`` under an ``ainvoke`` is not noted)."""
+        server = InProcess(factory, self.dir, self.ledger)
+        self.servers.append(server)
+        graph = server.deployments[-1].inner.graph
+        runs: List[str] = []
+        ainvoke, astream = graph.ainvoke, graph.astream
+        inside: List[bool] = []
+
+        async def spy_ainvoke(*args: Any, **kwargs: Any) -> Any:
+            runs.append("ainvoke")
+            inside.append(True)
+            try:
+                return await ainvoke(*args, **kwargs)
+            finally:
+                inside.pop()
+
+        async def spy_astream(*args: Any, **kwargs: Any) -> Any:
+            events = 0
+            async for event in astream(*args, **kwargs):
+                events += 1
+                yield event
+            if not inside:
+                runs.append(f"astream:{events}")
+
+        graph.ainvoke, graph.astream = spy_ainvoke, spy_astream
+        return server, runs
+
     def test_an_async_graph_pauses_resumes_across_a_restart_and_refuses_a_replay(self) -> None:
         """``async def`` nodes and tools, with the synchronous deployment's
-        arguments; run with ``ainvoke``, and with ``astream`` drained."""
+        arguments; run with ``ainvoke``, and with ``astream`` drained (and
+        then only ``astream``: the graph notes which run it was given)."""
         for streaming in (False, True):
             with self.subTest(streaming=streaming):
                 self.dir = scratch(self, "langgraph-async-")
@@ -273,16 +305,14 @@ class Shapes(unittest.TestCase):
                         durable_dir, async_graph(), validate_answer=require_approval, streaming=streaming
                     )
 
-                server = InProcess(factory, self.dir, self.ledger)
-                self.servers.append(server)
+                server, runs = self.spied(factory)
                 paused = server.peer.prompt("c", "escalate ticket 7")
                 terminal = paused.record["terminal"]
                 self.assertEqual((terminal["kind"], terminal["interaction"]), ("paused", "escalate_ticket"))
                 self.assertTrue(terminal["resumable"])
                 self.assertEqual(paused.record["tool_calls"][0]["outcome"], {"status": "pending"})
                 server.stop()
-                server = InProcess(factory, self.dir, self.ledger)
-                self.servers.append(server)
+                server, resumed_runs = self.spied(factory)
                 self.assertEqual(server.peer.redeem("c", paused, {"approved": "yes"}).error["code"], "answer.invalid")
                 resumed = server.peer.redeem("c", paused).record
                 self.assertEqual(
@@ -295,6 +325,13 @@ class Shapes(unittest.TestCase):
                 self.assertEqual(weather.record["tool_calls"][0]["outcome"]["status"], "succeeded")
                 self.assertEqual(len(weather.witnesses), 1, "a plain tool on a thread reaches the turn too")
                 server.stop()
+                # The prompt; then the resume and the weather prompt after the restart.
+                for noted, count in ((runs, 1), (resumed_runs, 2)):
+                    if streaming:
+                        self.assertEqual(len(noted), count, noted)
+                        self.assertTrue(all(re.fullmatch(r"astream:[1-9]\d*", run) for run in noted), noted)
+                    else:
+                        self.assertEqual(noted, ["ainvoke"] * count)
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
         self.assertEqual(self.ledger.attempts["escalate:7"], 2, "each flavour applied it once; the second was a duplicate")
 
