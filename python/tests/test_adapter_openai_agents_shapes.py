@@ -20,12 +20,13 @@ if HAVE_AGENTS:
         ToolGuardrailFunctionOutput,
         function_tool,
         input_guardrail,
+        output_guardrail,
         tool_input_guardrail,
     )
     from agents import ModelResponse
     from agents.usage import Usage
     from openai.types.responses import ResponseOutputItemDoneEvent
-    from test_adapter_openai_agents import RouterModel, escalate_ticket, weather_lookup
+    from test_adapter_openai_agents import RouterModel, escalate_ticket, issue_refund, weather_lookup
 
     from symfonic_evals_protocol.adapters._journal import RunJournal
     from symfonic_evals_protocol.adapters._openai_agents_models import JournaledModel, completed_event
@@ -64,6 +65,11 @@ if HAVE_AGENTS:
     def no_secrets(context: Any, agent: Any, input: Any) -> Any:
         """Trips on a prompt asking for the secret."""
         return GuardrailFunctionOutput(output_info=None, tripwire_triggered="secret" in str(input))
+
+    @output_guardrail
+    def no_amounts(context: Any, agent: Any, output: Any) -> Any:
+        """Trips on a final answer that quotes a refund."""
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered="refunded" in str(output))
 
     def desk(durable_dir: str, tools: List[Any], **agent_options: Any) -> OpenAIAgentsDeployment:
         agent = Agent(name="desk", instructions="help", model=RouterModel(), tools=tools, **agent_options)
@@ -203,6 +209,39 @@ class Shapes(unittest.TestCase):
         self.assertEqual((record["terminal"], record["answer"]), ({"kind": "completed"}, ""))
         self.assertEqual(record["governance"], [{"stage": "no_secrets", "outcome": "rejected", "counts": {}}])
         self.assertEqual(answered(out, 2)["record"]["governance"], [])
+
+    def test_an_output_guardrail_tripwire_is_a_refusal_not_a_failure(self) -> None:
+        """The run made its calls, then the agent's output guardrail trips
+        on the final answer: the turn completes with no answer and the
+        guardrail's stage rejected, the refund it made reported as it ran.
+        Plain and streamed (the tripwire then rises from the event stream)."""
+        for streaming in (False, True):
+            with self.subTest(streaming=streaming):
+
+                def factory(durable_dir: str) -> OpenAIAgentsDeployment:
+                    model = StreamingModel() if streaming else RouterModel()
+                    agent = Agent(name="desk", instructions="help", model=model, tools=[issue_refund], output_guardrails=[no_amounts])
+                    return OpenAIAgentsDeployment(durable_dir, agent, traits=["idempotent-effects"], streaming=streaming)
+
+                conversation = f"c-{streaming}"
+                out = self.session(
+                    factory,
+                    [prompt(1, "refund order 5", conversation), ledger(1, "refund:5"), prompt(2, "hello", conversation)],
+                )
+                refused = answered(out, 1)
+                self.assertEqual(refused["type"], "turn_record", "a tripwire is the desk refusing, not the turn failing")
+                record = refused["record"]
+                self.assertEqual((record["terminal"], record["answer"]), ({"kind": "completed"}, ""), "the answer is withheld")
+                self.assertEqual(record["governance"], [{"stage": "no_amounts", "outcome": "rejected", "counts": {}}])
+                self.assertEqual(
+                    [(c["name"], c["outcome"]) for c in record["tool_calls"]],
+                    [("issue_refund", {"status": "succeeded", "result": {"refunded": 5}})],
+                    "the call the run made before the guardrail, as it went",
+                )
+                self.assertIn("tool call_refund_5 -> {'refunded': 5}", record["model_input"])
+                self.assertEqual([m["key"] for m in of(out, "ledger_apply")], ["refund:5"])
+                passed = answered(out, 2)["record"]
+                self.assertEqual((passed["governance"], passed["answer"]), ([], "nothing to do"), "an answer it lets through")
 
     def test_a_tool_guardrail_refuses_the_call_it_rejects(self) -> None:
         factory = lambda d: desk(d, [guarded_refund])  # noqa: E731
