@@ -42,6 +42,7 @@ from symfonic_evals_protocol.adapters._common import (
     request_digest,
     require_approval,
 )
+from symfonic_evals_protocol.adapters._langgraph_review import without_edit_notice
 from symfonic_evals_protocol.adapters.tokens import SignedTokenCodec
 
 try:
@@ -390,6 +391,20 @@ class Common(unittest.TestCase):
             with self.assertRaises(TurnFailure) as caught:
                 require_approval(unfit)
             self.assertEqual(caught.exception.code, "answer.invalid")
+
+    def test_the_middlewares_edit_notice_is_the_models_not_the_result(self) -> None:
+        """The notice LangChain's middleware prepends to an edited call's
+        tool message, in each shape it takes (text, text blocks, the notice
+        alone for a tool that answered nothing), comes off; the tool's
+        content stays as it is, however the desk worded the notice."""
+        notice = "Reviewed. Executed instead: escalate_ticket with arguments {\"ticket\": 80}."
+        self.assertEqual(without_edit_notice(f"{notice}\n\nTool response:\n{{\"escalated\": 80}}"), '{"escalated": 80}')
+        self.assertEqual(without_edit_notice(notice), "")
+        blocks = [{"type": "text", "text": notice + "\n\nTool response:"}, {"type": "text", "text": "ok"}]
+        self.assertEqual(without_edit_notice(blocks), [{"type": "text", "text": "ok"}])
+        self.assertEqual(without_edit_notice([notice, "ok"]), ["ok"])
+        for plain in ('{"escalated": 80}', "Tool response: as it is", [{"type": "text", "text": "ok"}], []):
+            self.assertEqual(without_edit_notice(plain), plain)
 
     def test_effects_need_a_running_turn(self) -> None:
         with self.assertRaises(RuntimeError):

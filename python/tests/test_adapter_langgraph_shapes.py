@@ -216,6 +216,49 @@ class Shapes(unittest.TestCase):
         self.assertTrue(resumed["attributes"]["resume_continued"])
         self.assertIn(resumed["answer"], ("lunch: soup", "dinner: soup"))
 
+    # -- the human-in-the-loop middleware, batched -----------------------------------
+
+    def test_the_middleware_batched_takes_mixed_decisions_in_one_answer(self) -> None:
+        """The middleware's default mode: one interrupt holds every gated
+        call of the model's message, answered by one ``{"decisions":
+        [...]}`` in pending order. The approved call runs as asked, the
+        edited one runs with the edited arguments (and is reported with
+        them and the tool's own result, not the middleware's notice to the
+        model), the rejected one is refused, and nothing runs as the model
+        first asked it."""
+        self.needs_langchain()
+        middleware = HumanInTheLoopMiddleware(interrupt_on={"escalate_ticket": True})
+        peer = self.start(create_agent(FanOutChat(), tools=[escalate_ticket], middleware=[middleware]))
+        paused = peer.prompt("c", "escalate tickets 7, 8 and 9")
+        record = paused.record
+        self.assertEqual(
+            [(c["id"], c["arguments"], c["outcome"]) for c in record["tool_calls"]],
+            [(f"call_{t}", {"ticket": t}, {"status": "pending"}) for t in (7, 8, 9)],
+        )
+        self.assertEqual(len(record["terminal"]["question"]["action_requests"]), 3, "one interrupt for the three")
+        self.assertEqual(record["terminal"]["editable"], ["call_7", "call_8", "call_9"])
+        answer = {
+            "decisions": [
+                {"type": "approve"},
+                {"type": "edit", "edited_action": {"name": "escalate_ticket", "args": {"ticket": 80}}},
+                {"type": "reject", "message": "not 9"},
+            ]
+        }
+        resumed = peer.redeem("c", paused, answer).record
+        self.assertEqual(
+            resumed["resolved"],
+            [
+                {"id": "call_7", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}},
+                {"id": "call_8", "outcome": {"status": "succeeded", "result": {"escalated": 80}}, "arguments": {"ticket": 80}},
+                {"id": "call_9", "outcome": {"status": "refused", "stage": "human-review"}},
+            ],
+        )
+        self.assertEqual(resumed["tool_calls"], [], "the held calls are resolved, not reported again")
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7", "escalate:80"], "the tool got the edited ticket")
+        self.assertIn("not 9", resumed["model_input"], "the model heard the reviewer's reason")
+        self.assertIn("Executed instead: escalate_ticket", resumed["model_input"], "and of the edit, as the middleware told it")
+        self.assertEqual(peer.redeem("c", paused, answer).error["code"], "pause.replayed")
+
     # -- the human-in-the-loop middleware, per call ---------------------------------
 
     def test_the_middleware_per_call_takes_each_calls_decision(self) -> None:
@@ -235,7 +278,7 @@ class Shapes(unittest.TestCase):
             ]
         }
         resolved = {r["id"]: r for r in peer.redeem("c", paused, answer).record["resolved"]}
-        self.assertEqual(resolved["call_7"]["outcome"]["status"], "succeeded")
+        self.assertEqual(resolved["call_7"]["outcome"], {"status": "succeeded", "result": {"escalated": 70}})
         self.assertEqual(resolved["call_7"]["arguments"], {"ticket": 70}, "the call as it ran, not as asked")
         self.assertEqual(resolved["call_8"]["outcome"], {"status": "refused", "stage": "human-review"})
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:70"])
