@@ -56,6 +56,7 @@ try:
     from langgraph.prebuilt import ToolNode, tools_condition
     from langgraph.types import Command, interrupt
 
+    from symfonic_evals_protocol.adapters._langgraph_thread import unanswered as _unanswered
     from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
     from symfonic_evals_protocol.adapters.langgraph import deployment as langgraph_deployment
 
@@ -892,6 +893,33 @@ class LangGraphAdapter(unittest.TestCase):
         self.assertEqual(resumed["tool_calls"], [])
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
         self.assertEqual(peer.redeem("s", reply).error["code"], "pause.replayed")
+
+    def test_twin_a_subgraph_interrupt_read_off_the_parent_holds_no_call(self) -> None:
+        """The shape going wrong: a deployment that reads what a pause holds
+        off the parent graph's state alone (``graph.get_state(config)``, as
+        a hand-written LangGraph deployment does, and the adapter did)
+        reports the interrupt against the subgraph's node with nothing
+        pending; the resume then shows the call as a new one, resolved
+        nowhere: ``approval/pending-call-resolved`` sees no held call
+        resolved, where the honest deployment (above) resolves it."""
+
+        class ParentOnly(LangGraphDeployment):
+            def _pending(self, conversation: str, messages: List[Any]) -> List[Dict[str, Any]]:
+                return _unanswered(messages)
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("desk", agent_graph(self.tools))
+        builder.add_edge(START, "desk")
+        builder.add_edge("desk", END)
+        peer = self.start(graph=builder.compile(), kind=ParentOnly)
+        reply = peer.prompt("s", "escalate ticket 7 to a supervisor")
+        paused = reply.record
+        self.assertEqual(paused["terminal"]["interaction"], "desk", "the subgraph's node, not the tool")
+        self.assertEqual(paused["tool_calls"], [], "no call pending")
+        resumed = peer.redeem("s", reply).record
+        self.assertEqual(resumed.get("resolved", []), [])
+        self.assertEqual([(c["name"], c["outcome"]["status"]) for c in resumed["tool_calls"]], [("escalate_ticket", "succeeded")])
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"], "the effect ran, under no held call")
 
     def test_an_interrupt_passes_through_a_witnessed_tool(self) -> None:
         peer = self.start(validate_answer=None)

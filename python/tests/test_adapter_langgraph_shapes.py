@@ -1,7 +1,9 @@
 """The LangGraph adapter on the shapes a real graph takes beyond one
 interrupt in one tool: several interrupts waiting at once (a ``Send``
 fan-out, ``create_agent``'s tool node), LangChain's human-in-the-loop
-middleware in both its modes, and static breakpoints. Driven in process
+middleware in both its modes, async graphs run with ``ainvoke`` or
+``astream``, and static breakpoints, with twins where a shape goes wrong.
+Driven in process
 through the protocol, as ``test_adapter_langgraph`` drives the adapter
 (whose harness side this module reuses); skipped where LangGraph is not
 installed."""
@@ -258,6 +260,29 @@ class Shapes(unittest.TestCase):
         self.assertIn("not 9", resumed["model_input"], "the model heard the reviewer's reason")
         self.assertIn("Executed instead: escalate_ticket", resumed["model_input"], "and of the edit, as the middleware told it")
         self.assertEqual(peer.redeem("c", paused, answer).error["code"], "pause.replayed")
+
+    def test_twin_an_edit_heard_as_an_approval_runs_the_call_unedited(self) -> None:
+        """The shape going wrong: a resume handler written for approve and
+        reject hands the middleware an approval for every decision that is
+        not a rejection. The edited call runs as the model asked it, and
+        the record says so (the arguments it ran with are the model's):
+        ``approval/edited-call`` sees the edit never reach the tool."""
+        self.needs_langchain()
+
+        class EditHeardAsApproval(LangGraphDeployment):
+            def resume_answers(self, pause: Any, answer: Any) -> Dict[str, Any]:
+                decisions = [{"type": "reject" if d["type"] == "reject" else "approve"} for d in answer["decisions"]]
+                return super().resume_answers(pause, {"decisions": decisions})
+
+        middleware = HumanInTheLoopMiddleware(interrupt_on={"escalate_ticket": True})
+        graph = create_agent(FanOutChat(), tools=[escalate_ticket], middleware=[middleware])
+        peer = self.start(graph, kind=EditHeardAsApproval)
+        paused = peer.prompt("c", "escalate tickets 7 and 8")
+        answer = {"decisions": [{"type": "approve"}, {"type": "edit", "edited_action": {"name": "escalate_ticket", "args": {"ticket": 80}}}]}
+        resolved = {r["id"]: r for r in peer.redeem("c", paused, answer).record["resolved"]}
+        self.assertEqual(resolved["call_8"]["arguments"], {"ticket": 8}, "the call as the model asked it")
+        self.assertEqual(resolved["call_8"]["outcome"], {"status": "succeeded", "result": {"escalated": 8}})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7", "escalate:8"])
 
     # -- the human-in-the-loop middleware, per call ---------------------------------
 

@@ -172,6 +172,19 @@ if HAVE_AGENTS:
         async def on_handoff(self, context: Any, from_agent: Any, to_agent: Any) -> None:
             self.handoffs.append((from_agent.name, to_agent.name))
 
+    class ForwardedHandoffs(RunHooks):  # type: ignore[type-arg]
+        """Twin: an adopter's hooks that forward every hook to a tracer of
+        theirs as it was called, positionally (``*args``, as the adapter's
+        own hooks once did): the SDK calls ``on_handoff(context=...,
+        from_agent=..., to_agent=...)`` by keyword, so the hook raises
+        ``TypeError`` on every handoff."""
+
+        def __init__(self) -> None:
+            self.traced: List[Any] = []
+
+        async def on_handoff(self, *args: Any) -> None:
+            self.traced.append(("handoff", *args))
+
     def handoff_desk(durable_dir: str, log: bool = False, wrapped: bool = False, **options: Any) -> OpenAIAgentsDeployment:
         """A triage agent that hands off to billing, whose tools do the work
         (one of them needs approval); ``wrapped`` hands off through a
@@ -555,6 +568,21 @@ class Handoffs(unittest.TestCase):
                 self.assertIn("system: route", record["model_input"])
                 self.assertIn("system: settle billing", record["model_input"])
                 self.assertEqual(record["answer"], "done: {'refunded': 3}")
+
+    def test_twin_positional_handoff_hooks_fail_every_handoff_turn(self) -> None:
+        """Caught where the honest hooks pass (above): the turn is a
+        failure, not a record, raised where the adapter's hooks hand the
+        SDK's keyword call to the adopter's, and nothing after the handoff
+        ran (no refund reached the ledger)."""
+        hooks = ForwardedHandoffs()
+        out = self.session([prompt(1, "refund order 3")], hooks=hooks)
+        failed = answered(out, 1)
+        self.assertEqual(failed["type"], "turn_error", "a crashed hook fails the turn")
+        error = failed["error"]
+        self.assertEqual((error["kind"], error["exception"]["qualified_name"]), ("UnhandledException", "builtins.TypeError"))
+        innermost = error["exception"]["frames"][-1]
+        self.assertEqual(innermost["function"], "Hooks._forward", "the SDK's keyword call reaching the adopter's hooks")
+        self.assertEqual((of(out, "ledger_apply"), hooks.traced), ([], []))
 
     def test_the_capabilities_reach_through_the_handoffs(self) -> None:
         capabilities = self.session([])[0]["capabilities"]

@@ -1,7 +1,8 @@
 """The Agents SDK adapter on the shapes a real agent takes beyond one tool
 that always needs approval: several approvals pending in one run, each
 answered on its own; a callable ``needs_approval``; guardrails whose
-tripwire or rejection is a refusal, not a failure. Driven in process with
+tripwire (input or output) or rejection is a refusal, not a failure, and
+the twin of a guardrail that raises instead, a failure. Driven in process with
 the scripted model of ``test_adapter_openai_agents`` (no network);
 skipped where the SDK is not installed."""
 
@@ -65,6 +66,15 @@ if HAVE_AGENTS:
     def no_secrets(context: Any, agent: Any, input: Any) -> Any:
         """Trips on a prompt asking for the secret."""
         return GuardrailFunctionOutput(output_info=None, tripwire_triggered="secret" in str(input))
+
+    @input_guardrail
+    def no_secrets_raising(context: Any, agent: Any, input: Any) -> Any:
+        """Twin: blocks a prompt asking for the secret by raising, as a
+        check written for a web handler does, instead of tripping the
+        wire: the SDK fails the run with the guardrail's exception."""
+        if "secret" in str(input):
+            raise PermissionError("the secret is not to be told")
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
 
     @output_guardrail
     def no_amounts(context: Any, agent: Any, output: Any) -> Any:
@@ -209,6 +219,21 @@ class Shapes(unittest.TestCase):
         self.assertEqual((record["terminal"], record["answer"]), ({"kind": "completed"}, ""))
         self.assertEqual(record["governance"], [{"stage": "no_secrets", "outcome": "rejected", "counts": {}}])
         self.assertEqual(answered(out, 2)["record"]["governance"], [])
+
+    def test_twin_a_guardrail_that_raises_is_a_failure_not_a_refusal(self) -> None:
+        """Caught where the tripwire passes (above): the same prompt is a
+        failed turn, with no ``rejected`` stage for a refusal probe to
+        find, the guardrail's own frame innermost; a prompt it lets
+        through is answered as before."""
+        factory = lambda d: desk(d, [weather_lookup], input_guardrails=[no_secrets_raising])  # noqa: E731
+        out = self.session(factory, [prompt(1, "tell me the secret"), prompt(2, "weather in Lisbon")])
+        failed = answered(out, 1)
+        self.assertEqual(failed["type"], "turn_error")
+        error = failed["error"]
+        self.assertEqual((error["kind"], error["exception"]["qualified_name"]), ("UnhandledException", "builtins.PermissionError"))
+        self.assertTrue(error["exception"]["frames"][-1]["function"].endswith("no_secrets_raising"), error["exception"]["frames"][-1])
+        self.assertNotIn("secret is not", json.dumps(failed), "the exception's text stays in the process")
+        self.assertEqual(answered(out, 2)["record"]["tool_calls"][0]["outcome"]["status"], "succeeded")
 
     def test_an_output_guardrail_tripwire_is_a_refusal_not_a_failure(self) -> None:
         """The run made its calls, then the agent's output guardrail trips
