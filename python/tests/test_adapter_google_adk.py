@@ -12,7 +12,6 @@ scripted desk served over stdin and stdout.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -25,10 +24,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from frameworks import installed, needs  # noqa: E402
 from test_adapter_openai_agents import Child, answered, hello, ledger, of, prompt, resume  # noqa: E402
 
-HAVE_ADK = importlib.util.find_spec("google.adk") is not None if importlib.util.find_spec("google") else False
-needs_adk = unittest.skipUnless(HAVE_ADK, "the Google ADK is not installed (pip install './python[google-adk]')")
+HAVE_ADK = installed("google.adk")
+needs_adk = needs(HAVE_ADK, "the Google ADK", "google-adk")
 MODEL_LOG = "scripted-model-calls.jsonl"
 
 if HAVE_ADK:

@@ -31,6 +31,7 @@ import unittest
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from frameworks import missing, needs
 from harness import SCHEMA
 from symfonic_evals_protocol import PromptRequest, ResumeRequest, TurnFailure, serve
 from symfonic_evals_protocol.adapters import _common
@@ -67,7 +68,7 @@ except ImportError:
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DESK = os.path.join(REPO, "examples", "langgraph-desk", "desk.py")
 PACKAGE = os.path.join(REPO, "python")
-needs_langgraph = unittest.skipUnless(HAVE_LANGGRAPH, "LangGraph is not installed (pip install './python[langgraph]')")
+needs_langgraph = needs(HAVE_LANGGRAPH, "LangGraph", "langgraph")
 APPROVE = {"approved": True}
 
 
@@ -672,7 +673,7 @@ class LangGraphAdapter(unittest.TestCase):
         try:
             from langchain.agents import create_agent
         except ImportError:
-            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+            missing("langchain", "langgraph")
         graph = create_agent(ScriptedChat(), tools=self.tools.all, system_prompt="you are the desk")
         peer = self.start(graph=graph)
         paused = peer.prompt("c", "escalate ticket 7")
@@ -692,7 +693,7 @@ class LangGraphAdapter(unittest.TestCase):
             from langchain.agents import create_agent
             from langchain.agents.middleware import HumanInTheLoopMiddleware
         except ImportError:
-            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+            missing("langchain", "langgraph")
 
         @tool
         def escalate_ticket(ticket: int) -> dict:

@@ -14,7 +14,8 @@ import re
 import unittest
 from typing import Any, Dict, List
 
-from test_adapter_langgraph import APPROVE, HAVE_LANGGRAPH, InProcess, Ledger, Peer, scratch
+from frameworks import missing
+from test_adapter_langgraph import APPROVE, HAVE_LANGGRAPH, InProcess, Ledger, Peer, needs_langgraph, scratch
 
 from symfonic_evals_protocol.adapters import effects, require_approval
 
@@ -104,8 +105,6 @@ if HAVE_LANGGRAPH:
         return {"escalated": ticket}
 
 
-needs_langgraph = unittest.skipUnless(HAVE_LANGGRAPH, "LangGraph is not installed (pip install './python[langgraph]')")
-
 
 @needs_langgraph
 class Shapes(unittest.TestCase):
@@ -127,7 +126,7 @@ class Shapes(unittest.TestCase):
 
     def needs_langchain(self) -> None:
         if create_agent is None:
-            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+            missing("langchain", "langgraph")
 
     # -- several interrupts at once ------------------------------------------------
 

@@ -30,7 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from frameworks import needs  # noqa: E402
+
 HAVE_AGENTS = importlib.util.find_spec("agents") is not None
+needs_agents = needs(HAVE_AGENTS, "the OpenAI Agents SDK (agents)", "openai-agents")
 DESK_DIR = os.path.join(HERE, "..", "..", "examples", "openai-agents-desk")
 
 if HAVE_AGENTS:
@@ -230,7 +233,7 @@ def answered(out: List[Dict[str, Any]], request_id: int) -> Dict[str, Any]:
     return message
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class InProcess(unittest.TestCase):
     """Sessions through the scripted harness; a new session on the same
     durable directory is a restart."""
@@ -512,7 +515,7 @@ if HAVE_AGENTS:
             raise NotImplementedError
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class McpTools(unittest.TestCase):
     def test_an_mcp_tool_error_is_a_failed_call(self) -> None:
         from harness import async_session
@@ -537,7 +540,7 @@ class McpTools(unittest.TestCase):
 # -- a child process, killed as the harness kills it ----------------------------------
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class Handoffs(unittest.TestCase):
     """A triage agent handing off to billing: the adopter's hooks hear the
     handoff by the SDK's keyword names, the target's tool calls and model
@@ -681,7 +684,7 @@ class Child:
                 stream.close()
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class Crashes(unittest.TestCase):
     """The deployment killed right after the ledger granted an effect, then
     rebuilt and sent the same request, as the exactly-once pack does."""
@@ -769,7 +772,7 @@ def _load_desk() -> Any:
     return module
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class ReferenceDesk(unittest.TestCase):
     """``examples/openai-agents-desk/desk.py`` on the fake model: the honest
     desk passes the seed's steps and the restart probe's replay; each twin
@@ -882,7 +885,7 @@ class _ChatCompletions(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class ReferenceDeskOverHttp(unittest.TestCase):
     """``desk.py`` as the harness starts it: a child process whose
     ``AsyncOpenAI()`` finds the model endpoint in ``OPENAI_BASE_URL``."""

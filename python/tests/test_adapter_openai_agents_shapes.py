@@ -12,7 +12,7 @@ import json
 import unittest
 from typing import Any, Dict, List
 
-from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, of, prompt, resume
+from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, needs_agents, of, prompt, resume
 
 if HAVE_AGENTS:
     from agents import (
@@ -107,7 +107,7 @@ if HAVE_AGENTS:
         return OpenAIAgentsDeployment(durable_dir, agent, traits=["idempotent-effects"], streaming=True)
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class Shapes(unittest.TestCase):
     def setUp(self) -> None:
         import tempfile

@@ -25,10 +25,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from frameworks import needs  # noqa: E402
 from test_adapter_openai_agents import Child, answered, hello, ledger, of, prompt, resume  # noqa: E402
 
 HAVE_PYDANTIC_AI = importlib.util.find_spec("pydantic_ai") is not None
-needs_pydantic_ai = unittest.skipUnless(HAVE_PYDANTIC_AI, "Pydantic AI is not installed (pip install './python[pydantic-ai]')")
+needs_pydantic_ai = needs(HAVE_PYDANTIC_AI, "Pydantic AI", "pydantic-ai")
 MODEL_LOG = "scripted-model-calls.jsonl"
 
 if HAVE_PYDANTIC_AI:

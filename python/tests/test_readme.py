@@ -5,7 +5,6 @@ namespace; one whose framework is missing is skipped with the install hint."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import os
@@ -15,6 +14,7 @@ import unittest
 from typing import Any, Dict, List, Optional, Tuple
 
 import harness  # noqa: F401  (puts the package on the path)
+from frameworks import installed, missing
 from harness import HELLO, SHUTDOWN, async_session, ledger_result, prompt, session
 from symfonic_evals_protocol import PromptRequest, ResumeRequest, Turn, TurnFailure, _wire
 
@@ -33,13 +33,6 @@ def snippets() -> List[Tuple[int, Optional[str], str]]:
     ]
 
 
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 class ReadmeSnippets(unittest.TestCase):
     def test_there_are_snippets_to_run(self) -> None:
         self.assertGreaterEqual(len(snippets()), 4)
@@ -47,8 +40,8 @@ class ReadmeSnippets(unittest.TestCase):
     def test_every_marked_snippet_runs(self) -> None:
         for line, module, code in snippets():
             with self.subTest(line=line):
-                if module is not None and not _installed(module):
-                    self.skipTest(f"{module} is not installed (pip install './python[{_EXTRAS.get(module, module)}]')")
+                if module is not None and not installed(module):
+                    missing(module, _EXTRAS.get(module, module))
                 exec(compile(code, f"README.md:{line}", "exec"), {"__name__": f"readme_{line}"})
 
 
@@ -113,8 +106,8 @@ class AsyncLangGraph(unittest.TestCase):
     pauses, a restarted process redeems the pause once."""
 
     def test_the_async_graph_pauses_and_resumes_once_across_a_restart(self) -> None:
-        if not _installed("langgraph"):
-            self.skipTest("langgraph is not installed (pip install './python[langgraph]')")
+        if not installed("langgraph"):
+            missing("langgraph", "langgraph")
         from harness import resume
 
         desk = namespace_of("AsyncLangGraphDeployment(durable_dir, builder")["async_desk"]
