@@ -3,10 +3,9 @@ interrupt in one tool: several interrupts waiting at once (a ``Send``
 fan-out, ``create_agent``'s tool node), LangChain's human-in-the-loop
 middleware in both its modes, async graphs run with ``ainvoke`` or
 ``astream``, and static breakpoints, with twins where a shape goes wrong.
-Driven in process
-through the protocol, as ``test_adapter_langgraph`` drives the adapter
-(whose harness side this module reuses); skipped where LangGraph is not
-installed."""
+Driven in process through the protocol, as ``test_adapter_langgraph``
+drives the adapter (whose harness side this module reuses); skipped where
+LangGraph is not installed."""
 
 from __future__ import annotations
 
@@ -103,7 +102,6 @@ if HAVE_LANGGRAPH:
         """Escalate a ticket (a middleware or a breakpoint holds it first)."""
         effects.apply(f"escalate:{ticket}", tool="escalate_ticket")
         return {"escalated": ticket}
-
 
 
 @needs_langgraph
