@@ -26,9 +26,9 @@ from symfonic_evals_protocol import Approvers, TurnFailure  # noqa: E402
 from symfonic_evals_protocol.adapters._approvers import APPROVERS_HANDLE, ApproverCheck  # noqa: E402
 from symfonic_evals_protocol.adapters._store import PauseRow  # noqa: E402
 from test_adapter_langgraph import HAVE_LANGGRAPH, InProcess, Ledger, needs_langgraph  # noqa: E402
-from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, prompt, resume  # noqa: E402
-from test_adapter_google_adk import HAVE_ADK  # noqa: E402
-from test_adapter_pydantic_ai import HAVE_PYDANTIC_AI  # noqa: E402
+from test_adapter_openai_agents import answered, hello, ledger, needs_agents, prompt, resume  # noqa: E402
+from test_adapter_google_adk import needs_adk  # noqa: E402
+from test_adapter_pydantic_ai import needs_pydantic_ai  # noqa: E402
 
 APPROVERS = ["duty-supervisor", "rosa.lima"]
 OUTSIDER = {"approved": True, "approver": "someone-else"}
@@ -193,7 +193,7 @@ class LangGraphApprovers(unittest.TestCase):
         self.assertEqual(self.ledger.applied, ["escalate:7"])
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class AgentsSdkApprovers(unittest.TestCase):
     """The shared base publishes and checks for the SDK's ``needs_approval`` too."""
 
@@ -274,7 +274,7 @@ class HeldCallsApprovers:
         self.assertEqual(answered(out, 2)["error"]["code"], "approver.not_entitled")
 
 
-@unittest.skipUnless(HAVE_PYDANTIC_AI, "Pydantic AI is not installed (pip install './python[pydantic-ai]')")
+@needs_pydantic_ai
 class PydanticAIApprovers(HeldCallsApprovers, unittest.TestCase):
     def scripted_desk(self, durable_dir: str, **options: Any) -> Any:
         from test_adapter_pydantic_ai import scripted_desk
@@ -282,7 +282,7 @@ class PydanticAIApprovers(HeldCallsApprovers, unittest.TestCase):
         return scripted_desk(durable_dir, **options)
 
 
-@unittest.skipUnless(HAVE_ADK, "the Google ADK is not installed (pip install './python[google-adk]')")
+@needs_adk
 class AdkApprovers(HeldCallsApprovers, unittest.TestCase):
     def scripted_desk(self, durable_dir: str, **options: Any) -> Any:
         from test_adapter_google_adk import scripted_desk

@@ -12,7 +12,6 @@ scripted desk served over stdin and stdout.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -25,10 +24,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from frameworks import installed, needs  # noqa: E402
 from test_adapter_openai_agents import Child, answered, hello, ledger, of, prompt, resume  # noqa: E402
 
-HAVE_ADK = importlib.util.find_spec("google.adk") is not None if importlib.util.find_spec("google") else False
-needs_adk = unittest.skipUnless(HAVE_ADK, "the Google ADK is not installed (pip install './python[google-adk]')")
+HAVE_ADK = installed("google.adk")
+needs_adk = needs(HAVE_ADK, "the Google ADK", "google-adk")
 MODEL_LOG = "scripted-model-calls.jsonl"
 
 if HAVE_ADK:
@@ -193,6 +193,37 @@ class AdkAdapter(unittest.TestCase):
         self.assertEqual(answered(out, 3)["error"]["code"], "pause.replayed")
         out = self.session([resume(4, token, {"approved": True}, question)])
         self.assertEqual(answered(out, 4)["error"]["kind"], "PauseTokenReplayedError")
+
+    def test_a_token_codec_shapes_the_token_and_nothing_else(self) -> None:
+        """``token_codec=`` as on the other adapters: the token handed out is
+        the codec's (a signed one here), the bare key or a token signed
+        under another secret names no pause, and the same secret after a
+        restart redeems it, once."""
+        from symfonic_evals_protocol.adapters import SignedTokenCodec
+
+        def signed(durable_dir: str) -> Any:
+            return scripted_desk(durable_dir, token_codec=SignedTokenCodec("desk secret"))
+
+        out = self.session([prompt(1, "escalate ticket 7")], factory=signed)
+        terminal = answered(out, 1)["record"]["terminal"]
+        token, question = terminal["token"], terminal["question_id"]
+        key, dot, signature = token.rpartition(".")
+        self.assertTrue(key and dot and signature, token)
+        forged = SignedTokenCodec("another secret").issue(key, "c", question)
+        out = self.session(
+            [
+                resume(2, key, {"approved": True}, question),
+                resume(3, forged, {"approved": True}, question),
+                resume(4, token, {"approved": True}, question),
+                ledger(4, "escalate:7"),
+                resume(5, token, {"approved": True}, question),
+            ],
+            factory=signed,
+        )
+        self.assertEqual([answered(out, n)["error"]["code"] for n in (2, 3)], ["pause.unknown"] * 2)
+        self.assertEqual(answered(out, 4)["record"]["resolved"][0]["outcome"]["status"], "succeeded")
+        self.assertEqual(answered(out, 5)["error"]["code"], "pause.replayed")
+        self.assertEqual([m["key"] for m in of(out, "ledger_apply")], ["escalate:7"])
 
     def test_a_denial_is_refused_and_runs_nothing(self) -> None:
         terminal = self.pause()["terminal"]

@@ -31,6 +31,7 @@ import unittest
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from frameworks import missing, needs
 from harness import SCHEMA
 from symfonic_evals_protocol import PromptRequest, ResumeRequest, TurnFailure, serve
 from symfonic_evals_protocol.adapters import _common
@@ -42,6 +43,7 @@ from symfonic_evals_protocol.adapters._common import (
     request_digest,
     require_approval,
 )
+from symfonic_evals_protocol.adapters._langgraph_review import without_edit_notice
 from symfonic_evals_protocol.adapters.tokens import SignedTokenCodec
 
 try:
@@ -55,6 +57,7 @@ try:
     from langgraph.prebuilt import ToolNode, tools_condition
     from langgraph.types import Command, interrupt
 
+    from symfonic_evals_protocol.adapters._langgraph_thread import unanswered as _unanswered
     from symfonic_evals_protocol.adapters.langgraph import LangGraphDeployment
     from symfonic_evals_protocol.adapters.langgraph import deployment as langgraph_deployment
 
@@ -65,7 +68,7 @@ except ImportError:
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DESK = os.path.join(REPO, "examples", "langgraph-desk", "desk.py")
 PACKAGE = os.path.join(REPO, "python")
-needs_langgraph = unittest.skipUnless(HAVE_LANGGRAPH, "LangGraph is not installed (pip install './python[langgraph]')")
+needs_langgraph = needs(HAVE_LANGGRAPH, "LangGraph", "langgraph")
 APPROVE = {"approved": True}
 
 
@@ -391,6 +394,20 @@ class Common(unittest.TestCase):
                 require_approval(unfit)
             self.assertEqual(caught.exception.code, "answer.invalid")
 
+    def test_the_middlewares_edit_notice_is_the_models_not_the_result(self) -> None:
+        """The notice LangChain's middleware prepends to an edited call's
+        tool message, in each shape it takes (text, text blocks, the notice
+        alone for a tool that answered nothing), comes off; the tool's
+        content stays as it is, however the desk worded the notice."""
+        notice = "Reviewed. Executed instead: escalate_ticket with arguments {\"ticket\": 80}."
+        self.assertEqual(without_edit_notice(f"{notice}\n\nTool response:\n{{\"escalated\": 80}}"), '{"escalated": 80}')
+        self.assertEqual(without_edit_notice(notice), "")
+        blocks = [{"type": "text", "text": notice + "\n\nTool response:"}, {"type": "text", "text": "ok"}]
+        self.assertEqual(without_edit_notice(blocks), [{"type": "text", "text": "ok"}])
+        self.assertEqual(without_edit_notice([notice, "ok"]), ["ok"])
+        for plain in ('{"escalated": 80}', "Tool response: as it is", [{"type": "text", "text": "ok"}], []):
+            self.assertEqual(without_edit_notice(plain), plain)
+
     def test_effects_need_a_running_turn(self) -> None:
         with self.assertRaises(RuntimeError):
             effects.apply("k")
@@ -656,7 +673,7 @@ class LangGraphAdapter(unittest.TestCase):
         try:
             from langchain.agents import create_agent
         except ImportError:
-            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+            missing("langchain", "langgraph")
         graph = create_agent(ScriptedChat(), tools=self.tools.all, system_prompt="you are the desk")
         peer = self.start(graph=graph)
         paused = peer.prompt("c", "escalate ticket 7")
@@ -676,7 +693,7 @@ class LangGraphAdapter(unittest.TestCase):
             from langchain.agents import create_agent
             from langchain.agents.middleware import HumanInTheLoopMiddleware
         except ImportError:
-            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+            missing("langchain", "langgraph")
 
         @tool
         def escalate_ticket(ticket: int) -> dict:
@@ -877,6 +894,33 @@ class LangGraphAdapter(unittest.TestCase):
         self.assertEqual(resumed["tool_calls"], [])
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
         self.assertEqual(peer.redeem("s", reply).error["code"], "pause.replayed")
+
+    def test_twin_a_subgraph_interrupt_read_off_the_parent_holds_no_call(self) -> None:
+        """The shape going wrong: a deployment that reads what a pause holds
+        off the parent graph's state alone (``graph.get_state(config)``, as
+        a hand-written LangGraph deployment does, and the adapter did)
+        reports the interrupt against the subgraph's node with nothing
+        pending; the resume then shows the call as a new one, resolved
+        nowhere: ``approval/pending-call-resolved`` sees no held call
+        resolved, where the honest deployment (above) resolves it."""
+
+        class ParentOnly(LangGraphDeployment):
+            def _pending(self, conversation: str, messages: List[Any]) -> List[Dict[str, Any]]:
+                return _unanswered(messages)
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("desk", agent_graph(self.tools))
+        builder.add_edge(START, "desk")
+        builder.add_edge("desk", END)
+        peer = self.start(graph=builder.compile(), kind=ParentOnly)
+        reply = peer.prompt("s", "escalate ticket 7 to a supervisor")
+        paused = reply.record
+        self.assertEqual(paused["terminal"]["interaction"], "desk", "the subgraph's node, not the tool")
+        self.assertEqual(paused["tool_calls"], [], "no call pending")
+        resumed = peer.redeem("s", reply).record
+        self.assertEqual(resumed.get("resolved", []), [])
+        self.assertEqual([(c["name"], c["outcome"]["status"]) for c in resumed["tool_calls"]], [("escalate_ticket", "succeeded")])
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"], "the effect ran, under no held call")
 
     def test_an_interrupt_passes_through_a_witnessed_tool(self) -> None:
         peer = self.start(validate_answer=None)

@@ -16,14 +16,12 @@ from typing import Any, Dict, List
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import HELLO, SHUTDOWN, async_session, prompt  # noqa: E402
-from test_adapter_langgraph import HAVE_LANGGRAPH, InProcess, Ledger, Reply, scratch  # noqa: E402
+from test_adapter_langgraph import HAVE_LANGGRAPH, InProcess, Ledger, Reply, needs_langgraph, scratch  # noqa: E402
 
 if HAVE_LANGGRAPH:
     from langgraph_procedural_desk import STAGE, Procedures, make_deployment, make_graph
 
     from symfonic_evals_protocol.adapters.langgraph import AsyncLangGraphDeployment, LangGraphDeployment
-
-needs_langgraph = unittest.skipUnless(HAVE_LANGGRAPH, "LangGraph is not installed (pip install './python[langgraph]')")
 
 APPROVED = [["approved", "issue_refund"]]
 REGION = {"path": "region", "op": "neq", "value": "EU"}

@@ -1,10 +1,11 @@
 """The LangGraph adapter on the shapes a real graph takes beyond one
 interrupt in one tool: several interrupts waiting at once (a ``Send``
 fan-out, ``create_agent``'s tool node), LangChain's human-in-the-loop
-middleware in both its modes, and static breakpoints. Driven in process
-through the protocol, as ``test_adapter_langgraph`` drives the adapter
-(whose harness side this module reuses); skipped where LangGraph is not
-installed."""
+middleware in both its modes, async graphs run with ``ainvoke`` or
+``astream``, and static breakpoints, with twins where a shape goes wrong.
+Driven in process through the protocol, as ``test_adapter_langgraph``
+drives the adapter (whose harness side this module reuses); skipped where
+LangGraph is not installed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import re
 import unittest
 from typing import Any, Dict, List
 
-from test_adapter_langgraph import APPROVE, HAVE_LANGGRAPH, InProcess, Ledger, Peer, scratch
+from frameworks import missing
+from test_adapter_langgraph import APPROVE, HAVE_LANGGRAPH, InProcess, Ledger, Peer, needs_langgraph, scratch
 
 from symfonic_evals_protocol.adapters import effects, require_approval
 
@@ -102,9 +104,6 @@ if HAVE_LANGGRAPH:
         return {"escalated": ticket}
 
 
-needs_langgraph = unittest.skipUnless(HAVE_LANGGRAPH, "LangGraph is not installed (pip install './python[langgraph]')")
-
-
 @needs_langgraph
 class Shapes(unittest.TestCase):
     def setUp(self) -> None:
@@ -125,7 +124,7 @@ class Shapes(unittest.TestCase):
 
     def needs_langchain(self) -> None:
         if create_agent is None:
-            self.skipTest("langchain is not installed (pip install './python[langgraph]')")
+            missing("langchain", "langgraph")
 
     # -- several interrupts at once ------------------------------------------------
 
@@ -216,6 +215,72 @@ class Shapes(unittest.TestCase):
         self.assertTrue(resumed["attributes"]["resume_continued"])
         self.assertIn(resumed["answer"], ("lunch: soup", "dinner: soup"))
 
+    # -- the human-in-the-loop middleware, batched -----------------------------------
+
+    def test_the_middleware_batched_takes_mixed_decisions_in_one_answer(self) -> None:
+        """The middleware's default mode: one interrupt holds every gated
+        call of the model's message, answered by one ``{"decisions":
+        [...]}`` in pending order. The approved call runs as asked, the
+        edited one runs with the edited arguments (and is reported with
+        them and the tool's own result, not the middleware's notice to the
+        model), the rejected one is refused, and nothing runs as the model
+        first asked it."""
+        self.needs_langchain()
+        middleware = HumanInTheLoopMiddleware(interrupt_on={"escalate_ticket": True})
+        peer = self.start(create_agent(FanOutChat(), tools=[escalate_ticket], middleware=[middleware]))
+        paused = peer.prompt("c", "escalate tickets 7, 8 and 9")
+        record = paused.record
+        self.assertEqual(
+            [(c["id"], c["arguments"], c["outcome"]) for c in record["tool_calls"]],
+            [(f"call_{t}", {"ticket": t}, {"status": "pending"}) for t in (7, 8, 9)],
+        )
+        self.assertEqual(len(record["terminal"]["question"]["action_requests"]), 3, "one interrupt for the three")
+        self.assertEqual(record["terminal"]["editable"], ["call_7", "call_8", "call_9"])
+        answer = {
+            "decisions": [
+                {"type": "approve"},
+                {"type": "edit", "edited_action": {"name": "escalate_ticket", "args": {"ticket": 80}}},
+                {"type": "reject", "message": "not 9"},
+            ]
+        }
+        resumed = peer.redeem("c", paused, answer).record
+        self.assertEqual(
+            resumed["resolved"],
+            [
+                {"id": "call_7", "outcome": {"status": "succeeded", "result": {"escalated": 7}}, "arguments": {"ticket": 7}},
+                {"id": "call_8", "outcome": {"status": "succeeded", "result": {"escalated": 80}}, "arguments": {"ticket": 80}},
+                {"id": "call_9", "outcome": {"status": "refused", "stage": "human-review"}},
+            ],
+        )
+        self.assertEqual(resumed["tool_calls"], [], "the held calls are resolved, not reported again")
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7", "escalate:80"], "the tool got the edited ticket")
+        self.assertIn("not 9", resumed["model_input"], "the model heard the reviewer's reason")
+        self.assertIn("Executed instead: escalate_ticket", resumed["model_input"], "and of the edit, as the middleware told it")
+        self.assertEqual(peer.redeem("c", paused, answer).error["code"], "pause.replayed")
+
+    def test_twin_an_edit_heard_as_an_approval_runs_the_call_unedited(self) -> None:
+        """The shape going wrong: a resume handler written for approve and
+        reject hands the middleware an approval for every decision that is
+        not a rejection. The edited call runs as the model asked it, and
+        the record says so (the arguments it ran with are the model's):
+        ``approval/edited-call`` sees the edit never reach the tool."""
+        self.needs_langchain()
+
+        class EditHeardAsApproval(LangGraphDeployment):
+            def resume_answers(self, pause: Any, answer: Any) -> Dict[str, Any]:
+                decisions = [{"type": "reject" if d["type"] == "reject" else "approve"} for d in answer["decisions"]]
+                return super().resume_answers(pause, {"decisions": decisions})
+
+        middleware = HumanInTheLoopMiddleware(interrupt_on={"escalate_ticket": True})
+        graph = create_agent(FanOutChat(), tools=[escalate_ticket], middleware=[middleware])
+        peer = self.start(graph, kind=EditHeardAsApproval)
+        paused = peer.prompt("c", "escalate tickets 7 and 8")
+        answer = {"decisions": [{"type": "approve"}, {"type": "edit", "edited_action": {"name": "escalate_ticket", "args": {"ticket": 80}}}]}
+        resolved = {r["id"]: r for r in peer.redeem("c", paused, answer).record["resolved"]}
+        self.assertEqual(resolved["call_8"]["arguments"], {"ticket": 8}, "the call as the model asked it")
+        self.assertEqual(resolved["call_8"]["outcome"], {"status": "succeeded", "result": {"escalated": 8}})
+        self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7", "escalate:8"])
+
     # -- the human-in-the-loop middleware, per call ---------------------------------
 
     def test_the_middleware_per_call_takes_each_calls_decision(self) -> None:
@@ -235,7 +300,7 @@ class Shapes(unittest.TestCase):
             ]
         }
         resolved = {r["id"]: r for r in peer.redeem("c", paused, answer).record["resolved"]}
-        self.assertEqual(resolved["call_7"]["outcome"]["status"], "succeeded")
+        self.assertEqual(resolved["call_7"]["outcome"], {"status": "succeeded", "result": {"escalated": 70}})
         self.assertEqual(resolved["call_7"]["arguments"], {"ticket": 70}, "the call as it ran, not as asked")
         self.assertEqual(resolved["call_8"]["outcome"], {"status": "refused", "stage": "human-review"})
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:70"])
@@ -261,9 +326,41 @@ class Shapes(unittest.TestCase):
 
     # -- async graphs and streaming ----------------------------------------------
 
+    def spied(self, factory: Any) -> "tuple[InProcess, List[str]]":
+        """A server of ``factory``'s async deployment whose compiled graph
+        notes each run it is given: ``ainvoke``, or ``astream`` with the
+        events it streamed (LangGraph's own ``ainvoke`` streams inside, so
+        an ``astream`` under an ``ainvoke`` is not noted)."""
+        server = InProcess(factory, self.dir, self.ledger)
+        self.servers.append(server)
+        graph = server.deployments[-1].inner.graph
+        runs: List[str] = []
+        ainvoke, astream = graph.ainvoke, graph.astream
+        inside: List[bool] = []
+
+        async def spy_ainvoke(*args: Any, **kwargs: Any) -> Any:
+            runs.append("ainvoke")
+            inside.append(True)
+            try:
+                return await ainvoke(*args, **kwargs)
+            finally:
+                inside.pop()
+
+        async def spy_astream(*args: Any, **kwargs: Any) -> Any:
+            events = 0
+            async for event in astream(*args, **kwargs):
+                events += 1
+                yield event
+            if not inside:
+                runs.append(f"astream:{events}")
+
+        graph.ainvoke, graph.astream = spy_ainvoke, spy_astream
+        return server, runs
+
     def test_an_async_graph_pauses_resumes_across_a_restart_and_refuses_a_replay(self) -> None:
         """``async def`` nodes and tools, with the synchronous deployment's
-        arguments; run with ``ainvoke``, and with ``astream`` drained."""
+        arguments; run with ``ainvoke``, and with ``astream`` drained (and
+        then only ``astream``: the graph notes which run it was given)."""
         for streaming in (False, True):
             with self.subTest(streaming=streaming):
                 self.dir = scratch(self, "langgraph-async-")
@@ -273,16 +370,14 @@ class Shapes(unittest.TestCase):
                         durable_dir, async_graph(), validate_answer=require_approval, streaming=streaming
                     )
 
-                server = InProcess(factory, self.dir, self.ledger)
-                self.servers.append(server)
+                server, runs = self.spied(factory)
                 paused = server.peer.prompt("c", "escalate ticket 7")
                 terminal = paused.record["terminal"]
                 self.assertEqual((terminal["kind"], terminal["interaction"]), ("paused", "escalate_ticket"))
                 self.assertTrue(terminal["resumable"])
                 self.assertEqual(paused.record["tool_calls"][0]["outcome"], {"status": "pending"})
                 server.stop()
-                server = InProcess(factory, self.dir, self.ledger)
-                self.servers.append(server)
+                server, resumed_runs = self.spied(factory)
                 self.assertEqual(server.peer.redeem("c", paused, {"approved": "yes"}).error["code"], "answer.invalid")
                 resumed = server.peer.redeem("c", paused).record
                 self.assertEqual(
@@ -295,6 +390,13 @@ class Shapes(unittest.TestCase):
                 self.assertEqual(weather.record["tool_calls"][0]["outcome"]["status"], "succeeded")
                 self.assertEqual(len(weather.witnesses), 1, "a plain tool on a thread reaches the turn too")
                 server.stop()
+                # The prompt; then the resume and the weather prompt after the restart.
+                for noted, count in ((runs, 1), (resumed_runs, 2)):
+                    if streaming:
+                        self.assertEqual(len(noted), count, noted)
+                        self.assertTrue(all(re.fullmatch(r"astream:[1-9]\d*", run) for run in noted), noted)
+                    else:
+                        self.assertEqual(noted, ["ainvoke"] * count)
         self.assertEqual(self.ledger.of("escalate_ticket"), ["escalate:7"])
         self.assertEqual(self.ledger.attempts["escalate:7"], 2, "each flavour applied it once; the second was a duplicate")
 

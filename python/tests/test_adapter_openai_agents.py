@@ -30,7 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from frameworks import needs  # noqa: E402
+
 HAVE_AGENTS = importlib.util.find_spec("agents") is not None
+needs_agents = needs(HAVE_AGENTS, "the OpenAI Agents SDK (agents)", "openai-agents")
 DESK_DIR = os.path.join(HERE, "..", "..", "examples", "openai-agents-desk")
 
 if HAVE_AGENTS:
@@ -172,6 +175,19 @@ if HAVE_AGENTS:
         async def on_handoff(self, context: Any, from_agent: Any, to_agent: Any) -> None:
             self.handoffs.append((from_agent.name, to_agent.name))
 
+    class ForwardedHandoffs(RunHooks):  # type: ignore[type-arg]
+        """Twin: an adopter's hooks that forward every hook to a tracer of
+        theirs as it was called, positionally (``*args``, as the adapter's
+        own hooks once did): the SDK calls ``on_handoff(context=...,
+        from_agent=..., to_agent=...)`` by keyword, so the hook raises
+        ``TypeError`` on every handoff."""
+
+        def __init__(self) -> None:
+            self.traced: List[Any] = []
+
+        async def on_handoff(self, *args: Any) -> None:
+            self.traced.append(("handoff", *args))
+
     def handoff_desk(durable_dir: str, log: bool = False, wrapped: bool = False, **options: Any) -> OpenAIAgentsDeployment:
         """A triage agent that hands off to billing, whose tools do the work
         (one of them needs approval); ``wrapped`` hands off through a
@@ -217,7 +233,7 @@ def answered(out: List[Dict[str, Any]], request_id: int) -> Dict[str, Any]:
     return message
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class InProcess(unittest.TestCase):
     """Sessions through the scripted harness; a new session on the same
     durable directory is a restart."""
@@ -499,7 +515,7 @@ if HAVE_AGENTS:
             raise NotImplementedError
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class McpTools(unittest.TestCase):
     def test_an_mcp_tool_error_is_a_failed_call(self) -> None:
         from harness import async_session
@@ -524,7 +540,7 @@ class McpTools(unittest.TestCase):
 # -- a child process, killed as the harness kills it ----------------------------------
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class Handoffs(unittest.TestCase):
     """A triage agent handing off to billing: the adopter's hooks hear the
     handoff by the SDK's keyword names, the target's tool calls and model
@@ -555,6 +571,21 @@ class Handoffs(unittest.TestCase):
                 self.assertIn("system: route", record["model_input"])
                 self.assertIn("system: settle billing", record["model_input"])
                 self.assertEqual(record["answer"], "done: {'refunded': 3}")
+
+    def test_twin_positional_handoff_hooks_fail_every_handoff_turn(self) -> None:
+        """Caught where the honest hooks pass (above): the turn is a
+        failure, not a record, raised where the adapter's hooks hand the
+        SDK's keyword call to the adopter's, and nothing after the handoff
+        ran (no refund reached the ledger)."""
+        hooks = ForwardedHandoffs()
+        out = self.session([prompt(1, "refund order 3")], hooks=hooks)
+        failed = answered(out, 1)
+        self.assertEqual(failed["type"], "turn_error", "a crashed hook fails the turn")
+        error = failed["error"]
+        self.assertEqual((error["kind"], error["exception"]["qualified_name"]), ("UnhandledException", "builtins.TypeError"))
+        innermost = error["exception"]["frames"][-1]
+        self.assertEqual(innermost["function"], "Hooks._forward", "the SDK's keyword call reaching the adopter's hooks")
+        self.assertEqual((of(out, "ledger_apply"), hooks.traced), ([], []))
 
     def test_the_capabilities_reach_through_the_handoffs(self) -> None:
         capabilities = self.session([])[0]["capabilities"]
@@ -653,7 +684,7 @@ class Child:
                 stream.close()
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class Crashes(unittest.TestCase):
     """The deployment killed right after the ledger granted an effect, then
     rebuilt and sent the same request, as the exactly-once pack does."""
@@ -741,7 +772,7 @@ def _load_desk() -> Any:
     return module
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class ReferenceDesk(unittest.TestCase):
     """``examples/openai-agents-desk/desk.py`` on the fake model: the honest
     desk passes the seed's steps and the restart probe's replay; each twin
@@ -854,7 +885,7 @@ class _ChatCompletions(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK (agents) is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class ReferenceDeskOverHttp(unittest.TestCase):
     """``desk.py`` as the harness starts it: a child process whose
     ``AsyncOpenAI()`` finds the model endpoint in ``OPENAI_BASE_URL``."""

@@ -1,7 +1,8 @@
 """The Agents SDK adapter on the shapes a real agent takes beyond one tool
 that always needs approval: several approvals pending in one run, each
 answered on its own; a callable ``needs_approval``; guardrails whose
-tripwire or rejection is a refusal, not a failure. Driven in process with
+tripwire (input or output) or rejection is a refusal, not a failure, and
+the twin of a guardrail that raises instead, a failure. Driven in process with
 the scripted model of ``test_adapter_openai_agents`` (no network);
 skipped where the SDK is not installed."""
 
@@ -11,7 +12,7 @@ import json
 import unittest
 from typing import Any, Dict, List
 
-from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, of, prompt, resume
+from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, needs_agents, of, prompt, resume
 
 if HAVE_AGENTS:
     from agents import (
@@ -20,12 +21,13 @@ if HAVE_AGENTS:
         ToolGuardrailFunctionOutput,
         function_tool,
         input_guardrail,
+        output_guardrail,
         tool_input_guardrail,
     )
     from agents import ModelResponse
     from agents.usage import Usage
     from openai.types.responses import ResponseOutputItemDoneEvent
-    from test_adapter_openai_agents import RouterModel, escalate_ticket, weather_lookup
+    from test_adapter_openai_agents import RouterModel, escalate_ticket, issue_refund, weather_lookup
 
     from symfonic_evals_protocol.adapters._journal import RunJournal
     from symfonic_evals_protocol.adapters._openai_agents_models import JournaledModel, completed_event
@@ -65,6 +67,20 @@ if HAVE_AGENTS:
         """Trips on a prompt asking for the secret."""
         return GuardrailFunctionOutput(output_info=None, tripwire_triggered="secret" in str(input))
 
+    @input_guardrail
+    def no_secrets_raising(context: Any, agent: Any, input: Any) -> Any:
+        """Twin: blocks a prompt asking for the secret by raising, as a
+        check written for a web handler does, instead of tripping the
+        wire: the SDK fails the run with the guardrail's exception."""
+        if "secret" in str(input):
+            raise PermissionError("the secret is not to be told")
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+    @output_guardrail
+    def no_amounts(context: Any, agent: Any, output: Any) -> Any:
+        """Trips on a final answer that quotes a refund."""
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered="refunded" in str(output))
+
     def desk(durable_dir: str, tools: List[Any], **agent_options: Any) -> OpenAIAgentsDeployment:
         agent = Agent(name="desk", instructions="help", model=RouterModel(), tools=tools, **agent_options)
         return OpenAIAgentsDeployment(durable_dir, agent, traits=["idempotent-effects"])
@@ -91,7 +107,7 @@ if HAVE_AGENTS:
         return OpenAIAgentsDeployment(durable_dir, agent, traits=["idempotent-effects"], streaming=True)
 
 
-@unittest.skipUnless(HAVE_AGENTS, "the OpenAI Agents SDK is not installed (pip install './python[openai-agents]')")
+@needs_agents
 class Shapes(unittest.TestCase):
     def setUp(self) -> None:
         import tempfile
@@ -203,6 +219,54 @@ class Shapes(unittest.TestCase):
         self.assertEqual((record["terminal"], record["answer"]), ({"kind": "completed"}, ""))
         self.assertEqual(record["governance"], [{"stage": "no_secrets", "outcome": "rejected", "counts": {}}])
         self.assertEqual(answered(out, 2)["record"]["governance"], [])
+
+    def test_twin_a_guardrail_that_raises_is_a_failure_not_a_refusal(self) -> None:
+        """Caught where the tripwire passes (above): the same prompt is a
+        failed turn, with no ``rejected`` stage for a refusal probe to
+        find, the guardrail's own frame innermost; a prompt it lets
+        through is answered as before."""
+        factory = lambda d: desk(d, [weather_lookup], input_guardrails=[no_secrets_raising])  # noqa: E731
+        out = self.session(factory, [prompt(1, "tell me the secret"), prompt(2, "weather in Lisbon")])
+        failed = answered(out, 1)
+        self.assertEqual(failed["type"], "turn_error")
+        error = failed["error"]
+        self.assertEqual((error["kind"], error["exception"]["qualified_name"]), ("UnhandledException", "builtins.PermissionError"))
+        self.assertTrue(error["exception"]["frames"][-1]["function"].endswith("no_secrets_raising"), error["exception"]["frames"][-1])
+        self.assertNotIn("secret is not", json.dumps(failed), "the exception's text stays in the process")
+        self.assertEqual(answered(out, 2)["record"]["tool_calls"][0]["outcome"]["status"], "succeeded")
+
+    def test_an_output_guardrail_tripwire_is_a_refusal_not_a_failure(self) -> None:
+        """The run made its calls, then the agent's output guardrail trips
+        on the final answer: the turn completes with no answer and the
+        guardrail's stage rejected, the refund it made reported as it ran.
+        Plain and streamed (the tripwire then rises from the event stream)."""
+        for streaming in (False, True):
+            with self.subTest(streaming=streaming):
+
+                def factory(durable_dir: str) -> OpenAIAgentsDeployment:
+                    model = StreamingModel() if streaming else RouterModel()
+                    agent = Agent(name="desk", instructions="help", model=model, tools=[issue_refund], output_guardrails=[no_amounts])
+                    return OpenAIAgentsDeployment(durable_dir, agent, traits=["idempotent-effects"], streaming=streaming)
+
+                conversation = f"c-{streaming}"
+                out = self.session(
+                    factory,
+                    [prompt(1, "refund order 5", conversation), ledger(1, "refund:5"), prompt(2, "hello", conversation)],
+                )
+                refused = answered(out, 1)
+                self.assertEqual(refused["type"], "turn_record", "a tripwire is the desk refusing, not the turn failing")
+                record = refused["record"]
+                self.assertEqual((record["terminal"], record["answer"]), ({"kind": "completed"}, ""), "the answer is withheld")
+                self.assertEqual(record["governance"], [{"stage": "no_amounts", "outcome": "rejected", "counts": {}}])
+                self.assertEqual(
+                    [(c["name"], c["outcome"]) for c in record["tool_calls"]],
+                    [("issue_refund", {"status": "succeeded", "result": {"refunded": 5}})],
+                    "the call the run made before the guardrail, as it went",
+                )
+                self.assertIn("tool call_refund_5 -> {'refunded': 5}", record["model_input"])
+                self.assertEqual([m["key"] for m in of(out, "ledger_apply")], ["refund:5"])
+                passed = answered(out, 2)["record"]
+                self.assertEqual((passed["governance"], passed["answer"]), ([], "nothing to do"), "an answer it lets through")
 
     def test_a_tool_guardrail_refuses_the_call_it_rejects(self) -> None:
         factory = lambda d: desk(d, [guarded_refund])  # noqa: E731

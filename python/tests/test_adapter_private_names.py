@@ -19,9 +19,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 from harness import async_session  # noqa: E402
-from test_adapter_google_adk import HAVE_ADK  # noqa: E402
-from test_adapter_openai_agents import HAVE_AGENTS, answered, hello, ledger, prompt, resume  # noqa: E402
-from test_adapter_pydantic_ai import HAVE_PYDANTIC_AI  # noqa: E402
+from test_adapter_google_adk import needs_adk  # noqa: E402
+from test_adapter_openai_agents import answered, hello, ledger, needs_agents, prompt, resume  # noqa: E402
+from test_adapter_pydantic_ai import needs_pydantic_ai  # noqa: E402
 
 
 class AdopterObjects:
@@ -80,39 +80,41 @@ class PrivateNames:
             deployment.agent = None
 
 
-if HAVE_AGENTS:
-    from test_adapter_openai_agents import RouterModel, escalate_ticket
+@needs_agents
+class AgentsPrivateNames(PrivateNames, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        from agents import Agent
+        from test_adapter_openai_agents import RouterModel, escalate_ticket
 
-    from agents import Agent
-    from symfonic_evals_protocol.adapters.openai_agents import OpenAIAgentsDeployment
+        from symfonic_evals_protocol.adapters.openai_agents import OpenAIAgentsDeployment
 
-    def _agents_agent() -> Any:
-        return Agent(name="desk", instructions="You are the help desk.", model=RouterModel(), tools=[escalate_ticket])
+        def make_agent() -> Any:
+            return Agent(name="desk", instructions="You are the help desk.", model=RouterModel(), tools=[escalate_ticket])
 
-    class AgentsPrivateNames(PrivateNames, unittest.TestCase):
-        base = OpenAIAgentsDeployment
-        make_agent = staticmethod(_agents_agent)
-
-
-if HAVE_PYDANTIC_AI:
-    from test_adapter_pydantic_ai import scripted_agent as _pydantic_agent
-
-    from symfonic_evals_protocol.adapters.pydantic_ai import PydanticAIDeployment
-
-    class PydanticAIPrivateNames(PrivateNames, unittest.TestCase):
-        base = PydanticAIDeployment
-        make_agent = staticmethod(_pydantic_agent)
+        cls.base, cls.make_agent = OpenAIAgentsDeployment, staticmethod(make_agent)
 
 
-if HAVE_ADK:
-    from test_adapter_google_adk import scripted_agent as _adk_agent
+@needs_pydantic_ai
+class PydanticAIPrivateNames(PrivateNames, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        from test_adapter_pydantic_ai import scripted_agent
 
-    from symfonic_evals_protocol.adapters.google_adk import AdkDeployment
+        from symfonic_evals_protocol.adapters.pydantic_ai import PydanticAIDeployment
 
-    class AdkPrivateNames(PrivateNames, unittest.TestCase):
-        base = AdkDeployment
-        make_agent = staticmethod(_adk_agent)
+        cls.base, cls.make_agent = PydanticAIDeployment, staticmethod(scripted_agent)
 
+
+@needs_adk
+class AdkPrivateNames(PrivateNames, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        from test_adapter_google_adk import scripted_agent
+
+        from symfonic_evals_protocol.adapters.google_adk import AdkDeployment
+
+        cls.base, cls.make_agent = AdkDeployment, staticmethod(scripted_agent)
 
 if __name__ == "__main__":
     unittest.main()

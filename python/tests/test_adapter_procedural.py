@@ -18,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from frameworks import needs  # noqa: E402
 from procedural_desks import BUILDERS, STAGE, make_deployment  # noqa: E402
 from test_adapter_langgraph import InProcess, Ledger, Reply, scratch  # noqa: E402
 
@@ -124,17 +125,17 @@ class ProceduralDesk:
         t.assertNotIn("review", self.server.deployments[-1].capabilities().to_json()["operations"])
 
 
-@unittest.skipUnless("agents" in BUILDERS, "the Agents SDK is not installed")
+@needs("agents" in BUILDERS, "the OpenAI Agents SDK", "openai-agents")
 class AgentsProceduralDesk(ProceduralDesk, unittest.TestCase):
     framework = "agents"
 
 
-@unittest.skipUnless("pydantic_ai" in BUILDERS, "Pydantic AI is not installed")
+@needs("pydantic_ai" in BUILDERS, "Pydantic AI", "pydantic-ai")
 class PydanticAIProceduralDesk(ProceduralDesk, unittest.TestCase):
     framework = "pydantic_ai"
 
 
-@unittest.skipUnless("google_adk" in BUILDERS, "the Google ADK is not installed")
+@needs("google_adk" in BUILDERS, "the Google ADK", "google-adk")
 class AdkProceduralDesk(ProceduralDesk, unittest.TestCase):
     framework = "google_adk"
 

@@ -16,7 +16,7 @@ from .._records import Pause, ResolvedCall, ToolCall, TurnRecord
 from ._common import json_safe
 from ._langgraph_gate import Trace, governance, refused_stage
 from ._langgraph_pauses import payload_approvers
-from ._langgraph_review import describe, editable
+from ._langgraph_review import describe, editable, without_edit_notice
 from ._langgraph_thread import NOT_RUN_STAGE, ModelInputRecorder
 from ._langgraph_thread import baseline as _baseline
 from ._langgraph_thread import checkpoint_id as _checkpoint_id
@@ -94,6 +94,9 @@ class GraphEvidence:
         for call in parked:
             answer = results.get(call["framework_id"])
             if answer is not None:
+                if call["framework_id"] in (edited or {}):
+                    # The result is the tool's, not the middleware's notice to the model.
+                    answer = answer.model_copy(update={"content": without_edit_notice(answer.content)})
                 status, detail = _outcome(answer)
                 if status == "refused":
                     record.resolved.append(ResolvedCall.refused(call["id"], detail))

@@ -25,6 +25,12 @@ the pause reported them) is dealt out to the interrupts by those rules; an
 approval (``{"approved": true|false}``) reaches a middleware's interrupt as
 the decision it means (approve, or reject), since the middleware accepts
 nothing else.
+
+The middleware tells the model of a reviewer's edit by prepending a notice
+to the edited call's tool message (``... Executed instead: NAME with
+arguments ARGS.``, then ``Tool response:`` and the tool's content): the
+model reads it, the record's result is the tool's own answer
+(:func:`without_edit_notice`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ __all__ = [
     "executed_edits",
     "rejects",
     "resume_map",
+    "without_edit_notice",
 ]
 
 HITL_NODE = "HumanInTheLoopMiddleware.after_model"
@@ -49,6 +56,15 @@ HITL_NODE = "HumanInTheLoopMiddleware.after_model"
 HITL_EDITS = "hitl_edited_tool_calls"
 """The state key where the middleware keeps a reviewer's edits in batched
 mode, by call id."""
+
+
+EDIT_NOTICE_MARK = " Executed instead: "
+"""What the middleware's notice of a reviewer's edit always says, whatever
+its configurable ``edit_notice`` text."""
+
+_TOOL_RESPONSE = "\n\nTool response:"
+"""What the notice ends with when the tool answered something; the tool's
+content follows on the next line."""
 
 
 def _batched(value: Any) -> bool:
@@ -180,3 +196,25 @@ def rejects(answer: Any) -> bool:
         return answer["approved"] is not True
     decisions = edit_decisions(answer)
     return decisions is not None and any(d.get("type") != "approve" for d in decisions)
+
+
+def without_edit_notice(content: Any) -> Any:
+    """The content of an edited call's tool message without the notice the
+    middleware prepended for the model: a string's text after ``Tool
+    response:`` (nothing, when the tool answered nothing), a list's blocks
+    after the notice's own. Content with no notice is returned as it is."""
+    if isinstance(content, str):
+        if EDIT_NOTICE_MARK not in content:
+            return content
+        head, found, rest = content.partition(_TOOL_RESPONSE)
+        if not found:
+            return ""  # the notice alone: the tool's content was empty
+        if EDIT_NOTICE_MARK not in head:
+            return content
+        return rest[1:] if rest.startswith("\n") else rest
+    if isinstance(content, list) and content:
+        first = content[0]
+        text = first if isinstance(first, str) else first.get("text") if isinstance(first, Mapping) else None
+        if isinstance(text, str) and EDIT_NOTICE_MARK in text:
+            return content[1:]
+    return content

@@ -62,8 +62,10 @@ What the adapter does with the graph:
   each call's interrupt its own decision). A call the resume ran
   is resolved with the arguments it ran with, the middleware's record of a
   reviewer's edit (``hitl_edited_tool_calls``) when there is one, since the
-  model's message keeps the arguments it asked for; a call the reviewer
-  rejected is refused by ``human-review``, not failed. In ``per_call`` mode
+  model's message keeps the arguments it asked for, and with the tool's
+  own result (the notice of the edit the middleware prepends to its
+  message is for the model); a call the reviewer rejected is refused by
+  ``human-review``, not failed. In ``per_call`` mode
   a call is editable when its interrupt's ``response_schema`` allows
   ``edit``, and an edited call is resolved with the arguments handed over
   (the middleware keeps no record of them in that mode).
