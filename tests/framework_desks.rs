@@ -36,7 +36,12 @@ const VENV_ENV: &str = "SYMFONIC_EVALS_FRAMEWORK_VENV";
 fn framework_python() -> PathBuf {
     match std::env::var_os(VENV_ENV) {
         Some(venv) => PathBuf::from(venv).join("bin").join("python"),
-        None => venv_python(&["./python[langgraph,openai-agents,pydantic-ai,google-adk]"]),
+        // Pinned as CI installs them (`python/constraints.txt`).
+        None => venv_python(&[
+            "-c",
+            "./python/constraints.txt",
+            "./python[langgraph,openai-agents,pydantic-ai,google-adk]",
+        ]),
     }
 }
 
