@@ -7,9 +7,8 @@
 //! hand-rolled key lookup in front of the library's comparison, or a
 //! hand-written copy of the rule, or a fast lane on a field the rule does
 //! not name, or values compared by their text. Each agrees with the library
-//! on the two
-//! states the seed tries and disagrees on some state a gate sweep
-//! generates, which is the point of carrying one.
+//! on the two states the seed tries and disagrees on some state a gate
+//! sweep generates, which is the point of carrying one.
 
 use serde_json::{json, Map, Value};
 use symfonic_evals::contracts::{
